@@ -1,0 +1,82 @@
+"""Run blocking database work off the event loop, on a pool of threads.
+
+Django's own async support (``sync_to_async`` with ``thread_sensitive=True``)
+runs every ORM call on one shared thread, so concurrent agents in one process
+would queue behind each other. The ADK services run their database work here
+instead: each pool thread keeps its own persistent connection, so as many
+queries run at once as there are threads (``COGNIZES_DB_THREADS``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
+
+from django.conf import settings
+from django.db import connection, connections
+
+T = TypeVar("T")
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _get_executor() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(
+                    max_workers=settings.COGNIZES_DB_THREADS, thread_name_prefix="cognizes-db"
+                )
+    return _executor
+
+
+def _forget_executor_after_fork() -> None:
+    """A forked child (a Celery worker) inherits no threads: it must start its own pool."""
+    global _executor
+    _executor = None
+
+
+os.register_at_fork(after_in_child=_forget_executor_after_fork)
+
+
+def _call_in_thread(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        # A connection the server dropped is replaced on the next call, without
+        # paying a health-check round trip on every call.
+        if connection.errors_occurred:
+            connection.close_if_unusable_or_obsolete()
+
+
+async def run_in_db_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """Await ``fn(*args, **kwargs)`` run on a database thread, with the caller's context vars."""
+    context = contextvars.copy_context()
+    call = functools.partial(context.run, _call_in_thread, fn, args, kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_get_executor(), call)
+
+
+def close_connections() -> None:
+    """Close every pool thread's connection and stop the pool (e.g. before dropping a database)."""
+    global _executor
+    with _executor_lock:
+        executor, _executor = _executor, None
+    if executor is None:
+        return
+    # One job per thread: the barrier keeps each thread busy until all have one.
+    barrier = threading.Barrier(executor._max_workers)
+
+    def close_own_connection() -> None:
+        barrier.wait(timeout=10)
+        connections.close_all()
+
+    for _ in range(executor._max_workers):
+        executor.submit(close_own_connection)
+    executor.shutdown(wait=True)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MemoryAppConfig(AppConfig):
+    name = "memory_app"
+    verbose_name = "Memory"

@@ -1,0 +1,170 @@
+"""``PostgresSessionService``: ADK's ``BaseSessionService`` on PostgreSQL.
+
+A thin adapter: converts between ADK's Pydantic objects and ``sessions_app.services``,
+runs the database work on ``cognizes.db_threads`` and raises ADK's own errors.
+Sessions it returns carry the stored ``version`` as ADK's storage marker, so the
+next ``append_event`` is a compare-and-swap against exactly what was read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from google.adk.errors._stale_session_error import StaleSessionError
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event
+from google.adk.platform import time as platform_time
+from google.adk.platform import uuid as platform_uuid
+from google.adk.sessions import _session_util
+from google.adk.sessions.base_session_service import (
+    BaseSessionService,
+    GetSessionConfig,
+    ListSessionsResponse,
+)
+from google.adk.sessions.session import Session
+from google.adk.sessions.state import State
+from typing_extensions import override
+
+from cognizes.db_threads import run_in_db_thread
+from sessions_app import services
+
+
+class PostgresSessionService(BaseSessionService):
+    """Sessions, events and app/user state in PostgreSQL, safe across processes."""
+
+    @override
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: Optional[dict[str, Any]] = None,
+        session_id: Optional[str] = None,
+    ) -> Session:
+        session_id = session_id.strip() if session_id else platform_uuid.new_uuid()
+        try:
+            stored = await run_in_db_thread(
+                services.do_create_session,
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                delta=_split_delta(state or {}),
+                now=platform_time.get_time(),
+            )
+        except services.SessionExists as error:
+            raise AlreadyExistsError(str(error)) from error
+        return _to_session(stored, events=[])
+
+    @override
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: Optional[GetSessionConfig] = None,
+    ) -> Optional[Session]:
+        config = config or GetSessionConfig()
+        stored = await run_in_db_thread(
+            services.get_session,
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            num_recent_events=config.num_recent_events,
+            after_timestamp=config.after_timestamp,
+        )
+        if stored is None:
+            return None
+        return _to_session(stored, events=[Event.model_validate_json(data) for data in stored.events_json])
+
+    @override
+    async def list_sessions(self, *, app_name: str, user_id: Optional[str] = None) -> ListSessionsResponse:
+        stored = await run_in_db_thread(services.list_sessions, app_name=app_name, user_id=user_id)
+        return ListSessionsResponse(sessions=[_to_session(each, events=[]) for each in stored])
+
+    @override
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        await run_in_db_thread(
+            services.do_delete_session, app_name=app_name, user_id=user_id, session_id=session_id
+        )
+
+    @override
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        state, _version = await run_in_db_thread(services.get_user_state, app_name=app_name, user_id=user_id)
+        return state
+
+    @override
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if event.partial:
+            return event
+        # As ADK's base class: temp: keys reach the in-memory session, never storage.
+        self._apply_temp_state(session, event)
+        event = self._trim_temp_delta_state(event)
+        data = event.model_dump(mode="json", exclude_none=True)
+        new_event = services.NewEvent(
+            event_id=event.id,
+            invocation_id=event.invocation_id,
+            author=event.author,
+            branch=event.branch,
+            timestamp=event.timestamp,
+            data_json=json.dumps(data, ensure_ascii=False),
+            preview=services.event_preview(data),
+            state_delta=_split_delta(event.actions.state_delta if event.actions else {}),
+        )
+        try:
+            version = await run_in_db_thread(_append, session, new_event)
+        except services.SessionNotFound as error:
+            raise SessionNotFoundError(str(error)) from error
+        except services.StaleSession as error:
+            raise StaleSessionError(str(error)) from error
+        session._storage_update_marker = str(version)
+        session.last_update_time = event.timestamp
+        return self._commit_event_to_session(session, event)
+
+
+def _append(session: Session, event: services.NewEvent) -> int:
+    """Append at the version the session was loaded at.
+
+    A session that carries no version of ours (built by hand, or by another
+    service) is checked as ADK's DatabaseSessionService does: it is stale only if
+    storage moved past the last event it holds.
+    """
+    keys = {"app_name": session.app_name, "user_id": session.user_id, "session_id": session.id}
+    expected = _stored_version(session)
+    if expected is None:
+        head = services.get_session_head(**keys)
+        if head is None:
+            raise services.SessionNotFound(f"Session {session.id} not found.")
+        last_seen = session.events[-1].id if session.events else None
+        if head.last_update_time > session.last_update_time and head.last_event_id != last_seen:
+            raise services.StaleSession()
+        expected = head.version
+    return services.do_append_event(**keys, expected_version=expected, event=event)
+
+
+def _stored_version(session: Session) -> int | None:
+    marker = session._storage_update_marker
+    return int(marker) if marker is not None and marker.isdigit() else None
+
+
+def _split_delta(state: dict[str, Any]) -> services.StateDelta:
+    deltas = _session_util.extract_json_safe_state_delta(state)
+    return services.StateDelta(app=deltas["app"], user=deltas["user"], session=deltas["session"])
+
+
+def _to_session(stored: services.StoredSession, *, events: list[Event]) -> Session:
+    state = dict(stored.state)
+    state.update({State.APP_PREFIX + key: value for key, value in stored.app_state.items()})
+    state.update({State.USER_PREFIX + key: value for key, value in stored.user_state.items()})
+    session = Session(
+        id=stored.session_id,
+        app_name=stored.app_name,
+        user_id=stored.user_id,
+        state=state,
+        events=events,
+        last_update_time=stored.last_update_time,
+    )
+    session._storage_update_marker = str(stored.version)
+    return session

@@ -1,0 +1,176 @@
+"""Admin for sessions: browse conversations, edit state through the versioned service path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from sessions_app import services
+from sessions_app.models import AppState, Event, Session, UserState
+
+
+class PrettyJSONField(forms.JSONField):
+    """A JSON object edited as indented text."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 12, "cols": 80, "style": "font-family: monospace"}))
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+class VersionedStateForm(forms.ModelForm):
+    """State editing with optimistic locking: the version seen when the page loaded is posted back."""
+
+    state = PrettyJSONField(required=False, help_text="A JSON object, keys without scope prefixes.")
+    loaded_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["loaded_version"].initial = self.instance.version if self.instance.pk else 0
+
+    def clean_state(self) -> dict[str, Any]:
+        state = self.cleaned_data["state"]
+        state = {} if state is None else state
+        try:
+            services.check_scoped_state(state)
+        except services.SessionError as error:
+            raise forms.ValidationError(str(error)) from error
+        return state
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        loaded = cleaned.get("loaded_version") or 0
+        if self.instance.pk and loaded != self.instance.version:
+            raise forms.ValidationError(
+                "This state was changed elsewhere since you opened the page. Reload it and apply your edit again."
+            )
+        return cleaned
+
+
+class _VersionedStateAdmin(admin.ModelAdmin):
+    """Saves go through ``services``; a write that lost a race is reported, not applied."""
+
+    form = VersionedStateForm
+    readonly_fields = ("version", "update_time")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: VersionedStateForm, change: bool) -> None:
+        try:
+            obj.version = self.replace_state(obj, form.cleaned_data["state"], form.cleaned_data["loaded_version"] or 0)
+        except services.SessionError as error:
+            messages.error(request, f"Not saved: {error}")
+            return
+        obj.pk = obj.pk or type(obj).objects.values_list("pk", flat=True).get(**self.natural_key(obj))
+
+    def replace_state(self, obj: Any, state: dict[str, Any], expected_version: int) -> int:
+        raise NotImplementedError("subclasses say which service replaces their state")
+
+    def natural_key(self, obj: Any) -> dict[str, str]:
+        raise NotImplementedError("subclasses say how their row is found")
+
+
+class EventInline(admin.TabularInline):
+    model = Event
+    fields = ("seq", "when", "author", "invocation_id", "preview", "pretty_data")
+    readonly_fields = fields
+    ordering = ("seq",)
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="time")
+    def when(self, event: Event) -> str:
+        return event.time.isoformat(timespec="milliseconds")
+
+    @admin.display(description="event JSON")
+    def pretty_data(self, event: Event) -> str:
+        return format_html(
+            "<details><summary>JSON</summary><pre style='white-space: pre-wrap'>{}</pre></details>",
+            json.dumps(event.data, indent=2, ensure_ascii=False),
+        )
+
+
+@admin.register(Session)
+class SessionAdmin(_VersionedStateAdmin):
+    list_display = ("session_id", "app_name", "user_id", "event_count", "update_time")
+    list_filter = ("app_name", "update_time")
+    search_fields = ("session_id", "user_id", "app_name")
+    date_hierarchy = "update_time"
+    fields = ("app_name", "user_id", "session_id", "state", "loaded_version", "version", "create_time", "update_time")
+    readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time")
+    inlines = [EventInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Session]:
+        return super().get_queryset(request).annotate(event_count=Count("events"))
+
+    @admin.display(description="events", ordering="event_count")
+    def event_count(self, session: Session) -> int:
+        return session.event_count
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # sessions are created by agents and the API
+
+    def replace_state(self, obj: Session, state: dict[str, Any], expected_version: int) -> int:
+        return services.do_replace_session_state(
+            app_name=obj.app_name,
+            user_id=obj.user_id,
+            session_id=obj.session_id,
+            state=state,
+            expected_version=expected_version,
+        )
+
+    def natural_key(self, obj: Session) -> dict[str, str]:
+        return {"app_name": obj.app_name, "user_id": obj.user_id, "session_id": obj.session_id}
+
+    def delete_model(self, request: HttpRequest, obj: Session) -> None:
+        services.do_delete_session(app_name=obj.app_name, user_id=obj.user_id, session_id=obj.session_id)
+
+
+@admin.register(AppState)
+class AppStateAdmin(_VersionedStateAdmin):
+    list_display = ("app_name", "version", "update_time")
+    search_fields = ("app_name",)
+    fields = ("app_name", "state", "loaded_version", "version", "update_time")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        return self.readonly_fields + (("app_name",) if obj else ())
+
+    def replace_state(self, obj: AppState, state: dict[str, Any], expected_version: int) -> int:
+        return services.do_replace_app_state(app_name=obj.app_name, state=state, expected_version=expected_version)
+
+    def natural_key(self, obj: AppState) -> dict[str, str]:
+        return {"app_name": obj.app_name}
+
+
+@admin.register(UserState)
+class UserStateAdmin(_VersionedStateAdmin):
+    list_display = ("user_id", "app_name", "version", "update_time")
+    list_filter = ("app_name",)
+    search_fields = ("user_id", "app_name")
+    fields = ("app_name", "user_id", "state", "loaded_version", "version", "update_time")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        return self.readonly_fields + (("app_name", "user_id") if obj else ())
+
+    def replace_state(self, obj: UserState, state: dict[str, Any], expected_version: int) -> int:
+        return services.do_replace_user_state(
+            app_name=obj.app_name, user_id=obj.user_id, state=state, expected_version=expected_version
+        )
+
+    def natural_key(self, obj: UserState) -> dict[str, str]:
+        return {"app_name": obj.app_name, "user_id": obj.user_id}

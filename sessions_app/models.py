@@ -1,0 +1,112 @@
+"""Sessions, their events, and the app- and user-scoped state they share.
+
+The shapes follow ADK's session model: a session belongs to (app_name, user_id);
+``app:`` state keys live in ``AppState`` and ``user:`` keys in ``UserState`` so that
+every session of an app or user sees them; ``temp:`` keys are never stored.
+Writes go through ``sessions_app.services`` (compare-and-swap on ``version``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from django.db import models
+
+MAX_KEY_LENGTH = 128
+
+
+class Session(models.Model):
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH, help_text="The agent application this session belongs to.")
+    user_id = models.CharField("user id", max_length=MAX_KEY_LENGTH, help_text="The end user of the application.")
+    session_id = models.CharField(
+        "session id", max_length=MAX_KEY_LENGTH, help_text="ADK's session id, unique per app and user."
+    )
+    state = models.JSONField(default=dict, blank=True, help_text="Session-scoped state (no app:, user: or temp: keys).")
+    version = models.BigIntegerField(
+        default=0, help_text="Incremented on every write; a writer holding an older version is stale."
+    )
+    create_time = models.DateTimeField(help_text="When the session was created.")
+    update_time = models.DateTimeField(db_index=True, help_text="Timestamp of the last event or state change.")
+    last_update_time = models.FloatField(
+        help_text="update_time as the exact epoch seconds ADK reports (the last event's timestamp)."
+    )
+
+    class Meta:
+        db_table = "sessions"
+        constraints = [
+            models.UniqueConstraint(fields=["app_name", "user_id", "session_id"], name="sessions_unique_id"),
+        ]
+        indexes = [
+            models.Index(fields=["app_name", "last_update_time", "user_id", "session_id"], name="sessions_listing"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.app_name}/{self.user_id}/{self.session_id}"
+
+
+class Event(models.Model):
+    """One ADK event, stored whole as JSON; the columns beside it are for queries and people."""
+
+    seq = models.BigAutoField(primary_key=True, help_text="Append order across all sessions.")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
+    event_id = models.CharField("event id", max_length=MAX_KEY_LENGTH)
+    invocation_id = models.CharField("invocation id", max_length=256, blank=True)
+    author = models.CharField(max_length=256, help_text="'user' or the name of the agent that wrote the event.")
+    branch = models.CharField(max_length=512, null=True, blank=True)
+    timestamp = models.FloatField(help_text="Exact epoch seconds of the event.")
+    data = models.JSONField(help_text="The full ADK event.")
+    preview = models.CharField(max_length=200, blank=True, help_text="Short text of the event for people.")
+
+    class Meta:
+        db_table = "events"
+        ordering = ["seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "event_id"], name="events_unique_id"),
+        ]
+        indexes = [
+            models.Index(fields=["session", "seq"], name="events_by_session"),
+            models.Index(fields=["session", "timestamp"], name="events_by_session_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.author}: {self.preview}"
+
+    @property
+    def time(self) -> datetime:
+        return datetime.fromtimestamp(self.timestamp, tz=timezone.utc)
+
+
+class AppState(models.Model):
+    """State shared by every session of an app (ADK's ``app:`` keys, stored without the prefix)."""
+
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH, unique=True)
+    state = models.JSONField(default=dict, blank=True)
+    version = models.BigIntegerField(default=0, help_text="Incremented on every write.")
+    update_time = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "app_states"
+        verbose_name = "app state"
+
+    def __str__(self) -> str:
+        return self.app_name
+
+
+class UserState(models.Model):
+    """State shared by every session of one user of an app (ADK's ``user:`` keys)."""
+
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH)
+    user_id = models.CharField("user id", max_length=MAX_KEY_LENGTH)
+    state = models.JSONField(default=dict, blank=True)
+    version = models.BigIntegerField(default=0, help_text="Incremented on every write.")
+    update_time = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "user_states"
+        verbose_name = "user state"
+        constraints = [
+            models.UniqueConstraint(fields=["app_name", "user_id"], name="user_states_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.app_name}/{self.user_id}"

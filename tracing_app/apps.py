@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TracingAppConfig(AppConfig):
+    name = "tracing_app"
+    verbose_name = "Tracing"
