@@ -1,0 +1,30 @@
+"""An offline stand-in for a remote LLM: the one thing outside the machine that tests fake."""
+
+from __future__ import annotations
+
+from typing import AsyncGenerator
+
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+
+class ScriptedLlm(BaseLlm):
+    """Calls ``tool_name`` with the user's text as ``argument``, then replies with what the tool said."""
+
+    model: str = "scripted-offline"
+    tool_name: str = "remember_city"
+    argument: str = "city"
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        last = llm_request.contents[-1]
+        responses = [part.function_response for part in last.parts or [] if part.function_response]
+        if responses:
+            part = types.Part(text=f"Done: {responses[0].response}")
+        else:
+            text = " ".join(part.text for part in last.parts or [] if part.text)
+            part = types.Part(function_call=types.FunctionCall(name=self.tool_name, args={self.argument: text}))
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
