@@ -35,7 +35,7 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, stop)
     try:
-        for command in (["migrate", "--noinput"], ["collectstatic", "--noinput", "-v0"], ["ensure_admin"], ["load_demo"]):
+        for command in (["migrate", "--noinput"], ["ensure_admin"], ["load_demo"]):
             subprocess.run([python, "manage.py", *command], env=env, check=True)
         for command in (
             [python, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1", "--port", port],

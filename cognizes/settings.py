@@ -117,6 +117,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = local.VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Serve the admin's files straight from the installed apps: no collectstatic step.
+WHITENOISE_USE_FINDERS = True
 
 REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

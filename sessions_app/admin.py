@@ -95,7 +95,7 @@ class EventInline(admin.TabularInline):
 
     @admin.display(description="time")
     def when(self, event: Event) -> str:
-        return event.time.isoformat(timespec="milliseconds")
+        return event.time.isoformat(timespec="milliseconds") if event.timestamp is not None else ""
 
     @admin.display(description="event JSON")
     def pretty_data(self, event: Event) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from django.db import connection
 
 from cognizes.db_threads import close_connections
 
@@ -20,3 +21,9 @@ def _test_database(django_db_setup, django_db_blocker):
     assert name.startswith("test_"), f"tests would run against {name!r}: mark the module with django_db"
     yield
     close_connections()
+    # Connections of other threads (asgiref's sync_to_async) would block DROP DATABASE.
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
