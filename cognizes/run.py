@@ -33,12 +33,14 @@ def main() -> int:
     def stop(*_: object) -> None:
         raise KeyboardInterrupt
 
+    # Explicitly: a shell that starts us in the background leaves SIGINT ignored.
+    signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
         for command in (["migrate", "--noinput"], ["ensure_admin"], ["load_demo"]):
             subprocess.run([python, "manage.py", *command], env=env, check=True)
         for command in (
-            [python, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1", "--port", port],
+            [python, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1", "--port", port, "--lifespan", "off"],
             [python, "-m", "celery", "-A", "cognizes", "worker", "--loglevel", "INFO", "--concurrency", "2"],
             [python, "-m", "celery", "-A", "cognizes", "beat", "--loglevel", "INFO"],
         ):

@@ -10,15 +10,16 @@ from cognizes.db_threads import close_connections
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _test_database(django_db_setup, django_db_blocker):
+def _test_database(request, django_db_setup, django_db_blocker):
     """Guard the test database, and close the services' thread connections before it is dropped.
 
     pytest-django creates the test database only for the tests it sees asking for
     one; a module that gets ``db`` indirectly must say ``pytestmark =
     pytest.mark.django_db``, or its writes would land in the development database.
     """
-    name = settings.DATABASES["default"]["NAME"]
-    assert name.startswith("test_"), f"tests would run against {name!r}: mark the module with django_db"
+    if any(item.get_closest_marker("django_db") for item in request.session.items):
+        name = settings.DATABASES["default"]["NAME"]
+        assert name.startswith("test_"), f"tests would run against {name!r}: mark the module with django_db"
     yield
     close_connections()
     # Connections of other threads (asgiref's sync_to_async) would block DROP DATABASE.

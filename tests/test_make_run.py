@@ -1,0 +1,68 @@
+"""`make run` on a fresh machine: everything starts, the admin answers, Ctrl-C leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for(url: str, launcher: subprocess.Popen, timeout: float = 120) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert launcher.poll() is None, "the launcher exited early"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.status
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"{url} did not answer within {timeout}s")
+
+
+@pytest.mark.timeout(240)
+def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
+    port = _free_port()
+    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(PORT=str(port), COGNIZES_VAR_DIR=str(tmp_path / "var"), COGNIZES_ADMIN_PASSWORD="fresh-machine-pw")
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "cognizes.run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert _wait_for(f"http://127.0.0.1:{port}/admin/login/", launcher) == 200
+        time.sleep(3)  # let the worker and beat finish starting
+        started = psutil.Process(launcher.pid).children(recursive=True)
+        servers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+        assert len(started) >= 3 and servers, "expected web, worker, beat, PostgreSQL and Redis"
+
+        launcher.send_signal(signal.SIGINT)
+        output, _ = launcher.communicate(timeout=60)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+
+    assert launcher.returncode == 0
+    assert "Admin login (shown once): admin / fresh-machine-pw" in output
+    assert "Loaded demo session" in output
+    _, alive = psutil.wait_procs(started + servers, timeout=15)
+    assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
