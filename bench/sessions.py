@@ -22,13 +22,20 @@ service that goes first alternates between rounds. Drift during the run (the
 server's caches warming, autovacuum, a noisy neighbour, CPU frequency) then hits
 both services alike instead of whichever happened to run last, and the median
 over rounds drops the odd outlier. Events are built before the clock starts, so
-the timings are the services' own work (serialising, SQL, round trips).
+the timings are the services' own work (serialising, SQL, round trips,
+building ADK objects).
 
 For a fair concurrency comparison ADK's SQLAlchemy pool gets as many connections
 as our database threads (``COGNIZES_DB_THREADS``), with no overflow; everything
 else is ADK's default (e.g. ``pool_pre_ping``).
 
-    .venv/bin/python bench/sessions.py [--rounds N] [--quick]
+Before each round both databases are ANALYZEd, as autovacuum does on a database
+in use: tables filled seconds ago have no statistics yet, and the planner then
+sorts all of a session's events to return its last 20 (``--no-analyze`` times
+that). Garbage is collected before each timed batch and not during it, as
+``timeit`` does; latency calls are timed after one untimed call.
+
+    .venv/bin/python bench/sessions.py [--rounds N] [--quick] [--no-analyze]
 """
 
 from __future__ import annotations
@@ -42,9 +49,10 @@ import sys
 import time
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Iterator
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,7 +80,7 @@ class Sizes:
     writers: int = 16
     writer_events: int = 25
     list_sessions: int = 200
-    calls: int = 5
+    calls: int = 10
     """Timed calls per round for the latency scenarios (their median is the round's value)."""
 
     @classmethod
@@ -119,6 +127,15 @@ def recreate_databases(server_url: str, names: list[str], *, create: bool = True
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             if create:
                 conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def analyze_databases(server_url: str, names: list[str]) -> None:
+    """Refresh the planner's statistics, as autovacuum does on a database in steady use."""
+    import psycopg
+
+    for name in names:
+        with psycopg.connect(with_database(server_url, name), autocommit=True) as conn:
+            conn.execute("ANALYZE")
 
 
 def asyncpg_url(server_url: str, name: str) -> str:
@@ -180,19 +197,29 @@ def writer_events(task: int, count: int) -> list[Any]:
     ]
 
 
-async def timed(work: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
-    """Seconds ``work()`` took, and its result (garbage collected beforehand)."""
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """As ``timeit`` does: collect garbage first, and none while the clock runs."""
     gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+async def timed(work: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
+    """Seconds ``work()`` took, and its result."""
     start = time.perf_counter()
     result = await work()
     return time.perf_counter() - start, result
 
 
 async def median_call_ms(call: Callable[[], Awaitable[Any]], calls: int) -> float:
-    durations = []
-    for _ in range(calls):
-        seconds, _ = await timed(call)
-        durations.append(seconds * 1000)
+    """Median of ``calls`` timed calls, after one untimed call (wakes thread and connection)."""
+    with no_gc():
+        await call()
+        durations = [(await timed(call))[0] * 1000 for _ in range(calls)]
     return statistics.median(durations)
 
 
@@ -244,7 +271,8 @@ async def append_sequential(service: Any, sizes: Sizes) -> float:
         for event in events:
             await service.append_event(session, event)
 
-    seconds, _ = await timed(work)
+    with no_gc():
+        seconds, _ = await timed(work)
     return sizes.appends / seconds
 
 
@@ -308,7 +336,8 @@ async def concurrent_writes(service: Any, sizes: Sizes, *, concurrent: bool = Tr
             for s, batch in zip(sessions, batches):
                 await run_writer(service, s, batch, errors)
 
-    seconds, _ = await timed(work)
+    with no_gc():
+        seconds, _ = await timed(work)
     user_state = await service.get_user_state(app_name=APP, user_id=user_id)
     expected = {f"w{task}_{i}" for task in range(sizes.writers) for i in range(sizes.writer_events)}
     appends = sizes.writers * sizes.writer_events
@@ -331,7 +360,7 @@ async def warm_up(service: Any, fixtures: Fixtures, sizes: Sizes) -> None:
 class Results:
     values: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     lost: Counter[str] = field(default_factory=Counter)
-    errors: dict[str, Counter[str]] = field(default_factory=dict)
+    errors: dict[str, Counter[str]] = field(default_factory=lambda: {OURS: Counter(), ADK: Counter()})
     serial_seconds: list[float] = field(default_factory=list)
     concurrent_seconds: list[float] = field(default_factory=list)
 
@@ -347,8 +376,6 @@ async def run_round(
 ) -> None:
     order = [OURS, ADK] if round_no % 2 == 0 else [ADK, OURS]
     names = [s.name for s in scenarios(sizes)]
-    for name in order:
-        results.errors.setdefault(name, Counter())
     steps: list[tuple[str, Callable[[str], Awaitable[float]]]] = [
         (names[0], lambda n: append_sequential(services[n], sizes)),
         (names[1], lambda n: get_session_ms(services[n], fixtures[n], sizes, None)),
@@ -423,7 +450,7 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
     for name in (OURS, ADK):
         errors = ", ".join(f"{kind} x{count}" for kind, count in results.errors[name].items()) or "none"
         print(
-            f"{name}: lost user: keys {results.lost[name]} "
+            f"{name}: lost user: keys: {results.lost[name]} "
             f"(of {per_round} in concurrent_{sizes.writers}"
             + (f" + {2 * per_round} in concurrency_ratio" if name == OURS else "")
             + f"); append errors: {errors}"
@@ -435,7 +462,7 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
 # ---------------------------------------------------------------------------
 
 
-async def benchmark(server_url: str, sizes: Sizes, rounds: int) -> Results:
+async def benchmark(server_url: str, sizes: Sizes, rounds: int, *, analyze: bool) -> Results:
     from django.conf import settings
     from google.adk.sessions import DatabaseSessionService
 
@@ -453,6 +480,8 @@ async def benchmark(server_url: str, sizes: Sizes, rounds: int) -> Results:
             fixtures[name] = await prepare(service, sizes)
             await warm_up(service, fixtures[name], sizes)
         for round_no in range(rounds):
+            if analyze:
+                analyze_databases(server_url, [BENCH_DB, ADK_DB])
             await run_round(round_no, services, fixtures, sizes, results)
     finally:
         await adk.close()
@@ -463,6 +492,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5; 1 with --quick)")
     parser.add_argument("--quick", action="store_true", help="one round with small sizes: a smoke check")
+    parser.add_argument(
+        "--no-analyze",
+        dest="analyze",
+        action="store_false",
+        help="skip ANALYZE before each round: time queries planned without statistics (a fresh database)",
+    )
     args = parser.parse_args()
     sizes = Sizes.quick() if args.quick else Sizes()
     rounds = args.rounds or (1 if args.quick else 5)
@@ -478,7 +513,7 @@ def main() -> None:
 
         call_command("migrate", verbosity=0)
         connections.close_all()
-        results = asyncio.run(benchmark(server_url, sizes, rounds))
+        results = asyncio.run(benchmark(server_url, sizes, rounds, analyze=args.analyze))
         report(results, sizes, rounds)
     finally:
         close_django_connections()

@@ -67,17 +67,14 @@ class PostgresSessionService(BaseSessionService):
         config: Optional[GetSessionConfig] = None,
     ) -> Optional[Session]:
         config = config or GetSessionConfig()
-        stored = await run_in_db_thread(
-            services.get_session,
+        return await run_in_db_thread(
+            _load_session,
             app_name=app_name,
             user_id=user_id,
             session_id=session_id,
             num_recent_events=config.num_recent_events,
             after_timestamp=config.after_timestamp,
         )
-        if stored is None:
-            return None
-        return _to_session(stored, events=[Event.model_validate_json(data) for data in stored.events_json])
 
     @override
     async def list_sessions(self, *, app_name: str, user_id: Optional[str] = None) -> ListSessionsResponse:
@@ -122,6 +119,17 @@ class PostgresSessionService(BaseSessionService):
         session._storage_update_marker = str(version)
         session.last_update_time = event.timestamp
         return self._commit_event_to_session(session, event)
+
+
+def _load_session(**query: Any) -> Session | None:
+    """Read and rebuild a session on the database thread, keeping the event loop free.
+
+    Rebuilding ADK's event objects costs more than the query itself.
+    """
+    stored = services.get_session(**query)
+    if stored is None:
+        return None
+    return _to_session(stored, events=[Event.model_validate_json(data) for data in stored.events_json])
 
 
 def _append(session: Session, event: services.NewEvent) -> int:

@@ -50,6 +50,9 @@ class Event(models.Model):
     seq = models.BigAutoField(primary_key=True, help_text="Append order across all sessions.")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
     event_id = models.CharField("event id", max_length=MAX_KEY_LENGTH)
+    version = models.BigIntegerField(
+        help_text="The session's version once this event was stored: orders events within the session."
+    )
     invocation_id = models.CharField("invocation id", max_length=256, blank=True)
     author = models.CharField(max_length=256, help_text="'user' or the name of the agent that wrote the event.")
     branch = models.CharField(max_length=512, null=True, blank=True)
@@ -62,9 +65,11 @@ class Event(models.Model):
         ordering = ["seq"]
         constraints = [
             models.UniqueConstraint(fields=["session", "event_id"], name="events_unique_id"),
+            # Also the index for "the last N events": ordering by the global seq
+            # would let the planner walk the primary key across every session.
+            models.UniqueConstraint(fields=["session", "version"], name="events_unique_version"),
         ]
         indexes = [
-            models.Index(fields=["session", "seq"], name="events_by_session"),
             models.Index(fields=["session", "timestamp"], name="events_by_session_time"),
         ]
 

@@ -209,7 +209,7 @@ def get_session(
             if after_timestamp is not None:
                 sql += " AND timestamp >= %s"
                 params.append(after_timestamp)
-            sql += " ORDER BY seq DESC"
+            sql += " ORDER BY version DESC"
             if num_recent_events is not None:
                 sql += " LIMIT %s"
                 params.append(num_recent_events)
@@ -293,9 +293,9 @@ WITH s AS (
       AND version = %(expected)s
     RETURNING id, version
 ), e AS (
-    INSERT INTO events (session_id, event_id, invocation_id, author, branch,
+    INSERT INTO events (session_id, version, event_id, invocation_id, author, branch,
                         timestamp, data, preview)
-    SELECT s.id, %(event_id)s, %(invocation_id)s, %(author)s, %(branch)s,
+    SELECT s.id, s.version, %(event_id)s, %(invocation_id)s, %(author)s, %(branch)s,
            %(ts)s, %(data)s::jsonb, %(preview)s
     FROM s
 ){scoped}
@@ -376,7 +376,7 @@ def get_session_head(*, app_name: str, user_id: str, session_id: str) -> Session
         cursor.execute(
             """
             SELECT s.version, s.last_update_time,
-                   (SELECT event_id FROM events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1)
+                   (SELECT event_id FROM events WHERE session_id = s.id ORDER BY version DESC LIMIT 1)
             FROM sessions s
             WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s
             """,
