@@ -1,6 +1,6 @@
 """The one import surface for agent code.
 
-    from cognizes.adk import PostgresSessionService
+    from cognizes.adk import PostgresMemoryService, PostgresSessionService
 
 Importing this module sets Django up (with ``cognizes.settings`` unless
 ``DJANGO_SETTINGS_MODULE`` says otherwise), so a plain agent script needs nothing
@@ -16,6 +16,7 @@ if not apps.ready:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
     django.setup()
 
+from memory_app.adk import PostgresMemoryService  # noqa: E402
 from sessions_app.adk import PostgresSessionService  # noqa: E402
 
-__all__ = ["PostgresSessionService"]
+__all__ = ["PostgresMemoryService", "PostgresSessionService"]

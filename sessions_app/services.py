@@ -520,3 +520,26 @@ def event_preview(data: dict[str, Any]) -> str:
 def _json(value: Any) -> dict[str, Any]:
     """Decode a jsonb column, which raw cursors return as text."""
     return json.loads(value) if isinstance(value, str) else value
+
+
+def get_events_after(
+    *, app_name: str, user_id: str, session_id: str, after_version: int = 0
+) -> list[tuple[int, dict[str, Any]]] | None:
+    """(version, event) pairs of the session's events stored after ``after_version``; None if no such session.
+
+    Consumers that follow a session (memory consolidation) keep the last version
+    they took as their watermark.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM sessions WHERE app_name = %s AND user_id = %s AND session_id = %s",
+            [app_name, user_id, session_id],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        cursor.execute(
+            "SELECT version, data FROM events WHERE session_id = %s AND version > %s ORDER BY version",
+            [row[0], after_version],
+        )
+        return [(version, _json(data)) for version, data in cursor.fetchall()]

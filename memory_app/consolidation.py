@@ -1,0 +1,113 @@
+"""Consolidation jobs: a session's new events → extracted candidates → the user's memories.
+
+A job row is written before any work, so every ingestion is visible (admin, API)
+with its status, attempts and error. A session's events are read from the
+session store after the watermark of the last finished job for that session, so
+adding a session again ingests only what is new and running a job twice creates
+nothing twice. Jobs run on a Celery worker (``tasks.consolidate``), or inline.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from memory_app.extraction import get_extractor
+from memory_app.models import ConsolidationJob, JobStatus, Memory
+from memory_app.services import do_remember
+from sessions_app import services as session_services
+
+logger = logging.getLogger(__name__)
+KNOWN_MEMORIES_FOR_EXTRACTION = 50
+
+
+def do_enqueue_session(
+    *, app_name: str, user_id: str, session_id: str, custom_metadata: dict[str, Any] | None = None,
+    run_inline: bool = False,
+) -> ConsolidationJob:
+    """Record a job for the session's new events and run it (on a worker, or now)."""
+    job = ConsolidationJob.objects.create(
+        app_name=app_name, user_id=user_id, session_id=session_id, custom_metadata=dict(custom_metadata or {})
+    )
+    return _dispatch(job, run_inline)
+
+
+def do_enqueue_events(
+    *, app_name: str, user_id: str, events: list[dict[str, Any]], session_id: str = "",
+    custom_metadata: dict[str, Any] | None = None, run_inline: bool = False,
+) -> ConsolidationJob:
+    """Record a job for events given directly (not read from the session store)."""
+    job = ConsolidationJob.objects.create(
+        app_name=app_name, user_id=user_id, session_id=session_id, events=events,
+        custom_metadata=dict(custom_metadata or {}),
+    )
+    return _dispatch(job, run_inline)
+
+
+def _dispatch(job: ConsolidationJob, run_inline: bool) -> ConsolidationJob:
+    if run_inline:
+        run_job(job.pk)
+        job.refresh_from_db()
+        return job
+    from memory_app.tasks import consolidate
+
+    transaction.on_commit(lambda: consolidate.delay(job.pk))
+    return job
+
+
+def run_job(job_id: int) -> None:
+    """Run one job to the end; idempotent (a finished job is left alone). Errors propagate for retry."""
+    with transaction.atomic():
+        job = ConsolidationJob.objects.select_for_update(skip_locked=True).filter(pk=job_id).first()
+        if job is None or job.status == JobStatus.DONE:
+            return
+        job.status, job.attempts, job.started_at = JobStatus.RUNNING, job.attempts + 1, timezone.now()
+        job.save(update_fields=["status", "attempts", "started_at"])
+    try:
+        _run(job)
+    except Exception as error:
+        job.status, job.error = JobStatus.FAILED, f"{type(error).__name__}: {error}"
+        job.save(update_fields=["status", "error"])
+        raise
+
+
+def _run(job: ConsolidationJob) -> None:
+    events, watermark = _new_events(job)
+    known = list(
+        Memory.objects.for_scope(job.app_name, job.user_id).active().order_by("-updated_at")
+        .values_list("id", "text")[:KNOWN_MEMORIES_FOR_EXTRACTION]
+    )
+    candidates = get_extractor().extract(
+        events, known=[(str(memory_id), text) for memory_id, text in known], session_id=job.session_id
+    )
+    if job.custom_metadata:
+        candidates = [
+            type(c)(**{**c.__dict__, "metadata": {**c.metadata, **job.custom_metadata}}) for c in candidates
+        ]
+    outcome = do_remember(
+        app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=f"consolidation job {job.pk}"
+    )
+    job.watermark = watermark
+    job.status, job.error, job.finished_at = JobStatus.DONE, "", timezone.now()
+    job.memories_created, job.memories_updated = len(outcome.created), len(outcome.updated) + len(outcome.superseded)
+    job.save(update_fields=["watermark", "status", "error", "finished_at", "memories_created", "memories_updated"])
+    logger.info("consolidation job %s: %s created, %s updated", job.pk, job.memories_created, job.memories_updated)
+
+
+def _new_events(job: ConsolidationJob) -> tuple[list[dict[str, Any]], int]:
+    if job.events is not None:
+        return list(job.events), 0
+    done = ConsolidationJob.objects.filter(
+        app_name=job.app_name, user_id=job.user_id, session_id=job.session_id, status=JobStatus.DONE,
+        events__isnull=True,
+    ).aggregate(watermark=Max("watermark"))["watermark"] or 0
+    stored = session_services.get_events_after(
+        app_name=job.app_name, user_id=job.user_id, session_id=job.session_id, after_version=done
+    )
+    if stored is None:
+        raise session_services.SessionNotFound(f"Session {job.session_id} not found.")
+    return [event for _, event in stored], (stored[-1][0] if stored else done)

@@ -1,0 +1,177 @@
+"""Extraction: turn new conversation events into memory candidates.
+
+Two extractors behind one interface. ``LlmExtractor`` asks a model (any ADK
+model; Gemini when an API key is configured) for durable facts in Vertex AI
+Memory Bank's topics and for which known memories they contradict.
+``OfflineExtractor`` needs no model: each user or model text turn, cleaned of
+noise, becomes a candidate; function calls and their responses are left out.
+Events are the stored ADK event JSON (dicts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+from abc import ABC, abstractmethod
+from datetime import datetime, timezone
+from typing import Any
+
+from django.conf import settings
+
+from memory_app.models import Kind
+from memory_app.services import Candidate
+
+logger = logging.getLogger(__name__)
+
+_FILLER = {"ok", "okay", "thanks", "thank you", "hi", "hello", "bye", "yes", "no", "sure", "great", "cool"}
+_KIND_PATTERNS = [
+    (Kind.PREFERENCE, re.compile(r"\b(i (really )?(prefer|like|love|enjoy|hate|dislike)|my favou?rite)\b", re.I)),
+    (Kind.PERSONAL_INFO, re.compile(r"\b(my name is|i am|i'm|i live|i work|my (wife|husband|son|daughter|birthday))\b", re.I)),
+    (Kind.INSTRUCTION, re.compile(r"^(please |always |never |don't |do not |remember )", re.I)),
+]
+
+
+class Extractor(ABC):
+    @abstractmethod
+    def extract(
+        self, events: list[dict[str, Any]], *, known: list[tuple[str, str]], session_id: str = ""
+    ) -> list[Candidate]:
+        """Candidates from ``events``; ``known`` is (id, text) of the user's current memories."""
+
+
+def event_text(event: dict[str, Any]) -> str:
+    """The visible text of an event: its text parts, without thoughts or tool traffic."""
+    parts = (event.get("content") or {}).get("parts") or []
+    texts = [p["text"] for p in parts if p.get("text") and not p.get("thought")]
+    return " ".join(" ".join(texts).split())
+
+
+def _event_time(event: dict[str, Any]) -> datetime | None:
+    timestamp = event.get("timestamp")
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc) if timestamp else None
+
+
+class OfflineExtractor(Extractor):
+    """One candidate per meaningful text turn; the kind guessed from its wording."""
+
+    def extract(
+        self, events: list[dict[str, Any]], *, known: list[tuple[str, str]], session_id: str = ""
+    ) -> list[Candidate]:
+        candidates = []
+        for event in events:
+            if event.get("partial"):
+                continue
+            text = event_text(event)
+            if len(text) < 3 or text.casefold().strip(" .!?") in _FILLER:
+                continue
+            kind = next((k for k, pattern in _KIND_PATTERNS if pattern.search(text)), Kind.FACT)
+            candidates.append(
+                Candidate(
+                    text=text,
+                    author=event.get("author", ""),
+                    kind=kind,
+                    importance=0.7 if kind != Kind.FACT else 0.5,
+                    event_ids=(event["id"],) if event.get("id") else (),
+                    event_time=_event_time(event),
+                    session_id=session_id,
+                    metadata=dict(event.get("custom_metadata") or {}),
+                )
+            )
+        return candidates
+
+
+_INSTRUCTIONS = """You maintain long-term memories about a user of an AI agent.
+From the conversation, extract durable facts worth remembering in later conversations, in these
+topics: personal_info, preference, key_detail (key conversation details), instruction (explicit
+instructions to the agent), fact. Skip small talk, tool traffic and things only true right now.
+Each memory is one short self-contained sentence in the language of the conversation.
+Known memories are listed with ids; if a new memory contradicts or replaces one, list that id in
+"supersedes". Do not repeat known memories unchanged.
+Answer with JSON only: a list of objects {"text": str, "kind": str, "importance": number 0-1,
+"supersedes": [ids]}."""
+
+
+class LlmExtractor(Extractor):
+    """Memory Bank-style extraction with an ADK model (``BaseLlm``)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def extract(
+        self, events: list[dict[str, Any]], *, known: list[tuple[str, str]], session_id: str = ""
+    ) -> list[Candidate]:
+        lines = [f"{e.get('author', '?')}: {text}" for e in events if (text := event_text(e))]
+        if not lines:
+            return []
+        prompt = "Known memories:\n" + (
+            "\n".join(f"[{memory_id}] {text}" for memory_id, text in known) or "(none)"
+        ) + "\n\nConversation:\n" + "\n".join(lines)
+        answer = asyncio.run(self._ask(prompt))
+        last = events[-1]
+        metadata: dict[str, Any] = {}
+        for event in events:
+            metadata.update(event.get("custom_metadata") or {})
+        candidates = []
+        for item in _parse_json_list(answer):
+            text = str(item.get("text", "")).strip()
+            if not text:
+                continue
+            kind = item.get("kind") if item.get("kind") in Kind.values else Kind.FACT
+            candidates.append(
+                Candidate(
+                    text=text,
+                    author="user",
+                    kind=kind,
+                    importance=min(max(float(item.get("importance", 0.5) or 0.5), 0.0), 1.0),
+                    event_ids=tuple(e["id"] for e in events if e.get("id")),
+                    event_time=_event_time(last),
+                    session_id=session_id,
+                    metadata=metadata,
+                    supersedes=tuple(str(i) for i in item.get("supersedes") or []),
+                )
+            )
+        return candidates
+
+    async def _ask(self, prompt: str) -> str:
+        from google.adk.models.llm_request import LlmRequest
+        from google.genai import types
+
+        request = LlmRequest(
+            model=getattr(self.model, "model", None),
+            contents=[types.Content(role="user", parts=[types.Part(text=prompt)])],
+            config=types.GenerateContentConfig(system_instruction=_INSTRUCTIONS, temperature=0),
+        )
+        texts = []
+        async for response in self.model.generate_content_async(request, stream=False):
+            if response.content and response.content.parts:
+                texts.extend(p.text for p in response.content.parts if p.text and not p.thought)
+        return "".join(texts)
+
+
+def _parse_json_list(answer: str) -> list[dict[str, Any]]:
+    """The first JSON list in the model's answer (models like to wrap it in prose or fences)."""
+    start, end = answer.find("["), answer.rfind("]")
+    if start < 0 or end < start:
+        logger.warning("memory extraction: no JSON list in the model's answer")
+        return []
+    try:
+        items = json.loads(answer[start : end + 1])
+    except json.JSONDecodeError:
+        logger.warning("memory extraction: the model's answer is not valid JSON")
+        return []
+    return [item for item in items if isinstance(item, dict)]
+
+
+def get_extractor() -> Extractor:
+    """The LLM extractor when a model is configured (or a Gemini key is present), else the offline one."""
+    model_name = getattr(settings, "COGNIZES_MEMORY_MODEL", "")
+    if not model_name and (os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")):
+        model_name = "gemini-2.5-flash"
+    if not model_name or model_name == "offline":
+        return OfflineExtractor()
+    from google.adk.models.registry import LLMRegistry
+
+    return LlmExtractor(LLMRegistry.new_llm(model_name))

@@ -1,0 +1,173 @@
+"""Long-term memories of a user of an app, their revisions, and consolidation jobs.
+
+A memory belongs to one scope (app_name, user_id). Search reads ``embedding``
+(pgvector, HNSW cosine index) and ``search_vector`` (full text over
+``search_text``, which holds the text with Chinese segmented into words, since
+PostgreSQL's parser does not split Chinese). Nothing is ever updated without a
+``MemoryRevision`` row saying what changed and why; writes go through
+``memory_app.services``.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models.expressions import RawSQL
+from pgvector.django import HnswIndex, VectorField
+
+MAX_KEY_LENGTH = 128
+EMBEDDING_DIMENSIONS = 384
+TEXT_SEARCH_CONFIG = "english"
+
+
+class Kind(models.TextChoices):
+    """What a memory is about (the topics of Vertex AI Memory Bank, plus plain facts)."""
+
+    PERSONAL_INFO = "personal_info", "personal information"
+    PREFERENCE = "preference", "preference"
+    KEY_DETAIL = "key_detail", "key conversation detail"
+    INSTRUCTION = "instruction", "explicit instruction"
+    FACT = "fact", "fact"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active", "active"
+    SUPERSEDED = "superseded", "superseded"
+    FORGOTTEN = "forgotten", "forgotten"
+
+
+class MemoryQuerySet(models.QuerySet):
+    def for_scope(self, app_name: str, user_id: str) -> MemoryQuerySet:
+        return self.filter(app_name=app_name, user_id=user_id)
+
+    def active(self) -> MemoryQuerySet:
+        return self.filter(status=Status.ACTIVE)
+
+
+class Memory(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH)
+    user_id = models.CharField("user id", max_length=MAX_KEY_LENGTH)
+    text = models.TextField(help_text="What is remembered, one self-contained statement.")
+    author = models.CharField(max_length=256, blank=True, help_text="Who said it: 'user' or an agent's name.")
+    kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.FACT, help_text="Topic of the memory.")
+    importance = models.FloatField(default=0.5, help_text="0–1: how much it matters; slows decay.")
+    strength = models.FloatField(default=1.0, help_text="1 when fresh; decays with time, rises with use.")
+    access_count = models.PositiveIntegerField(default=0, help_text="How often search returned it.")
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    source_session_id = models.CharField(max_length=MAX_KEY_LENGTH, blank=True)
+    source_event_ids = ArrayField(models.CharField(max_length=MAX_KEY_LENGTH), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True, help_text="Custom metadata given with the memory.")
+    event_time = models.DateTimeField(null=True, blank=True, help_text="When what it remembers happened.")
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Forgotten after this time (TTL).")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes",
+        help_text="The memory that replaced this one.",
+    )
+    forgotten_at = models.DateTimeField(null=True, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedder = models.CharField(max_length=128, blank=True, help_text="Model that produced the embedding.")
+    search_text = models.TextField(blank=True, help_text="The text as the keyword search sees it.")
+    search_vector = models.GeneratedField(
+        expression=RawSQL(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, search_text)", ()),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        db_table = "memories"
+        verbose_name_plural = "memories"
+        indexes = [
+            models.Index(fields=["app_name", "user_id", "status"], name="memories_scope"),
+            GinIndex(fields=["search_vector"], name="memories_search_vector"),
+            HnswIndex(
+                name="memories_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class RevisionAction(models.TextChoices):
+    CREATE = "create", "create"
+    UPDATE = "update", "update"
+    MERGE = "merge", "merge"
+    SUPERSEDE = "supersede", "supersede"
+    FORGET = "forget", "forget"
+    RESTORE = "restore", "restore"
+    ROLLBACK = "rollback", "rollback"
+
+
+class MemoryRevision(models.Model):
+    """An immutable record of one change to a memory: what it was, what it became, and why."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="revisions")
+    action = models.CharField(max_length=16, choices=RevisionAction.choices)
+    text_before = models.TextField(blank=True)
+    text_after = models.TextField(blank=True)
+    status_before = models.CharField(max_length=16, blank=True)
+    status_after = models.CharField(max_length=16, blank=True)
+    metadata_after = models.JSONField(default=dict, blank=True)
+    cause = models.CharField(max_length=256, help_text="What made the change: a job, a person, a call.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_revisions"
+        ordering = ["memory", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.cause}"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class ConsolidationJob(models.Model):
+    """One ingestion of a session's events into memory.
+
+    ``watermark`` is the session version of the last event taken, so a session
+    added again ingests only what is new, and a job run twice creates nothing twice.
+    """
+
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH)
+    user_id = models.CharField("user id", max_length=MAX_KEY_LENGTH)
+    session_id = models.CharField("session id", max_length=MAX_KEY_LENGTH, blank=True)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    watermark = models.BigIntegerField(default=0, help_text="Session version of the last event ingested.")
+    events = models.JSONField(
+        null=True, blank=True, help_text="Events given directly (not read from the session store)."
+    )
+    custom_metadata = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    memories_created = models.PositiveIntegerField(default=0)
+    memories_updated = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "consolidation_jobs"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["app_name", "user_id", "session_id"], name="jobs_by_session")]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.app_name}/{self.user_id}/{self.session_id} {self.status}"

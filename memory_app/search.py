@@ -1,0 +1,200 @@
+"""Hybrid memory search: one SQL statement fusing vector and keyword ranks.
+
+* Vector candidates come from the HNSW index with ``hnsw.iterative_scan`` on, so a
+  selective scope (one user among many) still yields ``candidates`` rows.
+* Keyword candidates are ranked with BM25 computed in SQL over the user's scope:
+  any query term may match (OR, not ``plainto_tsquery``'s AND, which finds nothing
+  for most questions), with PostgreSQL's English stemming and stop words.
+* The two rank lists are fused by weighted reciprocal rank fusion, then scaled by
+  the memory's strength (which decays with time and rises with use).
+
+The scope (app, user, active, not expired) is in every WHERE clause: other users'
+memories are never candidates, so they cannot be filtered out afterwards either.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from cognizes.db_threads import submit_in_background
+from memory_app.embedders import get_embedder
+from memory_app.models import TEXT_SEARCH_CONFIG
+from memory_app.text import search_text
+
+Mode = Literal["hybrid", "vector", "keyword"]
+
+
+@dataclass(frozen=True)
+class SearchWeights:
+    """Fusion parameters; the defaults were measured on LoCoMo's dev half (bench/memory_quality.py)."""
+
+    vector: float = 1.0
+    keyword: float = 1.0
+    rrf_k: float = 60.0
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    candidates: int = 50
+    strength_floor: float = 0.5
+
+
+@dataclass(frozen=True)
+class MemoryHit:
+    id: UUID
+    text: str
+    author: str
+    kind: str
+    metadata: dict[str, Any]
+    event_time: datetime | None
+    created_at: datetime
+    strength: float
+    score: float
+    vector_rank: int | None
+    keyword_rank: int | None
+
+
+def _scope(alias: str = "") -> str:
+    """The one scope predicate: this user's active, unexpired memories."""
+    p = f"{alias}." if alias else ""
+    return (
+        f"{p}app_name = %(app)s AND {p}user_id = %(user)s AND {p}status = 'active'"
+        f" AND ({p}expires_at IS NULL OR {p}expires_at > now())"
+    )
+
+_VECTOR_CTE = f"""
+vector AS (
+    SELECT id, row_number() OVER (ORDER BY distance) AS rank
+    FROM (
+        SELECT id, embedding <=> %(embedding)s::vector AS distance
+        FROM memories
+        WHERE {_scope()} AND embedding IS NOT NULL
+        ORDER BY embedding <=> %(embedding)s::vector
+        LIMIT %(candidates)s
+    ) nearest
+)"""
+
+_KEYWORD_CTE = f"""
+query AS (
+    SELECT replace(plainto_tsquery('{TEXT_SEARCH_CONFIG}', %(text)s)::text, ' & ', ' | ')::tsquery AS tsq,
+           array(SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s))) AS lexemes
+),
+corpus AS (
+    SELECT count(*)::float8 AS n, greatest(avg(length(search_vector)), 1)::float8 AS avgdl
+    FROM memories WHERE {_scope()}
+),
+matched AS (
+    SELECT m.id, length(m.search_vector)::float8 AS dl, t.lexeme,
+           coalesce(array_length(t.positions, 1), 1)::float8 AS tf
+    FROM memories m, query q, unnest(m.search_vector) t
+    WHERE {_scope("m")}
+      AND m.search_vector @@ q.tsq AND t.lexeme = ANY(q.lexemes)
+),
+document_frequency AS (
+    SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
+),
+keyword AS (
+    SELECT id, row_number() OVER (ORDER BY score DESC) AS rank
+    FROM (
+        SELECT m.id,
+               sum(ln(1 + (c.n - d.df + 0.5) / (d.df + 0.5))
+                   * m.tf * (%(k1)s + 1) / (m.tf + %(k1)s * (1 - %(b)s + %(b)s * m.dl / c.avgdl))) AS score
+        FROM matched m JOIN document_frequency d USING (lexeme) CROSS JOIN corpus c
+        GROUP BY m.id
+        ORDER BY score DESC
+        LIMIT %(candidates)s
+    ) best
+)"""
+
+_FUSE = """
+SELECT m.id, m.text, m.author, m.kind, m.metadata, m.event_time, m.created_at, m.strength,
+       f.rrf * (%(strength_floor)s + (1 - %(strength_floor)s) * least(m.strength, 1)) AS score,
+       f.vector_rank, f.keyword_rank
+FROM (
+    SELECT coalesce(v.id, k.id) AS id,
+           coalesce(%(w_vector)s / (%(rrf_k)s + v.rank), 0)
+           + coalesce(%(w_keyword)s / (%(rrf_k)s + k.rank), 0) AS rrf,
+           v.rank AS vector_rank, k.rank AS keyword_rank
+    FROM {sources}
+) f
+JOIN memories m ON m.id = f.id
+ORDER BY score DESC, m.created_at DESC
+LIMIT %(limit)s
+"""
+
+_STATEMENTS = {
+    "hybrid": "WITH" + _VECTOR_CTE + "," + _KEYWORD_CTE
+    + _FUSE.format(sources="vector v FULL OUTER JOIN keyword k ON v.id = k.id"),
+    "vector": "WITH" + _VECTOR_CTE
+    + _FUSE.format(sources="vector v LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank) k ON false"),
+    "keyword": "WITH" + _KEYWORD_CTE
+    + _FUSE.format(sources="keyword k LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank) v ON false"),
+}
+
+
+def search_memories(
+    *,
+    app_name: str,
+    user_id: str,
+    query: str,
+    limit: int = 10,
+    mode: Mode = "hybrid",
+    weights: SearchWeights | None = None,
+    reinforce: bool = True,
+) -> list[MemoryHit]:
+    """The user's active memories best matching ``query``, best first."""
+    weights = weights or SearchWeights(**getattr(settings, "COGNIZES_SEARCH_WEIGHTS", {}))
+    if not query.strip():
+        return []
+    params: dict[str, Any] = {
+        "app": app_name,
+        "user": user_id,
+        "text": search_text(query),
+        "candidates": max(weights.candidates, limit),
+        "k1": weights.bm25_k1,
+        "b": weights.bm25_b,
+        "w_vector": weights.vector,
+        "w_keyword": weights.keyword,
+        "rrf_k": weights.rrf_k,
+        "strength_floor": weights.strength_floor,
+        "limit": limit,
+    }
+    if mode != "keyword":
+        params["embedding"] = vector_literal(get_embedder().embed_query(query))
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Per transaction: keep scanning the HNSW graph until the scope yields enough rows.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
+        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
+        cursor.execute(_STATEMENTS[mode], params)
+        hits = [MemoryHit(*row[:4], _json(row[4]), *row[5:]) for row in cursor.fetchall()]
+    if reinforce and hits:
+        _reinforce_later([hit.id for hit in hits])
+    return hits
+
+
+def _reinforce_later(ids: list[UUID]) -> None:
+    """Count the access on a database thread: the search does not wait for the write."""
+    submit_in_background(_reinforce, ids)
+
+
+def _reinforce(ids: list[UUID]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories SET access_count = access_count + 1, last_accessed_at = now() WHERE id = ANY(%s)",
+            [ids],
+        )
+
+
+def vector_literal(vector: Any) -> str:
+    """A vector as pgvector's text input."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def _json(value: Any) -> dict[str, Any]:
+    return json.loads(value) if isinstance(value, str) else value

@@ -1,0 +1,298 @@
+"""Memory rules: remembering (with deduplication), editing, forgetting, erasing.
+
+Every change writes a ``MemoryRevision`` in the same transaction. Writes to one
+scope (app, user) take a transaction-level advisory lock, so two consolidation
+jobs for one user cannot both decide that a memory is new and create it twice.
+Search lives in ``memory_app.search``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable
+from uuid import UUID
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memory_app.embedders import get_embedder
+from memory_app.models import Kind, Memory, MemoryRevision, RevisionAction, Status
+from memory_app.search import vector_literal
+from memory_app.text import normalise, search_text
+
+# Cosine similarity above which a new candidate is the same memory said again.
+NEAR_DUPLICATE_SIMILARITY = 0.95
+MAX_MEMORY_LENGTH = 10_000
+
+
+class MemoryServiceError(ValueError):
+    pass
+
+
+class MemoryNotFound(MemoryServiceError):
+    pass
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Something worth remembering, before it is compared with what is already known."""
+
+    text: str
+    author: str = ""
+    kind: str = Kind.FACT
+    importance: float = 0.5
+    event_ids: tuple[str, ...] = ()
+    event_time: datetime | None = None
+    session_id: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    expires_at: datetime | None = None
+    supersedes: tuple[str, ...] = ()
+    """Ids of memories this one contradicts and replaces (the LLM extractor's verdict)."""
+
+
+@dataclass
+class Outcome:
+    created: list[UUID] = field(default_factory=list)
+    updated: list[UUID] = field(default_factory=list)
+    superseded: list[UUID] = field(default_factory=list)
+
+
+def check_candidate(candidate: Candidate) -> None:
+    if not candidate.text.strip():
+        raise MemoryServiceError("A memory needs text.")
+    if len(candidate.text) > MAX_MEMORY_LENGTH:
+        raise MemoryServiceError(f"A memory is at most {MAX_MEMORY_LENGTH} characters.")
+    if candidate.kind not in Kind.values:
+        raise MemoryServiceError(f"Unknown kind {candidate.kind!r}; one of {', '.join(Kind.values)}.")
+    if not 0 <= candidate.importance <= 1:
+        raise MemoryServiceError("importance is between 0 and 1.")
+
+
+def do_remember(*, app_name: str, user_id: str, candidates: Iterable[Candidate], cause: str) -> Outcome:
+    """Merge candidates into the user's memories: duplicates merge, contradictions supersede.
+
+    Embeddings are computed before the transaction (they are the slow part);
+    the comparisons and writes happen under the scope's advisory lock.
+    """
+    candidates = [c for c in candidates if c.text.strip()]
+    for candidate in candidates:
+        check_candidate(candidate)
+    if not candidates:
+        return Outcome()
+    embedder = get_embedder()
+    vectors = embedder.embed_documents([c.text for c in candidates])
+    outcome = Outcome()
+    with transaction.atomic():
+        _lock_scope(app_name, user_id)
+        for candidate, vector in zip(candidates, vectors):
+            _remember_one(app_name, user_id, candidate, vector, embedder.id, cause, outcome)
+    return outcome
+
+
+def _remember_one(
+    app_name: str, user_id: str, candidate: Candidate, vector: np.ndarray, embedder_id: str, cause: str, outcome: Outcome
+) -> None:
+    same = _find_same(app_name, user_id, candidate.text, vector)
+    if same is not None and not candidate.supersedes:
+        _merge(same, candidate, cause)
+        outcome.updated.append(same.id)
+        return
+    memory = Memory(
+        app_name=app_name,
+        user_id=user_id,
+        text=candidate.text.strip(),
+        author=candidate.author,
+        kind=candidate.kind,
+        importance=candidate.importance,
+        source_session_id=candidate.session_id,
+        source_event_ids=list(candidate.event_ids),
+        metadata=dict(candidate.metadata),
+        event_time=candidate.event_time,
+        expires_at=candidate.expires_at,
+        embedding=vector,
+        embedder=embedder_id,
+        search_text=search_text(candidate.text),
+    )
+    memory.save()
+    _revise(memory, RevisionAction.CREATE, cause, text_before="", status_before="")
+    outcome.created.append(memory.id)
+    for old in Memory.objects.for_scope(app_name, user_id).active().filter(id__in=_uuids(candidate.supersedes)):
+        before = old.status
+        old.status, old.superseded_by = Status.SUPERSEDED, memory
+        old.save(update_fields=["status", "superseded_by", "updated_at"])
+        _revise(old, RevisionAction.SUPERSEDE, cause, text_before=old.text, status_before=before)
+        outcome.superseded.append(old.id)
+
+
+def _find_same(app_name: str, user_id: str, text: str, embedding: np.ndarray) -> Memory | None:
+    """An active memory that says the same thing: equal once normalised, or nearly equal in meaning."""
+    key = normalise(text)
+    vector = vector_literal(embedding)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT id, 1 - (embedding <=> %s::vector) AS similarity, text
+            FROM memories
+            WHERE app_name = %s AND user_id = %s AND status = 'active'
+            ORDER BY embedding <=> %s::vector
+            LIMIT 5
+            """,
+            [vector, app_name, user_id, vector],
+        )
+        for memory_id, similarity, existing in cursor.fetchall():
+            if normalise(existing) == key or (similarity or 0) >= NEAR_DUPLICATE_SIMILARITY:
+                return Memory.objects.get(id=memory_id)
+    return None
+
+
+def _merge(memory: Memory, candidate: Candidate, cause: str) -> None:
+    """Fold a repeated memory into the one already known: sources and metadata add up, strength renews."""
+    memory.source_event_ids = list(dict.fromkeys([*memory.source_event_ids, *candidate.event_ids]))
+    memory.metadata = merge_metadata(memory.metadata, candidate.metadata)
+    memory.importance = max(memory.importance, candidate.importance)
+    memory.strength = 1.0
+    if candidate.event_time and (memory.event_time is None or candidate.event_time > memory.event_time):
+        memory.event_time = candidate.event_time
+    memory.save(update_fields=["source_event_ids", "metadata", "importance", "strength", "event_time", "updated_at"])
+    _revise(memory, RevisionAction.MERGE, cause, text_before=memory.text, status_before=memory.status)
+
+
+def merge_metadata(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Keep every source's metadata: a key given different values keeps them all, as a list."""
+    merged = dict(old)
+    for key, value in new.items():
+        if key not in merged or merged[key] == value:
+            merged[key] = value
+            continue
+        values = merged[key] if isinstance(merged[key], list) else [merged[key]]
+        if value not in values:
+            merged[key] = [*values, value]
+    return merged
+
+
+def do_update_memory(*, memory_id: UUID | str, app_name: str, user_id: str, text: str, cause: str) -> Memory:
+    """Change a memory's text (re-embedded) and record the revision."""
+    check_candidate(Candidate(text=text))
+    embedder = get_embedder()
+    vector = embedder.embed_documents([text])[0]
+    with transaction.atomic():
+        memory = _get_for_update(memory_id, app_name, user_id)
+        before = memory.text
+        _set_text(memory, text, vector, embedder.id)
+        _revise(memory, RevisionAction.UPDATE, cause, text_before=before, status_before=memory.status)
+    return memory
+
+
+def do_forget(*, memory_id: UUID | str, app_name: str, user_id: str, cause: str) -> Memory:
+    """Soft-delete: the memory stops appearing in search, its revisions stay."""
+    return _set_status(memory_id, app_name, user_id, Status.FORGOTTEN, RevisionAction.FORGET, cause)
+
+
+def do_restore(*, memory_id: UUID | str, app_name: str, user_id: str, cause: str) -> Memory:
+    """Bring a forgotten or superseded memory back into search."""
+    return _set_status(memory_id, app_name, user_id, Status.ACTIVE, RevisionAction.RESTORE, cause)
+
+
+def do_rollback(*, revision_id: int, app_name: str, user_id: str, cause: str) -> Memory:
+    """Return a memory to its text and status right after the given revision."""
+    revision = MemoryRevision.objects.filter(
+        id=revision_id, memory__app_name=app_name, memory__user_id=user_id
+    ).first()
+    if revision is None:
+        raise MemoryNotFound(f"Revision {revision_id} not found.")
+    embedder = get_embedder()
+    vector = embedder.embed_documents([revision.text_after or revision.text_before])[0]
+    with transaction.atomic():
+        memory = _get_for_update(revision.memory_id, app_name, user_id)
+        text_before, status_before = memory.text, memory.status
+        if revision.text_after and revision.text_after != memory.text:
+            _set_text(memory, revision.text_after, vector, embedder.id)
+        if revision.status_after and revision.status_after != memory.status:
+            _apply_status(memory, revision.status_after)
+        _revise(memory, RevisionAction.ROLLBACK, f"{cause} (to revision {revision_id})",
+                text_before=text_before, status_before=status_before)
+    return memory
+
+
+def do_delete_memory(*, memory_id: UUID | str, app_name: str, user_id: str) -> bool:
+    """Erase one memory with its revisions and embedding; False if it is not this user's."""
+    deleted, _ = Memory.objects.for_scope(app_name, user_id).filter(id__in=_uuids([str(memory_id)])).delete()
+    return deleted > 0
+
+
+def do_erase_user(*, app_name: str, user_id: str) -> int:
+    """Erase everything remembered about a user: memories, revisions, embeddings, jobs."""
+    from memory_app.models import ConsolidationJob
+
+    with transaction.atomic():
+        _lock_scope(app_name, user_id)
+        ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id).delete()
+        Memory.objects.for_scope(app_name, user_id).update(superseded_by=None)
+        deleted, _ = Memory.objects.for_scope(app_name, user_id).delete()
+    return deleted
+
+
+def _set_status(memory_id: UUID | str, app_name: str, user_id: str, status: str, action: str, cause: str) -> Memory:
+    with transaction.atomic():
+        memory = _get_for_update(memory_id, app_name, user_id)
+        before = memory.status
+        if before != status:
+            _apply_status(memory, status)
+            _revise(memory, action, cause, text_before=memory.text, status_before=before)
+    return memory
+
+
+def _apply_status(memory: Memory, status: str) -> None:
+    memory.status = status
+    memory.forgotten_at = timezone.now() if status == Status.FORGOTTEN else None
+    if status == Status.ACTIVE:
+        memory.superseded_by = None
+        memory.strength = max(memory.strength, 1.0)
+    memory.save(update_fields=["status", "forgotten_at", "superseded_by", "strength", "updated_at"])
+
+
+def _set_text(memory: Memory, text: str, vector: np.ndarray, embedder_id: str) -> None:
+    memory.text = text.strip()
+    memory.search_text = search_text(text)
+    memory.embedding = vector
+    memory.embedder = embedder_id
+    memory.save(update_fields=["text", "search_text", "embedding", "embedder", "updated_at"])
+
+
+def _get_for_update(memory_id: UUID | str, app_name: str, user_id: str) -> Memory:
+    memory = Memory.objects.for_scope(app_name, user_id).select_for_update().filter(id__in=_uuids([str(memory_id)])).first()
+    if memory is None:
+        raise MemoryNotFound(f"Memory {memory_id} not found.")
+    return memory
+
+
+def _revise(memory: Memory, action: str, cause: str, *, text_before: str, status_before: str) -> None:
+    MemoryRevision.objects.create(
+        memory=memory,
+        action=action,
+        text_before=text_before,
+        text_after=memory.text,
+        status_before=status_before,
+        status_after=memory.status,
+        metadata_after=memory.metadata,
+        cause=cause[:256],
+    )
+
+
+def _lock_scope(app_name: str, user_id: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ["memory:" + json.dumps([app_name, user_id])])
+
+
+def _uuids(ids: Iterable[str]) -> list[UUID]:
+    """Ids that are UUIDs; anything else cannot name a memory and is ignored."""
+    valid = []
+    for value in ids:
+        try:
+            valid.append(UUID(str(value)))
+        except ValueError:
+            continue
+    return valid

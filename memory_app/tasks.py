@@ -1,0 +1,25 @@
+"""Celery tasks of memory_app: thin wrappers that take ids and call one service."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from memory_app import consolidation
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError, ConnectionError, TimeoutError),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def consolidate(self, job_id: int) -> None:
+    """Ingest one consolidation job; transient database/network errors retry with backoff."""
+    consolidation.run_job(job_id)
