@@ -84,6 +84,9 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# Parallel test runs on one server need distinct test databases.
+if os.environ.get("COGNIZES_TEST_DATABASE"):
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["COGNIZES_TEST_DATABASE"]}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = local.redis_url()
