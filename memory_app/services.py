@@ -21,9 +21,9 @@ from django.utils import timezone
 from memory_app.embedders import get_embedder
 from memory_app.models import Kind, Memory, MemoryRevision, RevisionAction, Status
 from memory_app.search import vector_literal
-from memory_app.text import normalise, search_text
+from memory_app.text import content_words, normalise, search_text
 
-# Cosine similarity above which a new candidate is the same memory said again.
+# Cosine similarity above which a candidate with the same content words is the same memory said again.
 NEAR_DUPLICATE_SIMILARITY = 0.95
 MAX_MEMORY_LENGTH = 10_000
 
@@ -128,8 +128,8 @@ def _remember_one(
 
 
 def _find_same(app_name: str, user_id: str, text: str, embedding: np.ndarray) -> Memory | None:
-    """An active memory that says the same thing: equal once normalised, or nearly equal in meaning."""
-    key = normalise(text)
+    """An active memory that says the same thing: equal once normalised, or close in meaning with the same words."""
+    key, words = normalise(text), content_words(text)
     vector = vector_literal(embedding)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -143,7 +143,8 @@ def _find_same(app_name: str, user_id: str, text: str, embedding: np.ndarray) ->
             [vector, app_name, user_id, vector],
         )
         for memory_id, similarity, existing in cursor.fetchall():
-            if normalise(existing) == key or (similarity or 0) >= NEAR_DUPLICATE_SIMILARITY:
+            near = (similarity or 0) >= NEAR_DUPLICATE_SIMILARITY and content_words(existing) == words
+            if near or normalise(existing) == key:
                 return Memory.objects.get(id=memory_id)
     return None
 

@@ -33,3 +33,19 @@ def search_text(text: str) -> str:
 def normalise(text: str) -> str:
     """The key under which two memories count as exact duplicates: case, punctuation and spacing ignored."""
     return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+_STOP_WORDS = frozenset(
+    "a an the and or but of to in on at for with from by about as is are was were be been being am "
+    "i me my mine we our you your he him his she her it its they them their this that these those "
+    "do does did have has had so very just really too also then there here what which who whom".split()
+)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The words that carry meaning: two texts with the same ones say the same thing in other order.
+
+    Embedding similarity alone cannot tell "I have two cats" from "I have three
+    cats" (cosine 0.95 with e5), so merging near duplicates also requires this.
+    """
+    return frozenset(normalise(text).split()) - _STOP_WORDS
