@@ -297,3 +297,27 @@ def _uuids(ids: Iterable[str]) -> list[UUID]:
         except ValueError:
             continue
     return valid
+
+
+def do_reembed(memories: Iterable[Memory], *, batch_size: int = 64) -> int:
+    """Embed memories again with the current embedder (after a change of model); returns the count."""
+    embedder = get_embedder()
+    batch: list[Memory] = []
+    count = 0
+
+    def flush() -> None:
+        nonlocal count
+        vectors = embedder.embed_documents([m.text for m in batch])
+        for memory, vector in zip(batch, vectors):
+            memory.embedding, memory.embedder = vector, embedder.id
+        Memory.objects.bulk_update(batch, ["embedding", "embedder"])
+        count += len(batch)
+        batch.clear()
+
+    for memory in memories:
+        batch.append(memory)
+        if len(batch) >= batch_size:
+            flush()
+    if batch:
+        flush()
+    return count

@@ -1,0 +1,160 @@
+"""Admin for memories: browse and search a user's memories, see every revision, act through services."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Case, IntegerField, QuerySet, When
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from memory_app import consolidation, services
+from memory_app.models import ConsolidationJob, Memory, MemoryRevision, Status
+from memory_app.search import search_memories
+from sessions_app.admin import SessionAdmin
+from sessions_app.models import Session
+
+ADMIN_CAUSE = "admin:{user}"
+
+
+def _cause(request: HttpRequest) -> str:
+    return ADMIN_CAUSE.format(user=request.user.get_username())
+
+
+class RevisionInline(admin.TabularInline):
+    model = MemoryRevision
+    fields = ("id", "created_at", "action", "cause", "text_before", "text_after", "status_after")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("id",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    list_display = ("text", "app_name", "user_id", "kind", "status", "strength", "access_count", "last_accessed_at")
+    list_filter = ("app_name", "user_id", "kind", "status")
+    search_fields = ("text",)
+    search_help_text = (
+        "Filter by one app and one user to run the hybrid search (vector + keywords) as an agent would; "
+        "otherwise this matches text."
+    )
+    readonly_fields = (
+        "id", "app_name", "user_id", "text", "author", "kind", "importance", "strength", "access_count",
+        "last_accessed_at", "source_session_id", "source_event_ids", "pretty_metadata", "event_time",
+        "expires_at", "status", "superseded_by", "forgotten_at", "embedder", "created_at", "updated_at",
+    )
+    exclude = ("embedding", "search_text", "metadata")
+    inlines = [RevisionInline]
+    actions = ["forget", "restore", "roll_back_last_change", "reembed"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # memories come from consolidation, add_memory and the API
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # edits go through the actions, which write revisions
+
+    @admin.display(description="metadata")
+    def pretty_metadata(self, memory: Memory) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(memory.metadata, indent=2, ensure_ascii=False))
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str):
+        app_name, user_id = request.GET.get("app_name__exact"), request.GET.get("user_id__exact")
+        if not (search_term and app_name and user_id):
+            return super().get_search_results(request, queryset, search_term)
+        hits = search_memories(app_name=app_name, user_id=user_id, query=search_term, limit=50, reinforce=False)
+        rank = Case(*[When(id=hit.id, then=i) for i, hit in enumerate(hits)], output_field=IntegerField())
+        return queryset.filter(id__in=[hit.id for hit in hits]).annotate(search_rank=rank).order_by("search_rank"), False
+
+    def get_ordering(self, request: HttpRequest):
+        return () if request.GET.get("q") else ("-updated_at",)
+
+    def _each(self, request: HttpRequest, queryset: QuerySet, action, done: str) -> None:
+        count = 0
+        for memory in queryset:
+            try:
+                action(memory)
+                count += 1
+            except services.MemoryServiceError as error:
+                self.message_user(request, f"{memory.id}: {error}", messages.ERROR)
+        self.message_user(request, f"{count} memories {done}.", messages.SUCCESS)
+
+    @admin.action(description="Forget selected memories (soft delete)")
+    def forget(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._each(request, queryset, lambda m: services.do_forget(
+            memory_id=m.id, app_name=m.app_name, user_id=m.user_id, cause=_cause(request)), "forgotten")
+
+    @admin.action(description="Restore selected memories")
+    def restore(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._each(request, queryset, lambda m: services.do_restore(
+            memory_id=m.id, app_name=m.app_name, user_id=m.user_id, cause=_cause(request)), "restored")
+
+    @admin.action(description="Roll back the last change of selected memories")
+    def roll_back_last_change(self, request: HttpRequest, queryset: QuerySet) -> None:
+        def roll_back(memory: Memory) -> None:
+            previous = memory.revisions.order_by("-id")[1:2].first()
+            if previous is None:
+                raise services.MemoryServiceError("has no earlier revision")
+            services.do_rollback(
+                revision_id=previous.id, app_name=memory.app_name, user_id=memory.user_id, cause=_cause(request)
+            )
+
+        self._each(request, queryset, roll_back, "rolled back")
+
+    @admin.action(description="Re-embed selected memories with the current embedder")
+    def reembed(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = services.do_reembed(queryset)
+        self.message_user(request, f"{count} memories re-embedded.", messages.SUCCESS)
+
+
+@admin.register(ConsolidationJob)
+class ConsolidationJobAdmin(admin.ModelAdmin):
+    list_display = (
+        "id", "app_name", "user_id", "session_id", "status", "attempts", "memories_created", "memories_updated",
+        "created_at", "finished_at", "short_error",
+    )
+    list_filter = ("status", "app_name")
+    search_fields = ("user_id", "session_id")
+    readonly_fields = [f.name for f in ConsolidationJob._meta.fields]
+    actions = ["run_now"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description="error")
+    def short_error(self, job: ConsolidationJob) -> str:
+        return job.error[:120]
+
+    @admin.action(description="Run selected jobs now (here, not on a worker)")
+    def run_now(self, request: HttpRequest, queryset: QuerySet) -> None:
+        failed = 0
+        for job in queryset.exclude(status="done"):
+            try:
+                consolidation.run_job(job.pk)
+            except Exception as error:  # the job row records it; say so here too
+                failed += 1
+                self.message_user(request, f"Job {job.pk} failed: {error}", messages.ERROR)
+        self.message_user(request, f"Ran {queryset.count() - failed} jobs.", messages.SUCCESS)
+
+
+@admin.action(description="Consolidate selected sessions into memory now")
+def consolidate_sessions_now(modeladmin: SessionAdmin, request: HttpRequest, queryset: QuerySet[Session]) -> None:
+    created = 0
+    for session in queryset:
+        job = consolidation.do_enqueue_session(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.session_id, run_inline=True
+        )
+        created += job.memories_created
+    modeladmin.message_user(request, f"{queryset.count()} sessions consolidated, {created} new memories.")
+
+
+# sessions_app knows nothing of memory; memory adds its action to the sessions admin.
+SessionAdmin.actions = [*(SessionAdmin.actions or []), consolidate_sessions_now]

