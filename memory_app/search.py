@@ -146,8 +146,13 @@ def search_memories(
     mode: Mode = "hybrid",
     weights: SearchWeights | None = None,
     reinforce: bool = True,
+    embedding: Any = None,
 ) -> list[MemoryHit]:
-    """The user's active memories best matching ``query``, best first."""
+    """The user's active memories best matching ``query``, best first.
+
+    ``embedding`` is the query's vector when the caller already has it (benchmarks);
+    otherwise the configured embedder computes it.
+    """
     weights = weights or SearchWeights(**getattr(settings, "COGNIZES_SEARCH_WEIGHTS", {}))
     if not query.strip():
         return []
@@ -165,7 +170,7 @@ def search_memories(
         "limit": limit,
     }
     if mode != "keyword":
-        params["embedding"] = vector_literal(get_embedder().embed_query(query))
+        params["embedding"] = vector_literal(get_embedder().embed_query(query) if embedding is None else embedding)
     with transaction.atomic(), connection.cursor() as cursor:
         # Per transaction: keep scanning the HNSW graph until the scope yields enough rows.
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
