@@ -38,7 +38,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
+    "django_filters",
+    "drf_spectacular",
     "django_celery_beat",
+    "access",
     "sessions_app",
     "memory_app",
     "tools_app",
@@ -126,7 +129,26 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "access.authentication.BearerKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",  # staff in the browsable API
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["access.parsers.LimitedJSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["access.throttling.KeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("COGNIZES_API_RATE", "1200/min")},
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "access.api.error_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+COGNIZES_API_MAX_BODY_BYTES = int(os.environ.get("COGNIZES_API_MAX_BODY_BYTES", str(1024 * 1024)))
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Cognizes API",
+    "DESCRIPTION": "Sessions, events, state and long-term memory for ADK agents. "
+    "Authenticate with `Authorization: Bearer <key>` (python manage.py create_api_key).",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # Threads that run the ADK services' database work, so concurrent agents in one

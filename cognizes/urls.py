@@ -1,12 +1,41 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from memory_app import api as memory_api
+from sessions_app import api as sessions_api
 
 admin.site.site_header = "Cognizes"
 admin.site.site_title = "Cognizes admin"
 admin.site.index_title = "Sessions, memories, tools and traces"
 
+user = "apps/<str:app_name>/users/<str:user_id>/"
+session = user + "sessions/<str:session_id>/"
+memory = user + "memories/<str:memory_id>/"
+
+api_v1 = [
+    path("apps/<str:app_name>/state/", sessions_api.AppStateView.as_view(), name="app-state"),
+    path("apps/<str:app_name>/sessions/", sessions_api.AppSessionsView.as_view(), name="app-sessions"),
+    path(user + "state/", sessions_api.UserStateView.as_view(), name="user-state"),
+    path(user + "sessions/", sessions_api.SessionsView.as_view(), name="sessions"),
+    path(session, sessions_api.SessionView.as_view(), name="session"),
+    path(session + "events/", sessions_api.EventsView.as_view(), name="events"),
+    path(session + "state/", sessions_api.SessionStateView.as_view(), name="session-state"),
+    path(session + "memory-jobs/", memory_api.SessionIngestView.as_view(), name="session-ingest"),
+    path(user + "memory-jobs/<int:job_id>/", memory_api.JobView.as_view(), name="memory-job"),
+    path(user + "memories/", memory_api.MemoriesView.as_view(), name="memories"),
+    path(user + "memories/search/", memory_api.MemorySearchView.as_view(), name="memory-search"),
+    path(memory, memory_api.MemoryView.as_view(), name="memory"),
+    path(memory + "revisions/", memory_api.MemoryRevisionsView.as_view(), name="memory-revisions"),
+    path(memory + "rollback/", memory_api.MemoryRollbackView.as_view(), name="memory-rollback"),
+]
+
 urlpatterns = [
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api-auth/", include("rest_framework.urls")),
 ]

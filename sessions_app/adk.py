@@ -50,7 +50,7 @@ class PostgresSessionService(BaseSessionService):
                 app_name=app_name,
                 user_id=user_id,
                 session_id=session_id,
-                delta=_split_delta(state or {}),
+                delta=split_delta(state or {}),
                 now=platform_time.get_time(),
             )
         except services.SessionExists as error:
@@ -99,17 +99,7 @@ class PostgresSessionService(BaseSessionService):
         # As ADK's base class: temp: keys reach the in-memory session, never storage.
         self._apply_temp_state(session, event)
         event = self._trim_temp_delta_state(event)
-        data = event.model_dump(mode="json", exclude_none=True)
-        new_event = services.NewEvent(
-            event_id=event.id,
-            invocation_id=event.invocation_id,
-            author=event.author,
-            branch=event.branch,
-            timestamp=event.timestamp,
-            data_json=json.dumps(data, ensure_ascii=False),
-            preview=services.event_preview(data),
-            state_delta=_split_delta(event.actions.state_delta if event.actions else {}),
-        )
+        new_event = to_new_event(event)
         try:
             version = await run_in_db_thread(_append, session, new_event)
         except services.SessionNotFound as error:
@@ -130,6 +120,26 @@ def _load_session(**query: Any) -> Session | None:
     if stored is None:
         return None
     return _to_session(stored, events=[Event.model_validate_json(data) for data in stored.events_json])
+
+
+def trim_temp_state(event: Event) -> Event:
+    """Drop ``temp:`` keys from the event's delta, by ADK's own rule (for writers with no live session)."""
+    return PostgresSessionService()._trim_temp_delta_state(event)
+
+
+def to_new_event(event: Event) -> services.NewEvent:
+    """An ADK event (``temp:`` keys already trimmed) as the services store it."""
+    data = event.model_dump(mode="json", exclude_none=True)
+    return services.NewEvent(
+        event_id=event.id,
+        invocation_id=event.invocation_id,
+        author=event.author,
+        branch=event.branch,
+        timestamp=event.timestamp,
+        data_json=json.dumps(data, ensure_ascii=False),
+        preview=services.event_preview(data),
+        state_delta=split_delta(event.actions.state_delta if event.actions else {}),
+    )
 
 
 def _append(session: Session, event: services.NewEvent) -> int:
@@ -157,7 +167,8 @@ def _stored_version(session: Session) -> int | None:
     return int(marker) if marker is not None and marker.isdigit() else None
 
 
-def _split_delta(state: dict[str, Any]) -> services.StateDelta:
+def split_delta(state: dict[str, Any]) -> services.StateDelta:
+    """State keys by scope (app:, user:, session), made JSON-safe as ADK's own services do."""
     deltas = _session_util.extract_json_safe_state_delta(state)
     return services.StateDelta(app=deltas["app"], user=deltas["user"], session=deltas["session"])
 

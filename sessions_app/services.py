@@ -543,3 +543,55 @@ def get_events_after(
             [row[0], after_version],
         )
         return [(version, _json(data)) for version, data in cursor.fetchall()]
+
+
+def do_patch_session_state(
+    *, app_name: str, user_id: str, session_id: str, patch: dict[str, Any], expected_version: int
+) -> int:
+    """Merge-patch the session state (null removes a key) if still at ``expected_version``."""
+    check_scoped_state(patch)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE sessions SET state = (state || %s::jsonb) - %s::text[], version = version + 1
+            WHERE app_name = %s AND user_id = %s AND session_id = %s AND version = %s
+            RETURNING version
+            """,
+            [*_merge_patch(patch), app_name, user_id, session_id, expected_version],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        _raise_missing_or_stale(app_name=app_name, user_id=user_id, session_id=session_id)
+    return row[0]
+
+
+def do_patch_app_state(*, app_name: str, patch: dict[str, Any], expected_version: int) -> int:
+    """Merge-patch an app's shared state (null removes a key) if still at ``expected_version``."""
+    state, version = get_app_state(app_name=app_name)
+    if version != expected_version:
+        raise StaleState("The state was changed by someone else since it was loaded; reload and retry.")
+    return do_replace_app_state(app_name=app_name, state=_apply_patch(state, patch), expected_version=version)
+
+
+def do_patch_user_state(*, app_name: str, user_id: str, patch: dict[str, Any], expected_version: int) -> int:
+    """Merge-patch a user's shared state (null removes a key) if still at ``expected_version``."""
+    state, version = get_user_state(app_name=app_name, user_id=user_id)
+    if version != expected_version:
+        raise StaleState("The state was changed by someone else since it was loaded; reload and retry.")
+    return do_replace_user_state(
+        app_name=app_name, user_id=user_id, state=_apply_patch(state, patch), expected_version=version
+    )
+
+
+def _merge_patch(patch: dict[str, Any]) -> tuple[str, list[str]]:
+    """RFC 7386 at the top level: the keys to set (as JSON) and the keys to remove."""
+    return (
+        json.dumps({key: value for key, value in patch.items() if value is not None}),
+        [key for key, value in patch.items() if value is None],
+    )
+
+
+def _apply_patch(state: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    check_scoped_state(patch)
+    merged = {**state, **{key: value for key, value in patch.items() if value is not None}}
+    return {key: value for key, value in merged.items() if patch.get(key, 0) is not None}

@@ -1,0 +1,101 @@
+"""What every API view shares: the tenant scope check, errors, pagination, validation.
+
+The scope rule lives here and only here: ``ScopedView.initial`` checks the
+``app_name`` / ``user_id`` of the URL against the caller before any view code
+runs, and views build every query from ``self.scope``. A key of another app,
+or of another user of the app, gets 404 — the same answer as for a resource
+that does not exist, so ids of other tenants cannot be probed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import Http404
+from rest_framework import exceptions, serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView, exception_handler
+
+from access.models import ApiKey
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+@dataclass(frozen=True)
+class Scope:
+    app_name: str
+    user_id: str | None
+    """The user of the URL; None on app-wide URLs."""
+    only_user: str | None
+    """For a key restricted to one user: that user (app-wide listings are narrowed to it)."""
+
+
+class ScopedView(APIView):
+    """Base of every tenant view: the URL's app and user must be the caller's."""
+
+    scope: Scope
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"))
+
+
+def check_scope(request: Request, app_name: str, user_id: str | None) -> Scope:
+    """The one place that decides whether the caller may touch this app and user."""
+    if isinstance(request.auth, ApiKey):
+        key = request.auth
+        if key.app_name != app_name or (key.user_id and user_id is not None and key.user_id != user_id):
+            raise Http404
+        if key.read_only and request.method not in SAFE_METHODS:
+            raise exceptions.PermissionDenied("This API key is read-only.")
+        return Scope(app_name=app_name, user_id=user_id, only_user=key.user_id or None)
+    if getattr(request.user, "is_staff", False):
+        return Scope(app_name=app_name, user_id=user_id, only_user=None)
+    raise exceptions.PermissionDenied("Staff only.")
+
+
+class Conflict(exceptions.APIException):
+    """409: the resource changed since the caller read it (or already exists)."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "Conflict."
+    default_code = "conflict"
+
+
+class Pagination(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 1000
+
+
+def valid(serializer_class: type[serializers.Serializer], data: Any, *, strict: bool = True) -> dict[str, Any]:
+    """The validated data, or a 400 listing what is wrong (with ``strict``, unknown fields too)."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    unknown = sorted(set(data) - set(serializer.fields)) if strict and hasattr(data, "keys") else []
+    if unknown:
+        raise exceptions.ValidationError({name: ["Unknown field."] for name in unknown})
+    return serializer.validated_data
+
+
+def error_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Every error as ``{"error": {"code", "message", "details"}}``."""
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    detail = response.data
+    if isinstance(exc, exceptions.ValidationError):
+        code, message = "invalid", "The request is not valid."
+    elif isinstance(exc, exceptions.APIException):
+        codes = exc.get_codes()
+        code = codes if isinstance(codes, str) else "error"
+        message = str(detail.get("detail", exc)) if isinstance(detail, dict) else str(exc)
+        detail = None
+    elif isinstance(exc, Http404):
+        code, message, detail = "not_found", "Not found.", None
+    else:
+        code, message, detail = "error", str(exc), None
+    response.data = {"error": {"code": code, "message": message, "details": detail}}
+    return response

@@ -1,0 +1,38 @@
+"""API keys: who may call the HTTP API, for which app, which user, read-only or not.
+
+Only a SHA-256 of each key is stored (keys are 192-bit random, so a fast hash is
+enough); the key itself is shown once, when it is created.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class ApiKeyQuerySet(models.QuerySet):
+    def usable(self) -> ApiKeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiKey(models.Model):
+    name = models.CharField(max_length=200, help_text="Who or what uses this key.")
+    prefix = models.CharField(max_length=16, unique=True, help_text="The key's public first part, to recognise it.")
+    key_hash = models.CharField(max_length=64, help_text="SHA-256 of the key.")
+    app_name = models.CharField(max_length=128, help_text="The one app this key may use.")
+    user_id = models.CharField(
+        "user id", max_length=128, blank=True, help_text="If set, the one user of the app this key may use."
+    )
+    read_only = models.BooleanField(default=False, help_text="May read but not write.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True, help_text="Set to revoke the key.")
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        db_table = "api_keys"
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        scope = f"{self.app_name}/{self.user_id or '*'}"
+        return f"{self.name} ({self.prefix}…, {scope}{', read-only' if self.read_only else ''})"

@@ -1,0 +1,31 @@
+"""Request parsing with a size limit: an oversized body is a 413, not a memory spike."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from django.conf import settings
+from rest_framework import exceptions, status
+from rest_framework.parsers import JSONParser
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "payload_too_large"
+
+
+class LimitedJSONParser(JSONParser):
+    """JSON bodies up to ``COGNIZES_API_MAX_BODY_BYTES``: a larger body is refused before it is parsed."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+        limit = settings.COGNIZES_API_MAX_BODY_BYTES
+        request = (parser_context or {}).get("request")
+        declared = int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0
+        if declared > limit:
+            raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
+        body = stream.read(limit + 1) if stream is not None else b""
+        if len(body) > limit:
+            raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
+        return super().parse(io.BytesIO(body), media_type, parser_context)

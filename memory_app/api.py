@@ -1,0 +1,220 @@
+"""HTTP API for memories: search, list, create, edit, forget, revisions, rollback, ingestion jobs.
+
+Views are ``ScopedView``s (access/api.py); every query is built from the checked
+scope, and writes go through ``memory_app.services`` / ``consolidation``.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.http import Http404
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.api import Pagination, ScopedView, valid
+from memory_app import consolidation, services
+from memory_app.models import ConsolidationJob, Kind, Memory, MemoryRevision, Status
+from memory_app.search import search_memories
+from sessions_app.models import Session
+
+AUDIT_CAUSE = "api:{caller}"
+
+
+class MemorySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Memory
+        fields = [
+            "id", "text", "author", "kind", "importance", "strength", "access_count", "last_accessed_at",
+            "source_session_id", "source_event_ids", "metadata", "event_time", "expires_at", "status",
+            "superseded_by", "created_at", "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class MemoryCreateSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=services.MAX_MEMORY_LENGTH, help_text="One self-contained statement.")
+    kind = serializers.ChoiceField(choices=Kind.choices, default=Kind.FACT)
+    importance = serializers.FloatField(min_value=0, max_value=1, default=0.5)
+    author = serializers.CharField(max_length=256, required=False, default="")
+    metadata = serializers.DictField(required=False, default=dict)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class MemoryUpdateSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=services.MAX_MEMORY_LENGTH)
+
+
+class RememberOutSerializer(serializers.Serializer):
+    created = serializers.ListField(child=serializers.UUIDField())
+    merged_into = serializers.ListField(child=serializers.UUIDField())
+
+
+class SearchSerializer(serializers.Serializer):
+    query = serializers.CharField(max_length=4000)
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
+
+
+class HitSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    text = serializers.CharField()
+    author = serializers.CharField(allow_blank=True)
+    kind = serializers.CharField()
+    metadata = serializers.DictField()
+    event_time = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    strength = serializers.FloatField()
+    score = serializers.FloatField()
+    vector_rank = serializers.IntegerField(allow_null=True)
+    keyword_rank = serializers.IntegerField(allow_null=True)
+
+
+class RevisionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MemoryRevision
+        fields = ["id", "action", "text_before", "text_after", "status_before", "status_after", "cause", "created_at"]
+
+
+class RollbackSerializer(serializers.Serializer):
+    revision_id = serializers.IntegerField(min_value=1)
+
+
+class JobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ConsolidationJob
+        fields = [
+            "id", "session_id", "status", "watermark", "attempts", "error", "memories_created", "memories_updated",
+            "created_at", "started_at", "finished_at",
+        ]
+
+
+class MemoryFilter(filters.FilterSet):
+    kind = filters.ChoiceFilter(choices=Kind.choices)
+    status = filters.ChoiceFilter(choices=Status.choices)
+    updated_since = filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
+
+    class Meta:
+        model = Memory
+        fields = ["kind", "status", "updated_since"]
+
+
+def _cause(request: Request) -> str:
+    return AUDIT_CAUSE.format(caller=request.user)
+
+
+def _memory(view: ScopedView, memory_id: str) -> Memory:
+    try:
+        key = UUID(memory_id)
+    except ValueError:
+        raise Http404 from None
+    memory = Memory.objects.for_scope(view.scope.app_name, view.scope.user_id).filter(id=key).first()
+    if memory is None:
+        raise Http404
+    return memory
+
+
+def _raise_for(error: services.MemoryServiceError) -> None:
+    if isinstance(error, services.MemoryNotFound):
+        raise Http404 from error
+    raise ValidationError(str(error)) from error
+
+
+class MemoriesView(ScopedView):
+    @extend_schema(responses=MemorySerializer(many=True))
+    def get(self, request: Request, app_name: str, user_id: str) -> Response:
+        queryset = MemoryFilter(
+            request.query_params, queryset=Memory.objects.for_scope(app_name, user_id).order_by("-updated_at", "id")
+        ).qs
+        paginator = Pagination()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response(MemorySerializer(page, many=True).data)
+
+    @extend_schema(request=MemoryCreateSerializer, responses={201: RememberOutSerializer})
+    def post(self, request: Request, app_name: str, user_id: str) -> Response:
+        data = valid(MemoryCreateSerializer, request.data)
+        try:
+            outcome = services.do_remember(
+                app_name=app_name, user_id=user_id, candidates=[services.Candidate(**data)], cause=_cause(request)
+            )
+        except services.MemoryServiceError as error:
+            _raise_for(error)
+        return Response({"created": outcome.created, "merged_into": outcome.updated}, status=status.HTTP_201_CREATED)
+
+
+class MemoryView(ScopedView):
+    @extend_schema(responses=MemorySerializer)
+    def get(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        return Response(MemorySerializer(_memory(self, memory_id)).data)
+
+    @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
+    def patch(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        memory = _memory(self, memory_id)
+        data = valid(MemoryUpdateSerializer, request.data)
+        try:
+            memory = services.do_update_memory(
+                memory_id=memory.id, app_name=app_name, user_id=user_id, text=data["text"], cause=_cause(request)
+            )
+        except services.MemoryServiceError as error:
+            _raise_for(error)
+        return Response(MemorySerializer(memory).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        memory = _memory(self, memory_id)
+        services.do_delete_memory(memory_id=memory.id, app_name=app_name, user_id=user_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MemorySearchView(ScopedView):
+    @extend_schema(request=SearchSerializer, responses=HitSerializer(many=True))
+    def post(self, request: Request, app_name: str, user_id: str) -> Response:
+        data = valid(SearchSerializer, request.data)
+        hits = search_memories(app_name=app_name, user_id=user_id, query=data["query"], limit=data["limit"])
+        return Response(HitSerializer([hit.__dict__ for hit in hits], many=True).data)
+
+
+class MemoryRevisionsView(ScopedView):
+    @extend_schema(responses=RevisionSerializer(many=True))
+    def get(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        memory = _memory(self, memory_id)
+        return Response(RevisionSerializer(memory.revisions.order_by("id"), many=True).data)
+
+
+class MemoryRollbackView(ScopedView):
+    @extend_schema(request=RollbackSerializer, responses=MemorySerializer)
+    def post(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        memory = _memory(self, memory_id)
+        data = valid(RollbackSerializer, request.data)
+        if not memory.revisions.filter(id=data["revision_id"]).exists():
+            raise ValidationError({"revision_id": ["Not a revision of this memory."]})
+        try:
+            memory = services.do_rollback(
+                revision_id=data["revision_id"], app_name=app_name, user_id=user_id, cause=_cause(request)
+            )
+        except services.MemoryServiceError as error:
+            _raise_for(error)
+        return Response(MemorySerializer(memory).data)
+
+
+class SessionIngestView(ScopedView):
+    """Add a session to memory: returns the consolidation job (run by a worker)."""
+
+    @extend_schema(request=None, responses={202: JobSerializer})
+    def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        if not Session.objects.filter(app_name=app_name, user_id=user_id, session_id=session_id).exists():
+            raise Http404
+        job = consolidation.do_enqueue_session(app_name=app_name, user_id=user_id, session_id=session_id)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JobView(ScopedView):
+    @extend_schema(responses=JobSerializer)
+    def get(self, request: Request, app_name: str, user_id: str, job_id: int) -> Response:
+        job = ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id, pk=job_id).first()
+        if job is None:
+            raise Http404
+        return Response(JobSerializer(job).data)

@@ -1,0 +1,280 @@
+"""HTTP API for sessions, events and state: what ``PostgresSessionService`` does, over HTTP.
+
+Every view is a ``ScopedView`` (access/api.py): the caller's key is checked
+against the URL's app and user before anything else. Writes call the same
+services as the ADK service, so state deltas, ``temp:`` trimming and the
+stale-writer check (409) apply here too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from google.adk.events.event import Event as AdkEvent
+from pydantic import ValidationError as PydanticValidationError
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.api import Conflict, Pagination, ScopedView, valid
+from sessions_app import services
+from sessions_app.adk import split_delta, to_new_event, trim_temp_state
+from sessions_app.models import MAX_KEY_LENGTH, Event, Session
+
+
+# ---- serializers -------------------------------------------------------------------------------
+
+
+class SessionOutSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="The session id.")
+    app_name = serializers.CharField()
+    user_id = serializers.CharField()
+    state = serializers.DictField(help_text="Merged state: session keys, app: and user: keys.")
+    version = serializers.IntegerField(help_text="Pass it back as expected_version when writing.")
+    last_update_time = serializers.FloatField(help_text="Epoch seconds of the last event.")
+    events = serializers.ListField(child=serializers.DictField(), required=False, help_text="ADK events, in order.")
+
+
+class SessionCreateSerializer(serializers.Serializer):
+    id = serializers.CharField(required=False, max_length=MAX_KEY_LENGTH, help_text="Optional; generated if absent.")
+    state = serializers.DictField(required=False, default=dict, help_text="Initial state; app:/user: keys allowed.")
+
+
+class EventOutSerializer(serializers.Serializer):
+    version = serializers.IntegerField(help_text="The session's version once this event was stored.")
+    event = serializers.DictField(help_text="The ADK event as stored.")
+
+
+class EventAppendSerializer(serializers.Serializer):
+    event = serializers.DictField(help_text="An ADK Event as JSON (author, content, actions, ...).")
+    expected_version = serializers.IntegerField(
+        min_value=0, help_text="The session version you last saw; 409 Conflict if the session moved on."
+    )
+
+
+class StateOutSerializer(serializers.Serializer):
+    state = serializers.DictField()
+    version = serializers.IntegerField()
+
+
+class StatePatchSerializer(serializers.Serializer):
+    state = serializers.DictField(help_text="Keys to set; a null value removes the key (JSON merge patch).")
+    expected_version = serializers.IntegerField(min_value=0, help_text="The version you last read.")
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+
+def _session_out(stored: services.StoredSession, *, events: list[dict] | None = None) -> dict[str, Any]:
+    state = dict(stored.state)
+    state.update({f"app:{k}": v for k, v in stored.app_state.items()})
+    state.update({f"user:{k}": v for k, v in stored.user_state.items()})
+    out = {
+        "id": stored.session_id, "app_name": stored.app_name, "user_id": stored.user_id, "state": state,
+        "version": stored.version, "last_update_time": stored.last_update_time,
+    }
+    if events is not None:
+        out["events"] = events
+    return out
+
+
+def _raise_for(error: services.SessionError) -> None:
+    if isinstance(error, services.SessionNotFound):
+        raise NotFound(str(error)) from error
+    if isinstance(error, (services.StaleSession, services.StaleState, services.SessionExists)):
+        raise Conflict(str(error)) from error
+    raise ValidationError(str(error)) from error
+
+
+class SessionFilter(filters.FilterSet):
+    updated_since = filters.IsoDateTimeFilter(field_name="update_time", lookup_expr="gte")
+    user_id = filters.CharFilter(field_name="user_id")
+
+    class Meta:
+        model = Session
+        fields = ["updated_since", "user_id"]
+
+
+def _list_sessions(request: Request, view: ScopedView, queryset: QuerySet[Session]) -> Response:
+    queryset = SessionFilter(request.query_params, queryset=queryset).qs.order_by(
+        "last_update_time", "user_id", "session_id"
+    )
+    paginator = Pagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    app_state, _ = services.get_app_state(app_name=view.scope.app_name)
+    user_states: dict[str, dict] = {}
+    rows = []
+    for session in page:
+        if session.user_id not in user_states:
+            user_states[session.user_id] = services.get_user_state(app_name=session.app_name, user_id=session.user_id)[0]
+        rows.append(_session_out(services.StoredSession(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.session_id,
+            state=session.state, app_state=app_state, user_state=user_states[session.user_id],
+            version=session.version, last_update_time=session.last_update_time,
+        )))
+    return paginator.get_paginated_response(rows)
+
+
+# ---- views -------------------------------------------------------------------------------------
+
+
+class AppSessionsView(ScopedView):
+    """Sessions of every user of an app (a user-restricted key sees only its user's)."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("updated_since", str), OpenApiParameter("user_id", str)],
+        responses=SessionOutSerializer(many=True),
+    )
+    def get(self, request: Request, app_name: str) -> Response:
+        queryset = Session.objects.filter(app_name=app_name)
+        if self.scope.only_user:
+            queryset = queryset.filter(user_id=self.scope.only_user)
+        return _list_sessions(request, self, queryset)
+
+
+class SessionsView(ScopedView):
+    @extend_schema(parameters=[OpenApiParameter("updated_since", str)], responses=SessionOutSerializer(many=True))
+    def get(self, request: Request, app_name: str, user_id: str) -> Response:
+        return _list_sessions(request, self, Session.objects.filter(app_name=app_name, user_id=user_id))
+
+    @extend_schema(request=SessionCreateSerializer, responses={201: SessionOutSerializer})
+    def post(self, request: Request, app_name: str, user_id: str) -> Response:
+        data = valid(SessionCreateSerializer, request.data)
+        session_id = (data.get("id") or "").strip() or str(uuid.uuid4())
+        try:
+            stored = services.do_create_session(
+                app_name=app_name, user_id=user_id, session_id=session_id,
+                delta=split_delta(data["state"]), now=time.time(),
+            )
+        except services.SessionError as error:
+            _raise_for(error)
+        return Response(_session_out(stored, events=[]), status=status.HTTP_201_CREATED)
+
+
+class SessionView(ScopedView):
+    @extend_schema(
+        parameters=[OpenApiParameter("num_recent_events", int), OpenApiParameter("after_timestamp", float)],
+        responses=SessionOutSerializer,
+    )
+    def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        params = valid(SessionQuerySerializer, request.query_params, strict=False)
+        stored = services.get_session(app_name=app_name, user_id=user_id, session_id=session_id, **params)
+        if stored is None:
+            raise Http404
+        return Response(_session_out(stored, events=[_json(e) for e in stored.events_json]))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        if not services.do_delete_session(app_name=app_name, user_id=user_id, session_id=session_id):
+            raise Http404
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SessionQuerySerializer(serializers.Serializer):
+    num_recent_events = serializers.IntegerField(required=False, min_value=0)
+    after_timestamp = serializers.FloatField(required=False)
+
+
+class EventsView(ScopedView):
+    @extend_schema(parameters=[OpenApiParameter("after_version", int)], responses=EventOutSerializer(many=True))
+    def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        session = Session.objects.filter(app_name=app_name, user_id=user_id, session_id=session_id).first()
+        if session is None:
+            raise Http404
+        after = valid(AfterVersionSerializer, request.query_params, strict=False).get("after_version", 0)
+        queryset = Event.objects.filter(session=session, version__gt=after).order_by("version")
+        paginator = Pagination()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response([{"version": e.version, "event": e.data} for e in page])
+
+    @extend_schema(request=EventAppendSerializer, responses={201: EventOutSerializer})
+    def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        data = valid(EventAppendSerializer, request.data)
+        try:
+            event = AdkEvent.model_validate(data["event"])
+        except PydanticValidationError as error:
+            raise ValidationError({"event": [e["msg"] + " at " + ".".join(map(str, e["loc"])) for e in error.errors()]})
+        if event.partial:
+            raise ValidationError({"event": ["Partial (streaming) events are not stored."]})
+        new_event = to_new_event(trim_temp_state(event))
+        try:
+            version = services.do_append_event(
+                app_name=app_name, user_id=user_id, session_id=session_id,
+                expected_version=data["expected_version"], event=new_event,
+            )
+        except services.SessionError as error:
+            _raise_for(error)
+        return Response({"version": version, "event": _json(new_event.data_json)}, status=status.HTTP_201_CREATED)
+
+
+class AfterVersionSerializer(serializers.Serializer):
+    after_version = serializers.IntegerField(required=False, min_value=0)
+
+
+class SessionStateView(ScopedView):
+    @extend_schema(responses=StateOutSerializer)
+    def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        stored = services.get_session(app_name=app_name, user_id=user_id, session_id=session_id, num_recent_events=0)
+        if stored is None:
+            raise Http404
+        return Response({"state": stored.state, "version": stored.version})
+
+    @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
+    def patch(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        data = valid(StatePatchSerializer, request.data)
+        try:
+            services.do_patch_session_state(
+                app_name=app_name, user_id=user_id, session_id=session_id,
+                patch=data["state"], expected_version=data["expected_version"],
+            )
+        except services.SessionError as error:
+            _raise_for(error)
+        return self.get(request, app_name, user_id, session_id)
+
+
+class UserStateView(ScopedView):
+    @extend_schema(responses=StateOutSerializer)
+    def get(self, request: Request, app_name: str, user_id: str) -> Response:
+        state, version = services.get_user_state(app_name=app_name, user_id=user_id)
+        return Response({"state": state, "version": version})
+
+    @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
+    def patch(self, request: Request, app_name: str, user_id: str) -> Response:
+        data = valid(StatePatchSerializer, request.data)
+        try:
+            services.do_patch_user_state(
+                app_name=app_name, user_id=user_id, patch=data["state"], expected_version=data["expected_version"]
+            )
+        except services.SessionError as error:
+            _raise_for(error)
+        return self.get(request, app_name, user_id)
+
+
+class AppStateView(ScopedView):
+    @extend_schema(responses=StateOutSerializer)
+    def get(self, request: Request, app_name: str) -> Response:
+        state, version = services.get_app_state(app_name=app_name)
+        return Response({"state": state, "version": version})
+
+    @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
+    def patch(self, request: Request, app_name: str) -> Response:
+        if self.scope.only_user:
+            raise Http404  # a key of one user cannot change what every user of the app sees
+        data = valid(StatePatchSerializer, request.data)
+        try:
+            services.do_patch_app_state(app_name=app_name, patch=data["state"], expected_version=data["expected_version"])
+        except services.SessionError as error:
+            _raise_for(error)
+        return self.get(request, app_name)
+
+
+def _json(text: str) -> dict[str, Any]:
+    return json.loads(text)

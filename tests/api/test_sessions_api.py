@@ -1,0 +1,201 @@
+"""Sessions, events and state over HTTP: the ADK service's rules, as JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import override_settings
+
+from access.models import ApiKey
+from tests.api.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+BASE = "/api/v1/apps/shop/users/ada"
+
+
+def event(text: str, *, author: str = "user", **state) -> dict:
+    return {
+        "author": author,
+        "invocation_id": "inv-1",
+        "content": {"role": "user", "parts": [{"text": text}]},
+        "actions": {"state_delta": state},
+    }
+
+
+def create(api, session_id: str = "s1", **state):
+    response = api.post(f"{BASE}/sessions/", {"id": session_id, "state": state}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def append(api, text: str, version: int, session_id: str = "s1", **state):
+    return api.post(
+        f"{BASE}/sessions/{session_id}/events/",
+        {"event": event(text, **state), "expected_version": version},
+        format="json",
+    )
+
+
+def test_create_read_append_and_list(api):
+    created = create(api, n=1, **{"user:lang": "fr", "app:tier": "gold"})
+    assert created["state"] == {"n": 1, "user:lang": "fr", "app:tier": "gold"} and created["version"] == 1
+
+    appended = append(api, "hello", created["version"], n=2, **{"temp:x": 1, "user:tz": "CET"})
+    assert appended.status_code == 201
+    assert appended.json()["event"]["actions"]["state_delta"] == {"n": 2, "user:tz": "CET"}
+
+    session = api.get(f"{BASE}/sessions/s1/").json()
+    assert session["version"] == 2
+    assert session["state"] == {"n": 2, "user:lang": "fr", "user:tz": "CET", "app:tier": "gold"}
+    assert [e["content"]["parts"][0]["text"] for e in session["events"]] == ["hello"]
+
+    listed = api.get(f"{BASE}/sessions/").json()
+    assert [s["id"] for s in listed["results"]] == ["s1"] and listed["count"] == 1
+
+
+def test_generated_id_and_duplicate_id(api):
+    generated = api.post(f"{BASE}/sessions/", {}, format="json").json()
+    assert len(generated["id"]) == 36
+    create(api, "dup")
+    response = api.post(f"{BASE}/sessions/", {"id": "dup"}, format="json")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict"
+
+
+def test_a_stale_version_gets_409_and_stores_nothing(api):
+    create(api)
+    assert append(api, "first", 1).status_code == 201
+
+    stale = append(api, "second", 1, n=99)
+
+    assert stale.status_code == 409
+    assert stale.json()["error"]["message"].startswith("The session has been modified")
+    session = api.get(f"{BASE}/sessions/s1/").json()
+    assert len(session["events"]) == 1 and "n" not in session["state"]
+
+
+def test_get_session_honours_num_recent_events_and_after_timestamp(api):
+    create(api)
+    for i in range(4):
+        body = {"event": {**event(f"m{i}"), "timestamp": 1000.0 + i}, "expected_version": i + 1}
+        assert api.post(f"{BASE}/sessions/s1/events/", body, format="json").status_code == 201
+
+    last2 = api.get(f"{BASE}/sessions/s1/", {"num_recent_events": 2}).json()
+    after = api.get(f"{BASE}/sessions/s1/", {"after_timestamp": 1002.0}).json()
+    assert [e["content"]["parts"][0]["text"] for e in last2["events"]] == ["m2", "m3"]
+    assert [e["content"]["parts"][0]["text"] for e in after["events"]] == ["m2", "m3"]
+    assert api.get(f"{BASE}/sessions/s1/", {"num_recent_events": -1}).status_code == 400
+
+
+def test_events_are_listed_in_order_and_paginated(api):
+    create(api)
+    for i in range(5):
+        append(api, f"m{i}", i + 1)
+
+    page = api.get(f"{BASE}/sessions/s1/events/", {"limit": 2, "offset": 1}).json()
+    newer = api.get(f"{BASE}/sessions/s1/events/", {"after_version": 4}).json()
+    assert [e["event"]["content"]["parts"][0]["text"] for e in page["results"]] == ["m1", "m2"]
+    assert page["count"] == 5 and page["next"]
+    assert [e["version"] for e in newer["results"]] == [5, 6]
+
+
+def test_state_patch_is_versioned_and_null_removes_a_key(api):
+    create(api, a=1, b=2)
+
+    patched = api.patch(f"{BASE}/sessions/s1/state/", {"state": {"a": 10, "b": None}, "expected_version": 1}, format="json")
+    assert patched.json() == {"state": {"a": 10}, "version": 2}
+    stale = api.patch(f"{BASE}/sessions/s1/state/", {"state": {"a": 0}, "expected_version": 1}, format="json")
+    assert stale.status_code == 409
+
+    user = api.patch(f"{BASE}/state/", {"state": {"lang": "de"}, "expected_version": 0}, format="json")
+    assert user.json() == {"state": {"lang": "de"}, "version": 1}
+    app = api.patch("/api/v1/apps/shop/state/", {"state": {"tier": "x"}, "expected_version": 0}, format="json")
+    assert app.json() == {"state": {"tier": "x"}, "version": 1}
+    assert api.get(f"{BASE}/sessions/s1/").json()["state"] == {"a": 10, "user:lang": "de", "app:tier": "x"}
+
+
+def test_delete_session_then_it_is_gone(api):
+    create(api)
+    assert api.delete(f"{BASE}/sessions/s1/").status_code == 204
+    assert api.get(f"{BASE}/sessions/s1/").status_code == 404
+    assert api.delete(f"{BASE}/sessions/s1/").status_code == 404
+    assert append(api, "late", 1).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"event": {"author": "user"}, "expected_version": "x"}', "expected_version"),
+        ('{"event": {"author": 5, "content": "nope"}, "expected_version": 1}', "event"),
+        ('{"event": {"author": "user"}}', "expected_version"),
+        ('{"event": {"author": "user"}, "expected_version": 1, "surprise": true}', "surprise"),
+        ('{"event": {"author": "user", "partial": true}, "expected_version": 1}', "event"),
+    ],
+    ids=["wrong-type", "invalid-event", "missing-version", "unknown-field", "partial-event"],
+)
+def test_invalid_appends_get_400_and_change_nothing(api, body, field):
+    create(api)
+    response = api.post(f"{BASE}/sessions/s1/events/", body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert field in response.json()["error"]["details"]
+    assert api.get(f"{BASE}/sessions/s1/").json()["version"] == 1
+
+
+def test_malformed_json_gets_400(api):
+    response = api.post(f"{BASE}/sessions/", "{not json", content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "parse_error"
+
+
+@override_settings(COGNIZES_API_MAX_BODY_BYTES=2000)
+def test_an_oversized_body_gets_413_and_changes_nothing(api):
+    create(api)
+    response = append(api, "x" * 5000, 1)
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"
+    assert api.get(f"{BASE}/sessions/s1/").json()["version"] == 1
+
+
+def test_requests_without_a_valid_key_are_refused(api):
+    assert client_for("shop").get(f"{BASE}/sessions/").status_code == 200
+    anonymous = api.__class__()
+    assert anonymous.get(f"{BASE}/sessions/").status_code == 401
+    anonymous.credentials(HTTP_AUTHORIZATION="Bearer cgz_0000_nonsense")
+    assert anonymous.get(f"{BASE}/sessions/").status_code == 401
+
+
+def test_a_revoked_key_is_refused(db):
+    client = client_for("shop")
+    assert client.get(f"{BASE}/sessions/").status_code == 200
+    ApiKey.objects.update(revoked_at="2026-01-01T00:00:00Z")
+    response = client.get(f"{BASE}/sessions/")
+    assert response.status_code == 401
+    assert json.loads(response.content)["error"]["message"] == "Unknown or revoked API key."
+
+
+def test_a_read_only_key_reads_but_cannot_write(api):
+    create(api)
+    reader = client_for("shop", read_only=True)
+    assert reader.get(f"{BASE}/sessions/s1/").status_code == 200
+    assert reader.post(f"{BASE}/sessions/", {}, format="json").status_code == 403
+    assert append(reader, "nope", 1).status_code == 403
+    assert api.get(f"{BASE}/sessions/s1/").json()["version"] == 1
+
+
+def test_staff_may_browse_the_api_but_other_logged_in_users_may_not(admin_client, django_user_model):
+    assert admin_client.get(f"{BASE}/sessions/").status_code == 200
+    django_user_model.objects.create_user("visitor", password="pw-123456-x")
+    from django.test import Client
+
+    visitor = Client()
+    visitor.login(username="visitor", password="pw-123456-x")
+    assert visitor.get(f"{BASE}/sessions/").status_code == 403
+
+
+def test_the_schema_and_swagger_ui_are_served(api):
+    schema = api.get("/api/schema/")
+    assert schema.status_code == 200 and b"/api/v1/apps/{app_name}/users/{user_id}/sessions/" in schema.content
+    assert api.get("/api/docs/").status_code == 200
