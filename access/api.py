@@ -10,6 +10,7 @@ that does not exist, so ids of other tenants cannot be probed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from django.http import Http404
@@ -70,6 +71,23 @@ class Pagination(LimitOffsetPagination):
     max_limit = 1000
 
 
+@lru_cache(maxsize=None)
+def paginated(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
+    """The OpenAPI shape of a ``Pagination`` page of ``serializer_class`` items."""
+    from drf_spectacular.utils import inline_serializer
+
+    name = serializer_class.__name__.removesuffix("Serializer")
+    return inline_serializer(
+        name=f"Paginated{name}List",
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )
+
+
 def valid(serializer_class: type[serializers.Serializer], data: Any, *, strict: bool = True) -> dict[str, Any]:
     """The validated data, or a 400 listing what is wrong (with ``strict``, unknown fields too)."""
     serializer = serializer_class(data=data)
@@ -99,3 +117,23 @@ def error_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
         code, message, detail = "error", str(exc), None
     response.data = {"error": {"code": code, "message": message, "details": detail}}
     return response
+
+
+def json_not_found(request: Any, exception: Exception | None = None) -> Any:
+    """Django's 404 for URLs no route matches: JSON under /api/, the usual page elsewhere."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": {"code": "not_found", "message": "Not found.", "details": None}}, status=404)
+    return page_not_found(request, exception)
+
+
+def json_server_error(request: Any) -> Any:
+    """Django's 500: JSON under /api/, the usual page elsewhere."""
+    from django.http import JsonResponse
+    from django.views.defaults import server_error
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": {"code": "error", "message": "Server error.", "details": None}}, status=500)
+    return server_error(request)

@@ -28,4 +28,17 @@ class LimitedJSONParser(JSONParser):
         body = stream.read(limit + 1) if stream is not None else b""
         if len(body) > limit:
             raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
-        return super().parse(io.BytesIO(body), media_type, parser_context)
+        data = super().parse(io.BytesIO(body), media_type, parser_context)
+        if _has_nul(data):
+            raise exceptions.ParseError("Text may not contain NUL (\\u0000) characters; PostgreSQL cannot store them.")
+        return data
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False

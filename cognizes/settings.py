@@ -149,6 +149,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "COMPONENT_SPLIT_PATCH": False,  # our PATCH bodies have required fields (the version)
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "access.schema.add_error_responses",
+    ],
 }
 
 # Threads that run the ADK services' database work, so concurrent agents in one

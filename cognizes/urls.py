@@ -39,3 +39,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api-auth/", include("rest_framework.urls")),
 ]
+
+handler404 = "access.api.json_not_found"
+handler500 = "access.api.json_server_error"

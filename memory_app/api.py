@@ -16,7 +16,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import Pagination, ScopedView, valid
+from access.api import Pagination, ScopedView, paginated, valid
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Kind, Memory, MemoryRevision, Status
 from memory_app.search import search_memories
@@ -124,7 +124,7 @@ def _raise_for(error: services.MemoryServiceError) -> None:
 
 
 class MemoriesView(ScopedView):
-    @extend_schema(responses=MemorySerializer(many=True))
+    @extend_schema(operation_id="list_memories", responses=paginated(MemorySerializer))
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
         queryset = MemoryFilter(
             request.query_params, queryset=Memory.objects.for_scope(app_name, user_id).order_by("-updated_at", "id")
@@ -146,7 +146,7 @@ class MemoriesView(ScopedView):
 
 
 class MemoryView(ScopedView):
-    @extend_schema(responses=MemorySerializer)
+    @extend_schema(operation_id="get_memory", responses=MemorySerializer)
     def get(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
         return Response(MemorySerializer(_memory(self, memory_id)).data)
 

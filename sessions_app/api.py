@@ -24,7 +24,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import Conflict, Pagination, ScopedView, valid
+from access.api import Conflict, Pagination, ScopedView, paginated, valid
 from sessions_app import services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from sessions_app.models import MAX_KEY_LENGTH, Event, Session
@@ -68,6 +68,15 @@ class StateOutSerializer(serializers.Serializer):
 class StatePatchSerializer(serializers.Serializer):
     state = serializers.DictField(help_text="Keys to set; a null value removes the key (JSON merge patch).")
     expected_version = serializers.IntegerField(min_value=0, help_text="The version you last read.")
+
+
+class SessionQuerySerializer(serializers.Serializer):
+    num_recent_events = serializers.IntegerField(required=False, min_value=0)
+    after_timestamp = serializers.FloatField(required=False)
+
+
+class AfterVersionSerializer(serializers.Serializer):
+    after_version = serializers.IntegerField(required=False, min_value=0)
 
 
 # ---- helpers -----------------------------------------------------------------------------------
@@ -130,8 +139,9 @@ class AppSessionsView(ScopedView):
     """Sessions of every user of an app (a user-restricted key sees only its user's)."""
 
     @extend_schema(
+        operation_id="list_app_sessions",
         parameters=[OpenApiParameter("updated_since", str), OpenApiParameter("user_id", str)],
-        responses=SessionOutSerializer(many=True),
+        responses=paginated(SessionOutSerializer),
     )
     def get(self, request: Request, app_name: str) -> Response:
         queryset = Session.objects.filter(app_name=app_name)
@@ -141,11 +151,15 @@ class AppSessionsView(ScopedView):
 
 
 class SessionsView(ScopedView):
-    @extend_schema(parameters=[OpenApiParameter("updated_since", str)], responses=SessionOutSerializer(many=True))
+    @extend_schema(
+        operation_id="list_sessions",
+        parameters=[OpenApiParameter("updated_since", str)],
+        responses=paginated(SessionOutSerializer),
+    )
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
         return _list_sessions(request, self, Session.objects.filter(app_name=app_name, user_id=user_id))
 
-    @extend_schema(request=SessionCreateSerializer, responses={201: SessionOutSerializer})
+    @extend_schema(operation_id="create_session", request=SessionCreateSerializer, responses={201: SessionOutSerializer})
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
         data = valid(SessionCreateSerializer, request.data)
         session_id = (data.get("id") or "").strip() or str(uuid.uuid4())
@@ -161,7 +175,8 @@ class SessionsView(ScopedView):
 
 class SessionView(ScopedView):
     @extend_schema(
-        parameters=[OpenApiParameter("num_recent_events", int), OpenApiParameter("after_timestamp", float)],
+        operation_id="get_session",
+        parameters=[SessionQuerySerializer],
         responses=SessionOutSerializer,
     )
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
@@ -171,20 +186,15 @@ class SessionView(ScopedView):
             raise Http404
         return Response(_session_out(stored, events=[_json(e) for e in stored.events_json]))
 
-    @extend_schema(responses={204: None})
+    @extend_schema(operation_id="delete_session", responses={204: None})
     def delete(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         if not services.do_delete_session(app_name=app_name, user_id=user_id, session_id=session_id):
             raise Http404
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class SessionQuerySerializer(serializers.Serializer):
-    num_recent_events = serializers.IntegerField(required=False, min_value=0)
-    after_timestamp = serializers.FloatField(required=False)
-
-
 class EventsView(ScopedView):
-    @extend_schema(parameters=[OpenApiParameter("after_version", int)], responses=EventOutSerializer(many=True))
+    @extend_schema(parameters=[AfterVersionSerializer], responses=paginated(EventOutSerializer))
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         session = Session.objects.filter(app_name=app_name, user_id=user_id, session_id=session_id).first()
         if session is None:
@@ -213,10 +223,6 @@ class EventsView(ScopedView):
         except services.SessionError as error:
             _raise_for(error)
         return Response({"version": version, "event": _json(new_event.data_json)}, status=status.HTTP_201_CREATED)
-
-
-class AfterVersionSerializer(serializers.Serializer):
-    after_version = serializers.IntegerField(required=False, min_value=0)
 
 
 class SessionStateView(ScopedView):
