@@ -60,4 +60,11 @@ class Command(BaseCommand):
             self.stdout.write("Demo data already loaded.")
             return
         asyncio.run(_load())
-        self.stdout.write(self.style.SUCCESS(f"Loaded demo session {APP}/{USER}/{SESSION}."))
+        from memory_app.consolidation import do_enqueue_session
+
+        job = do_enqueue_session(app_name=APP, user_id=USER, session_id=SESSION, run_inline=True)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Loaded demo session {APP}/{USER}/{SESSION} and {job.memories_created} memories from it."
+            )
+        )
