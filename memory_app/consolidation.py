@@ -10,6 +10,7 @@ nothing twice. Jobs run on a Celery worker (``tasks.consolidate``), or inline.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from django.db import transaction
@@ -85,9 +86,7 @@ def _run(job: ConsolidationJob) -> None:
         events, known=[(str(memory_id), text) for memory_id, text in known], session_id=job.session_id
     )
     if job.custom_metadata:
-        candidates = [
-            type(c)(**{**c.__dict__, "metadata": {**c.metadata, **job.custom_metadata}}) for c in candidates
-        ]
+        candidates = [replace(c, metadata={**c.metadata, **job.custom_metadata}) for c in candidates]
     outcome = do_remember(
         app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=f"consolidation job {job.pk}"
     )
