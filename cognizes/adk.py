@@ -18,5 +18,10 @@ if not apps.ready:
 
 from memory_app.adk import PostgresMemoryService  # noqa: E402
 from sessions_app.adk import PostgresSessionService  # noqa: E402
+from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa: E402
+from tracing_app.setup import configure_tracing as enable_tracing  # noqa: E402  (on by default: COGNIZES_TRACING)
 
-__all__ = ["PostgresMemoryService", "PostgresSessionService"]
+__all__ = [
+    "AuditPlugin", "DatabaseToolset", "PostgresMemoryService", "PostgresSessionService", "approval_message",
+    "enable_tracing",
+]

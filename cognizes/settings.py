@@ -185,3 +185,19 @@ COGNIZES_MEMORY_HALF_LIFE_DAYS = {
 }
 COGNIZES_MEMORY_FORGET_BELOW = float(os.environ.get("COGNIZES_MEMORY_FORGET_BELOW", "0.05"))
 COGNIZES_MEMORY_PURGE_AFTER_DAYS = float(os.environ.get("COGNIZES_MEMORY_PURGE_AFTER_DAYS", "30"))
+
+# Tools (tools_app): the only Python functions a registry row may name (dotted
+# paths; rows never import anything else), the audit's cut-off for stored
+# results, and whether OpenAPI tools may call loopback/private addresses
+# (ADK refuses them by default, against SSRF).
+COGNIZES_TOOL_CALLABLES = _env_list("COGNIZES_TOOL_CALLABLES", "")
+COGNIZES_TOOL_RESULT_MAX_BYTES = int(os.environ.get("COGNIZES_TOOL_RESULT_MAX_BYTES", "16384"))
+COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = _env_bool("COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK", False)
+
+# Tracing (tracing_app): every process sends ADK's OpenTelemetry spans to the traces
+# tables (COGNIZES_TRACING_DATABASE) and, with OTEL_EXPORTER_OTLP_ENDPOINT set, to an
+# OTLP collector too. The daily "tracing_app.delete_old_traces" beat task keeps
+# COGNIZES_TRACE_RETENTION_DAYS days.
+COGNIZES_TRACING = _env_bool("COGNIZES_TRACING", True)
+COGNIZES_TRACING_DATABASE = _env_bool("COGNIZES_TRACING_DATABASE", True)
+COGNIZES_TRACE_RETENTION_DAYS = float(os.environ.get("COGNIZES_TRACE_RETENTION_DAYS", "14"))

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from memory_app import api as memory_api
 from sessions_app import api as sessions_api
+from tracing_app import api as tracing_api
 
 admin.site.site_header = "Cognizes"
 admin.site.site_title = "Cognizes admin"
@@ -29,6 +30,9 @@ api_v1 = [
     path(memory, memory_api.MemoryView.as_view(), name="memory"),
     path(memory + "revisions/", memory_api.MemoryRevisionsView.as_view(), name="memory-revisions"),
     path(memory + "rollback/", memory_api.MemoryRollbackView.as_view(), name="memory-rollback"),
+    path(session + "traces/", tracing_api.SessionTracesView.as_view(), name="session-traces"),
+    path(user + "traces/<str:trace_id>/", tracing_api.TraceView.as_view(), name="trace"),
+    path("apps/<str:app_name>/", include("tools_app.urls")),
 ]
 
 urlpatterns = [

@@ -111,9 +111,22 @@ class SessionAdmin(_VersionedStateAdmin):
     list_filter = ("app_name", "update_time")
     search_fields = ("session_id", "user_id", "app_name")
     date_hierarchy = "update_time"
-    fields = ("app_name", "user_id", "session_id", "state", "loaded_version", "version", "create_time", "update_time")
-    readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time")
+    fields = (
+        "app_name", "user_id", "session_id", "state", "loaded_version", "version", "create_time", "update_time",
+        "traces",
+    )
+    readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")
     inlines = [EventInline]
+
+    @admin.display(description="traces")
+    def traces(self, session: Session) -> str:
+        """A link to the runs of this session in tracing_app's admin (issue 6)."""
+        from urllib.parse import urlencode
+
+        from django.urls import reverse
+
+        query = urlencode({"app_name": session.app_name, "user_id": session.user_id, "session_id": session.session_id})
+        return format_html('<a href="{}?{}">Traces of this session</a>', reverse("admin:tracing_app_trace_changelist"), query)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Session]:
         return super().get_queryset(request).annotate(event_count=Count("events"))

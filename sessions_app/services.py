@@ -595,3 +595,12 @@ def _apply_patch(state: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]
     check_scoped_state(patch)
     merged = {**state, **{key: value for key, value in patch.items() if value is not None}}
     return {key: value for key, value in merged.items() if patch.get(key, 0) is not None}
+
+
+def get_session_owners(session_id: str, *, limit: int = 2) -> list[tuple[str, str]]:
+    """(app_name, user_id) of the sessions with this id — for records that know only the id (trace spans)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT app_name, user_id FROM sessions WHERE session_id = %s LIMIT %s", [session_id, limit]
+        )
+        return cursor.fetchall()

@@ -18,7 +18,7 @@ from cognizes.wsgi import application
 
 pytestmark = pytest.mark.django_db
 
-MAX_EXAMPLES = 15
+MAX_EXAMPLES = 10
 
 
 @pytest.fixture

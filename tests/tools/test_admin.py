@@ -1,0 +1,68 @@
+"""The admin edits the registry through the services: versions, the change marker, import, approvals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from tests.tools.conftest import weather_document
+from tools_app import services
+from tools_app.models import Tool, ToolApproval
+
+pytestmark = pytest.mark.django_db
+
+APP = "travel_app"
+
+
+def test_uploading_a_document_imports_its_operations(admin_client):
+    upload = SimpleUploadedFile("weather.json", json.dumps(weather_document("https://w.example")).encode())
+    response = admin_client.post("/admin/tools_app/tool/import/", {"app_name": APP, "document": upload}, follow=True)
+    assert "Created 3, changed 0, unchanged 0, rejected 0." in response.content.decode()
+    assert Tool.objects.filter(app_name=APP).count() == 3
+
+
+def test_a_bad_upload_shows_the_error_and_imports_nothing(admin_client):
+    upload = SimpleUploadedFile("bad.yaml", b"openapi: '2.0'")
+    response = admin_client.post("/admin/tools_app/tool/import/", {"app_name": APP, "document": upload})
+    assert "Only OpenAPI 3" in response.content.decode()
+    assert not Tool.objects.exists()
+
+
+def test_disable_action_and_edit_form_bump_versions_and_the_marker(admin_client):
+    services.do_import_openapi(app_name=APP, document=weather_document("https://w.example"))
+    weather = Tool.objects.get(name="get_weather")
+    admin_client.post(
+        "/admin/tools_app/tool/", {"action": "disable", "_selected_action": [weather.pk]}, follow=True
+    )
+    weather.refresh_from_db()
+    assert (weather.enabled, weather.version) == (False, 2)
+
+    page = admin_client.get(f"/admin/tools_app/tool/{weather.pk}/change/")
+    assert page.status_code == 200 and "parameters schema" in page.content.decode().lower()
+    before = services.get_registry_version(app_name=APP)
+    form = {
+        field: value for field, value in {
+            "app_name": APP, "name": "get_weather", "description": "Weather now.", "kind": "openapi",
+            "openapi_operation": json.dumps(weather.openapi_operation), "callable_path": "", "enabled": "on",
+            "base_url": "", "auth_scheme": "none", "auth_secret_name": "", "auth_header_name": "X-API-Key",
+            "timeout_seconds": "5", "versions-TOTAL_FORMS": "0", "versions-INITIAL_FORMS": "0",
+        }.items()
+    }
+    response = admin_client.post(f"/admin/tools_app/tool/{weather.pk}/change/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    weather.refresh_from_db()
+    assert (weather.description, weather.enabled, weather.version, weather.timeout_seconds) == ("Weather now.", True, 3, 5.0)
+    assert services.get_registry_version(app_name=APP) == before + 1
+
+
+def test_approve_action_decides_pending_calls(admin_client):
+    services.do_record_approval_request(
+        app_name=APP, user_id="ada", session_id="s1", request_id="r1", function_call_id="c1", tool_name="t"
+    )
+    admin_client.post(
+        "/admin/tools_app/toolapproval/", {"action": "approve", "_selected_action": [ToolApproval.objects.get().pk]}
+    )
+    assert ToolApproval.objects.get().status == "approved"
+    assert ToolApproval.objects.get().decided_by == "admin:admin"

@@ -1,0 +1,64 @@
+"""The waterfall in a real headless browser: bars for every span, attributes on click.
+
+Needs Debian's chromium and chromium-driver (``apt-get install chromium chromium-driver``)
+and the ``selenium`` package; skipped when either is missing.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.tracing.factories import record_trace
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture
+def browser():
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip("no chromium/chromedriver on this machine (apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    yield driver
+    driver.quit()
+
+
+def test_the_waterfall_renders_the_spans_of_a_trace(browser, live_server, admin_user):
+    from selenium.webdriver.common.by import By
+
+    trace_id = record_trace(session_id="s1", failing_tool=True)
+    browser.get(live_server.url + "/admin/login/")
+    browser.find_element(By.NAME, "username").send_keys("admin")
+    browser.find_element(By.NAME, "password").send_keys("password")
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+
+    browser.get(f"{live_server.url}/admin/tracing_app/trace/{trace_id}/change/")
+
+    rows = browser.find_elements(By.CSS_SELECTOR, ".cz-span")
+    assert [row.find_element(By.CSS_SELECTOR, ".cz-name").text for row in rows] == [
+        "invoke_agent weather_agent", "generate_content scripted-offline", "execute_tool remember_city",
+    ]
+    track = rows[0].find_element(By.CSS_SELECTOR, ".cz-track").rect
+    bars = [row.find_element(By.CSS_SELECTOR, ".cz-bar").rect for row in rows]
+    assert bars[0]["width"] == pytest.approx(track["width"], abs=2)  # the root spans the whole run
+    assert bars[2]["x"] - track["x"] == pytest.approx(track["width"] * 0.4, abs=2)  # the tool starts at 40 ms
+    assert bars[2]["width"] == pytest.approx(track["width"] * 0.2, abs=2)  # and lasts 20 ms
+    indent = [row.find_element(By.CSS_SELECTOR, ".cz-name").value_of_css_property("padding-left") for row in rows]
+    assert indent[1] == indent[2] != indent[0]  # children nested under the agent
+    assert "cz-error" in rows[2].find_element(By.CSS_SELECTOR, ".cz-bar").get_attribute("class")
+
+    attributes = rows[2].find_element(By.CSS_SELECTOR, ".cz-attributes")
+    assert not attributes.is_displayed()
+    rows[2].find_element(By.CSS_SELECTOR, "summary").click()
+    assert attributes.is_displayed()
+    assert '"gen_ai.tool.name": "remember_city"' in attributes.text
+    assert '"status_message": "RuntimeError: boom"' in attributes.text

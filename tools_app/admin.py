@@ -1,0 +1,208 @@
+"""Admin for the tool registry and its audit: every edit goes through services, so agents see it at once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from tools_app import services
+from tools_app.models import SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
+from tools_app.openapi import InvalidOpenApi
+
+
+def _actor(request: HttpRequest) -> str:
+    return f"admin:{request.user.get_username()}"
+
+
+def _pretty(value: Any) -> str:
+    return format_html("<pre style='white-space: pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class ToolVersionInline(admin.TabularInline):
+    model = ToolVersion
+    fields = ("version", "created_at", "changed_by", "pretty_snapshot")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    classes = ("collapse",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="snapshot")
+    def pretty_snapshot(self, version: ToolVersion) -> str:
+        return _pretty(version.snapshot)
+
+
+class ToolForm(forms.ModelForm):
+    """Run the registry's rules on the edited tool, so a bad edit is a form error, not a crash."""
+
+    class Meta:
+        model = Tool
+        exclude = ("version", "parameters_schema")
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        try:
+            services.check_tool(self.instance)
+        except services.InvalidTool as error:
+            for field, message in error.errors.items():
+                self.add_error(field if field in self.fields else None, message)
+
+
+class ImportForm(forms.Form):
+    app_name = forms.CharField(max_length=128)
+    document = forms.FileField(help_text="An OpenAPI 3 document, JSON or YAML.")
+    base_url = forms.CharField(required=False, help_text="Overrides the document's servers.")
+
+
+@admin.register(Tool)
+class ToolAdmin(admin.ModelAdmin):
+    form = ToolForm
+    list_display = ("name", "app_name", "kind", "enabled", "requires_approval", "version", "updated_at")
+    list_filter = ("app_name", "kind", "enabled", "requires_approval")
+    search_fields = ("name", "description")
+    readonly_fields = ("version", "pretty_parameters_schema", "created_at", "updated_at")
+    inlines = [ToolVersionInline]
+    actions = ["enable", "disable"]
+    change_list_template = "admin/tools_app/tool/change_list.html"
+
+    @admin.display(description="parameters schema")
+    def pretty_parameters_schema(self, tool: Tool) -> str:
+        return _pretty(tool.parameters_schema)
+
+    def save_model(self, request: HttpRequest, obj: Tool, form: forms.ModelForm, change: bool) -> None:
+        fields = {name: form.cleaned_data[name] for name in services.EDITABLE_FIELDS if name in form.cleaned_data}
+        if change:
+            changed = {name: value for name, value in fields.items() if name in form.changed_data}
+            services.do_update_tool(obj, changes=changed, actor=_actor(request))
+        else:
+            created = services.do_create_tool(app_name=obj.app_name, actor=_actor(request), **fields)
+            obj.pk = created.pk
+
+    def delete_model(self, request: HttpRequest, obj: Tool) -> None:
+        services.do_delete_tool(obj, actor=_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        for tool in queryset:
+            services.do_delete_tool(tool, actor=_actor(request))
+
+    @admin.action(description="Enable selected tools")
+    def enable(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        count = services.do_set_enabled(queryset, enabled=True, actor=_actor(request))
+        self.message_user(request, f"Enabled {count} tool(s).", messages.SUCCESS)
+
+    @admin.action(description="Disable selected tools")
+    def disable(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        count = services.do_set_enabled(queryset, enabled=False, actor=_actor(request))
+        self.message_user(request, f"Disabled {count} tool(s).", messages.SUCCESS)
+
+    def get_urls(self) -> list:
+        custom = [path("import/", self.admin_site.admin_view(self.import_view), name="tools_app_tool_import")]
+        return custom + super().get_urls()
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload an OpenAPI document: one tool per operation, and a report of what happened."""
+        form = ImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                report = services.do_import_openapi(
+                    app_name=form.cleaned_data["app_name"], document=form.cleaned_data["document"].read(),
+                    base_url=form.cleaned_data["base_url"], actor=_actor(request),
+                )
+            except InvalidOpenApi as error:
+                form.add_error("document", str(error))
+            else:
+                self.message_user(
+                    request,
+                    f"Created {len(report.created)}, changed {len(report.changed)}, "
+                    f"unchanged {len(report.unchanged)}, rejected {len(report.rejected)}.",
+                    messages.SUCCESS,
+                )
+                for name, reason in report.rejected.items():
+                    self.message_user(request, f"Rejected {name}: {reason}", messages.WARNING)
+                return HttpResponseRedirect(reverse("admin:tools_app_tool_changelist"))
+        context = {**self.admin_site.each_context(request), "form": form, "title": "Import an OpenAPI document",
+                   "opts": self.model._meta}
+        return render(request, "admin/tools_app/tool/import.html", context)
+
+
+class _ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ToolExecution)
+class ToolExecutionAdmin(_ReadOnlyAdmin):
+    list_display = ("started_at", "tool_name", "tool_version", "status", "app_name", "user_id", "session_id", "duration_ms")
+    list_filter = ("status", "app_name", "tool_name", "user_id")
+    search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name")
+    exclude = ("arguments", "result")
+    readonly_fields = (
+        "app_name", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
+        "status", "pretty_arguments", "pretty_result", "result_size", "result_truncated", "error", "started_at",
+        "duration_ms",
+    )
+    date_hierarchy = "started_at"
+
+    @admin.display(description="arguments")
+    def pretty_arguments(self, execution: ToolExecution) -> str:
+        return _pretty(execution.arguments)
+
+    @admin.display(description="result")
+    def pretty_result(self, execution: ToolExecution) -> str:
+        return _pretty(execution.result)
+
+
+@admin.register(ToolApproval)
+class ToolApprovalAdmin(_ReadOnlyAdmin):
+    list_display = ("created_at", "tool_name", "status", "app_name", "user_id", "session_id", "decided_by")
+    list_filter = ("status", "app_name", "tool_name")
+    search_fields = ("session_id", "function_call_id")
+    exclude = ("arguments",)
+    readonly_fields = (
+        "app_name", "user_id", "session_id", "invocation_id", "request_id", "function_call_id", "tool_name",
+        "pretty_arguments", "status", "decided_by", "decided_at", "delivered_at", "created_at",
+    )
+    actions = ["approve", "reject"]
+
+    @admin.display(description="arguments")
+    def pretty_arguments(self, approval: ToolApproval) -> str:
+        return _pretty(approval.arguments)
+
+    def _decide(self, request: HttpRequest, queryset: QuerySet[ToolApproval], *, approved: bool) -> None:
+        decided = 0
+        for approval in queryset:
+            try:
+                services.do_decide_approval(approval, approved=approved, actor=_actor(request))
+                decided += 1
+            except services.ApprovalAlreadyDecided:
+                pass
+        verb = "Approved" if approved else "Rejected"
+        self.message_user(request, f"{verb} {decided} call(s); {queryset.count() - decided} were already decided.")
+
+    @admin.action(description="Approve selected calls")
+    def approve(self, request: HttpRequest, queryset: QuerySet[ToolApproval]) -> None:
+        self._decide(request, queryset, approved=True)
+
+    @admin.action(description="Reject selected calls")
+    def reject(self, request: HttpRequest, queryset: QuerySet[ToolApproval]) -> None:
+        self._decide(request, queryset, approved=False)
+
+
+@admin.register(SandboxExecution)
+class SandboxExecutionAdmin(_ReadOnlyAdmin):
+    list_display = ("started_at", "language", "exit_status", "app_name", "user_id", "session_id", "duration_ms")
+    list_filter = ("exit_status", "language", "app_name")
+    search_fields = ("session_id", "code")

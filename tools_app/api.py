@@ -1,0 +1,259 @@
+"""HTTP API for the tool registry (CRUD + OpenAPI import), the audit (read-only) and approvals.
+
+Tools belong to an app, so their URLs are app-wide; a key restricted to one
+user may read the registry but not change it, and sees only its user's
+executions and approvals. Writes call ``tools_app.services``, the same rules
+as the admin's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.api import Conflict, Pagination, ScopedView, paginated, valid
+from tools_app import services
+from tools_app.models import AuthScheme, Tool, ToolApproval, ToolExecution, ToolKind
+from tools_app.openapi import InvalidOpenApi
+
+# ---- serializers -------------------------------------------------------------------------------
+
+
+class ToolSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Tool
+        fields = [
+            "name", "description", "kind", "openapi_operation", "callable_path", "parameters_schema", "enabled",
+            "requires_approval", "version", "base_url", "auth_scheme", "auth_secret_name", "auth_header_name",
+            "timeout_seconds", "created_at", "updated_at",
+        ]
+
+
+class ToolWriteSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=64, help_text="Function name the model sees; unique in the app.")
+    description = serializers.CharField(required=False, allow_blank=True, help_text="What the model is told.")
+    kind = serializers.ChoiceField(choices=ToolKind.choices)
+    openapi_operation = serializers.JSONField(required=False, help_text="OpenAPI 3 document with one operation.")
+    callable_path = serializers.CharField(required=False, allow_blank=True, help_text="Allow-listed dotted path.")
+    enabled = serializers.BooleanField(required=False)
+    requires_approval = serializers.BooleanField(required=False)
+    base_url = serializers.CharField(required=False, allow_blank=True)
+    auth_scheme = serializers.ChoiceField(choices=AuthScheme.choices, required=False)
+    auth_secret_name = serializers.CharField(required=False, allow_blank=True, help_text="Env variable name.")
+    auth_header_name = serializers.CharField(required=False)
+    timeout_seconds = serializers.FloatField(required=False, min_value=0.001)
+
+
+class ToolPatchSerializer(ToolWriteSerializer):
+    name = serializers.CharField(max_length=64, required=False)
+    kind = serializers.ChoiceField(choices=ToolKind.choices, required=False)
+    expected_version = serializers.IntegerField(
+        required=False, min_value=1, help_text="The version you last read; 409 Conflict if the tool moved on."
+    )
+
+
+class ImportSerializer(serializers.Serializer):
+    document = serializers.JSONField(help_text="An OpenAPI 3 document, as JSON or as JSON/YAML text.")
+    base_url = serializers.CharField(required=False, allow_blank=True, default="", help_text="Overrides 'servers'.")
+
+
+class ImportReportSerializer(serializers.Serializer):
+    created = serializers.ListField(child=serializers.CharField())
+    changed = serializers.ListField(child=serializers.CharField())
+    unchanged = serializers.ListField(child=serializers.CharField())
+    rejected = serializers.DictField(child=serializers.CharField(), help_text="Tool name → why it was rejected.")
+
+
+class ToolExecutionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ToolExecution
+        fields = [
+            "id", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
+            "arguments", "result", "result_size", "result_truncated", "error", "status", "started_at", "duration_ms",
+        ]
+
+
+class ToolApprovalSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ToolApproval
+        fields = [
+            "id", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "arguments", "status",
+            "decided_by", "decided_at", "delivered_at", "created_at",
+        ]
+
+
+class DecisionSerializer(serializers.Serializer):
+    approved = serializers.BooleanField(help_text="True runs the paused call, false rejects it.")
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+
+def _actor(request: Request) -> str:
+    return f"api:{request.user}"
+
+
+def _check_can_manage(view: ScopedView) -> None:
+    if view.scope.only_user:
+        raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's tools.")
+
+
+def _raise_for(error: services.ToolError) -> None:
+    if isinstance(error, services.InvalidTool):
+        raise exceptions.ValidationError(error.errors) from error
+    if isinstance(error, (services.StaleTool, services.ToolExists, services.ApprovalAlreadyDecided)):
+        raise Conflict(str(error)) from error
+    raise exceptions.ValidationError(str(error)) from error
+
+
+def _tool(app_name: str, name: str) -> Tool:
+    tool = Tool.objects.filter(app_name=app_name, name=name).first()
+    if tool is None:
+        raise Http404
+    return tool
+
+
+def _page(view: ScopedView, request: Request, queryset: QuerySet, serializer: type[serializers.Serializer]) -> Response:
+    paginator = Pagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer(page, many=True).data)
+
+
+def _for_caller(view: ScopedView, queryset: QuerySet) -> QuerySet:
+    queryset = queryset.filter(app_name=view.scope.app_name)
+    return queryset.filter(user_id=view.scope.only_user) if view.scope.only_user else queryset
+
+
+class ToolFilter(filters.FilterSet):
+    class Meta:
+        model = Tool
+        fields = ["kind", "enabled", "requires_approval"]
+
+
+class ToolExecutionFilter(filters.FilterSet):
+    started_since = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
+
+    class Meta:
+        model = ToolExecution
+        fields = ["user_id", "session_id", "invocation_id", "tool_name", "status", "started_since"]
+
+
+class ToolApprovalFilter(filters.FilterSet):
+    class Meta:
+        model = ToolApproval
+        fields = ["user_id", "session_id", "status"]
+
+
+# ---- views -------------------------------------------------------------------------------------
+
+
+class ToolsView(ScopedView):
+    """The app's tool registry."""
+
+    @extend_schema(operation_id="list_tools", parameters=[ToolFilter], responses=paginated(ToolSerializer))
+    def get(self, request: Request, app_name: str) -> Response:
+        queryset = ToolFilter(request.query_params, queryset=Tool.objects.filter(app_name=app_name)).qs
+        return _page(self, request, queryset.order_by("name"), ToolSerializer)
+
+    @extend_schema(operation_id="create_tool", request=ToolWriteSerializer, responses={201: ToolSerializer})
+    def post(self, request: Request, app_name: str) -> Response:
+        _check_can_manage(self)
+        data = valid(ToolWriteSerializer, request.data)
+        try:
+            tool = services.do_create_tool(app_name=app_name, actor=_actor(request), **data)
+        except services.ToolError as error:
+            _raise_for(error)
+        return Response(ToolSerializer(tool).data, status=status.HTTP_201_CREATED)
+
+
+class ToolView(ScopedView):
+    @extend_schema(operation_id="get_tool", responses=ToolSerializer)
+    def get(self, request: Request, app_name: str, name: str) -> Response:
+        return Response(ToolSerializer(_tool(app_name, name)).data)
+
+    @extend_schema(operation_id="update_tool", request=ToolPatchSerializer, responses=ToolSerializer)
+    def patch(self, request: Request, app_name: str, name: str) -> Response:
+        _check_can_manage(self)
+        data: dict[str, Any] = dict(valid(ToolPatchSerializer, request.data))
+        expected_version = data.pop("expected_version", None)
+        try:
+            tool = services.do_update_tool(
+                _tool(app_name, name), changes=data, actor=_actor(request), expected_version=expected_version
+            )
+        except services.ToolError as error:
+            _raise_for(error)
+        return Response(ToolSerializer(tool).data)
+
+    @extend_schema(operation_id="delete_tool", responses={204: None})
+    def delete(self, request: Request, app_name: str, name: str) -> Response:
+        _check_can_manage(self)
+        services.do_delete_tool(_tool(app_name, name), actor=_actor(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ToolImportView(ScopedView):
+    """Create or update one tool per operation of an OpenAPI 3 document."""
+
+    @extend_schema(operation_id="import_tools", request=ImportSerializer, responses=ImportReportSerializer)
+    def post(self, request: Request, app_name: str) -> Response:
+        _check_can_manage(self)
+        data = valid(ImportSerializer, request.data)
+        try:
+            report = services.do_import_openapi(
+                app_name=app_name, document=data["document"], base_url=data["base_url"], actor=_actor(request)
+            )
+        except InvalidOpenApi as error:
+            raise exceptions.ValidationError({"document": [str(error)]}) from error
+        return Response(report.as_dict())
+
+
+class ToolExecutionsView(ScopedView):
+    """Every audited tool call of the app (a user-restricted key sees only its user's)."""
+
+    @extend_schema(
+        operation_id="list_tool_executions", parameters=[ToolExecutionFilter], responses=paginated(ToolExecutionSerializer)
+    )
+    def get(self, request: Request, app_name: str) -> Response:
+        queryset = ToolExecutionFilter(request.query_params, queryset=_for_caller(self, ToolExecution.objects.all())).qs
+        return _page(self, request, queryset.order_by("-started_at", "-id"), ToolExecutionSerializer)
+
+
+class ToolApprovalsView(ScopedView):
+    """Calls waiting for (or given) a person's decision."""
+
+    @extend_schema(
+        operation_id="list_tool_approvals", parameters=[ToolApprovalFilter], responses=paginated(ToolApprovalSerializer)
+    )
+    def get(self, request: Request, app_name: str) -> Response:
+        queryset = ToolApprovalFilter(request.query_params, queryset=_for_caller(self, ToolApproval.objects.all())).qs
+        return _page(self, request, queryset.order_by("-created_at", "-id"), ToolApprovalSerializer)
+
+
+class ToolApprovalView(ScopedView):
+    @extend_schema(operation_id="get_tool_approval", responses=ToolApprovalSerializer)
+    def get(self, request: Request, app_name: str, approval_id: int) -> Response:
+        return Response(ToolApprovalSerializer(self._approval(approval_id)).data)
+
+    @extend_schema(operation_id="decide_tool_approval", request=DecisionSerializer, responses=ToolApprovalSerializer)
+    def post(self, request: Request, app_name: str, approval_id: int) -> Response:
+        data = valid(DecisionSerializer, request.data)
+        try:
+            approval = services.do_decide_approval(
+                self._approval(approval_id), approved=data["approved"], actor=_actor(request)
+            )
+        except services.ToolError as error:
+            _raise_for(error)
+        return Response(ToolApprovalSerializer(approval).data)
+
+    def _approval(self, approval_id: int) -> ToolApproval:
+        approval = _for_caller(self, ToolApproval.objects.filter(pk=approval_id)).first()
+        if approval is None:
+            raise Http404
+        return approval

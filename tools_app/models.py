@@ -1,0 +1,202 @@
+"""The tool registry (what agents may call) and the audit of what they called.
+
+Rows here are the live configuration of running agents: ``DatabaseToolset``
+rebuilds its ADK tools when an app's ``ToolRegistryMarker`` moves, so every
+write to ``Tool`` goes through ``tools_app.services``, which bumps the marker
+in the same transaction (the django-celery-beat ``PeriodicTasks`` idea).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+MAX_NAME_LENGTH = 64  # Gemini's limit on function names
+
+
+class ToolKind(models.TextChoices):
+    OPENAPI = "openapi", "OpenAPI operation"
+    PYTHON = "python", "Python callable"
+
+
+class AuthScheme(models.TextChoices):
+    NONE = "none", "None"
+    BEARER = "bearer", "Bearer token (Authorization header)"
+    API_KEY_HEADER = "api_key_header", "API key in a header"
+
+
+class ToolQuerySet(models.QuerySet["Tool"]):
+    def enabled(self) -> ToolQuerySet:
+        return self.filter(enabled=True)
+
+
+class Tool(models.Model):
+    """One function an agent can call: an OpenAPI operation or an allow-listed Python callable."""
+
+    app_name = models.CharField(max_length=128, db_index=True, help_text="The ADK app whose agents get this tool.")
+    name = models.CharField(
+        max_length=MAX_NAME_LENGTH, help_text="The function name the model sees; unique within the app."
+    )
+    description = models.TextField(blank=True, help_text="What the model is told the tool does.")
+    kind = models.CharField(max_length=16, choices=ToolKind.choices)
+    openapi_operation = models.JSONField(
+        null=True, blank=True,
+        help_text="An OpenAPI 3 document holding exactly this tool's operation (kind 'openapi').",
+    )
+    callable_path = models.CharField(
+        max_length=255, blank=True,
+        help_text="Dotted path of the function (kind 'python'); must be listed in COGNIZES_TOOL_CALLABLES.",
+    )
+    parameters_schema = models.JSONField(
+        default=dict, blank=True, help_text="JSON schema of the arguments, as the model sees them (read-only)."
+    )
+    enabled = models.BooleanField(default=True, help_text="Disabled tools are not offered to agents.")
+    requires_approval = models.BooleanField(
+        default=False, help_text="Each call waits until a person approves or rejects it."
+    )
+    version = models.PositiveIntegerField(default=1, help_text="Incremented on every change.")
+    base_url = models.CharField(
+        max_length=2048, blank=True, help_text="Overrides the document's first server URL (kind 'openapi')."
+    )
+    auth_scheme = models.CharField(max_length=32, choices=AuthScheme.choices, default=AuthScheme.NONE)
+    auth_secret_name = models.CharField(
+        max_length=128, blank=True,
+        help_text="Name of the environment variable holding the secret; the secret itself is never stored.",
+    )
+    auth_header_name = models.CharField(
+        max_length=128, default="X-API-Key", help_text="Header that carries an API key (scheme 'api_key_header')."
+    )
+    timeout_seconds = models.FloatField(default=30.0, help_text="Timeout of each HTTP request the tool makes.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ToolQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app_name", "name"], name="tool_unique_name_per_app"),
+            models.CheckConstraint(condition=models.Q(timeout_seconds__gt=0), name="tool_timeout_positive"),
+        ]
+        ordering = ["app_name", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.app_name}/{self.name} v{self.version}"
+
+
+class ToolVersion(models.Model):
+    """A snapshot of a tool as it was at one version: the admin's version history."""
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    snapshot = models.JSONField(help_text="The tool's fields at this version.")
+    changed_by = models.CharField(max_length=255, blank=True, help_text="Who made the change (user or API key).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tool", "version"], name="tool_version_unique")]
+        ordering = ["tool", "-version"]
+
+    def __str__(self) -> str:
+        return f"{self.tool_id} v{self.version}"
+
+
+class ToolRegistryMarker(models.Model):
+    """Bumped on every change to an app's tools, so agents check one row instead of reloading."""
+
+    app_name = models.CharField(max_length=128, primary_key=True)
+    version = models.BigIntegerField(default=0)
+
+
+class ExecutionStatus(models.TextChoices):
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    PENDING_APPROVAL = "pending_approval", "Waiting for approval"
+    REJECTED = "rejected", "Rejected"
+
+
+class ToolExecution(models.Model):
+    """One tool call an agent made, written by ``AuditPlugin``."""
+
+    app_name = models.CharField(max_length=128)
+    user_id = models.CharField(max_length=128)
+    session_id = models.CharField(max_length=128)
+    invocation_id = models.CharField(max_length=128, blank=True)
+    function_call_id = models.CharField(max_length=128, blank=True, help_text="The model's id for this call.")
+    tool_name = models.CharField(max_length=MAX_NAME_LENGTH)
+    tool_version = models.PositiveIntegerField(null=True, blank=True, help_text="Registry version; empty for code tools.")
+    arguments = models.JSONField(default=dict)
+    result = models.JSONField(null=True, blank=True, help_text="What the tool returned (cut past the size limit).")
+    result_size = models.PositiveIntegerField(default=0, help_text="Size of the full result, in bytes of JSON.")
+    result_truncated = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    status = models.CharField(max_length=32, choices=ExecutionStatus.choices)
+    started_at = models.DateTimeField()
+    duration_ms = models.FloatField(help_text="Wall time of the call, in milliseconds.")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["app_name", "user_id", "session_id"], name="toolexec_scope_idx"),
+            models.Index(fields=["app_name", "tool_name", "-started_at"], name="toolexec_tool_idx"),
+            models.Index(fields=["app_name", "-started_at"], name="toolexec_recent_idx"),
+        ]
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} ({self.status})"
+
+
+class ApprovalStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class ToolApproval(models.Model):
+    """A paused call of a ``requires_approval`` tool, waiting for a person's decision.
+
+    ADK pauses the run with an ``adk_request_confirmation`` function call; the
+    decision is handed back to the agent as that call's response (see
+    ``tools_app.adk.approval_message``).
+    """
+
+    app_name = models.CharField(max_length=128)
+    user_id = models.CharField(max_length=128)
+    session_id = models.CharField(max_length=128)
+    invocation_id = models.CharField(max_length=128, blank=True)
+    request_id = models.CharField(max_length=128, unique=True, help_text="Id of ADK's confirmation request.")
+    function_call_id = models.CharField(max_length=128, help_text="Id of the paused tool call.")
+    tool_name = models.CharField(max_length=MAX_NAME_LENGTH)
+    arguments = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
+    decided_by = models.CharField(max_length=255, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the decision was handed back to the agent."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["app_name", "user_id", "session_id"], name="toolapproval_scope_idx")]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} ({self.status})"
+
+
+class SandboxExecution(models.Model):
+    """Code an agent ran with an ADK code executor, written by ``AuditPlugin``."""
+
+    app_name = models.CharField(max_length=128)
+    user_id = models.CharField(max_length=128)
+    session_id = models.CharField(max_length=128)
+    invocation_id = models.CharField(max_length=128, blank=True)
+    code = models.TextField()
+    language = models.CharField(max_length=32)
+    stdout = models.TextField(blank=True)
+    stderr = models.TextField(blank=True)
+    exit_status = models.CharField(max_length=64, help_text="The executor's outcome (e.g. OUTCOME_OK).")
+    started_at = models.DateTimeField()
+    duration_ms = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["app_name", "user_id", "session_id"], name="sandbox_scope_idx")]
+        ordering = ["-started_at", "-id"]

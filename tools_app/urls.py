@@ -1,0 +1,14 @@
+"""Tool registry URLs, mounted under /api/v1/apps/<app_name>/ by cognizes/urls.py."""
+
+from django.urls import path
+
+from tools_app import api
+
+urlpatterns = [
+    path("tools/", api.ToolsView.as_view(), name="tools"),
+    path("tools/<str:name>/", api.ToolView.as_view(), name="tool"),
+    path("tool-imports/", api.ToolImportView.as_view(), name="tool-imports"),
+    path("tool-executions/", api.ToolExecutionsView.as_view(), name="tool-executions"),
+    path("tool-approvals/", api.ToolApprovalsView.as_view(), name="tool-approvals"),
+    path("tool-approvals/<int:approval_id>/", api.ToolApprovalView.as_view(), name="tool-approval"),
+]
