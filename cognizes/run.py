@@ -39,12 +39,20 @@ def main() -> int:
     try:
         for command in (["migrate", "--noinput"], ["ensure_admin"], ["load_demo"]):
             subprocess.run([python, "manage.py", *command], env=env, check=True)
-        for command in (
-            [python, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1", "--port", port, "--lifespan", "off"],
-            [python, "-m", "celery", "-A", "cognizes", "worker", "--loglevel", "INFO", "--concurrency", "2"],
-            [python, "-m", "celery", "-A", "cognizes", "beat", "--loglevel", "INFO"],
+        # Under ASGI each request runs on a thread of its own, so a persistent
+        # connection would never be reused and idle ones would pile up: the web
+        # server connects per request (bench/api.py measured the pile-up).
+        web_env = {**env, "DATABASE_CONN_MAX_AGE": env.get("DATABASE_CONN_MAX_AGE", "0")}
+        for command, command_env in (
+            (
+                [python, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1", "--port", port,
+                 "--lifespan", "off"],
+                web_env,
+            ),
+            ([python, "-m", "celery", "-A", "cognizes", "worker", "--loglevel", "INFO", "--concurrency", "2"], env),
+            ([python, "-m", "celery", "-A", "cognizes", "beat", "--loglevel", "INFO"], env),
         ):
-            children.append(subprocess.Popen(command, env=env, start_new_session=True))
+            children.append(subprocess.Popen(command, env=command_env, start_new_session=True))
         print(f"\nCognizes is running: http://127.0.0.1:{port}/admin/  (Ctrl-C stops everything)\n", flush=True)
         while all(child.poll() is None for child in children):
             time.sleep(0.5)

