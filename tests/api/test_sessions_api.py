@@ -199,3 +199,16 @@ def test_the_schema_and_swagger_ui_are_served(api):
     schema = api.get("/api/schema/")
     assert schema.status_code == 200 and b"/api/v1/apps/{app_name}/users/{user_id}/sessions/" in schema.content
     assert api.get("/api/docs/").status_code == 200
+
+
+def test_each_key_is_rate_limited_on_its_own(db, monkeypatch):
+    from access.throttling import KeyRateThrottle
+
+    monkeypatch.setattr(KeyRateThrottle, "rate", "3/min", raising=False)
+    busy, other = client_for("shop"), client_for("shop")
+
+    statuses = [busy.get(f"{BASE}/sessions/").status_code for _ in range(4)]
+
+    assert statuses == [200, 200, 200, 429]
+    assert busy.get(f"{BASE}/sessions/").json()["error"]["code"] == "throttled"
+    assert other.get(f"{BASE}/sessions/").status_code == 200
