@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
@@ -302,7 +303,8 @@ class AuditPlugin(BasePlugin):
         code, started_at, started = self._code_started.pop(
             invocation_id, (types.ExecutableCode(code="", language=types.Language.LANGUAGE_UNSPECIFIED), time.time(), 0.0)
         )
-        output = outcome.output or ""
+        # ADK folds stdout/stderr into one text behind a heading; keep just the output.
+        output = re.sub(r"^Code execution (result|error):\n", "", outcome.output or "").rstrip("\n")
         failed = outcome.outcome != types.Outcome.OUTCOME_OK
         self._write(
             services.do_record_sandbox_execution, **scope, invocation_id=invocation_id,
