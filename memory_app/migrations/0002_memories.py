@@ -107,6 +107,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='memory',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='memories_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            index=pgvector.django.indexes.HnswIndex(ef_construction=128, fields=['embedding'], m=32, name='memories_embedding_hnsw', opclasses=['vector_cosine_ops']),
         ),
     ]

@@ -55,5 +55,5 @@ class Command(BaseCommand):
             cursor.execute("UPDATE memories SET embedder = ''")
             cursor.execute(
                 "CREATE INDEX memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops) "
-                "WITH (m = 16, ef_construction = 64)"
+                "WITH (m = 32, ef_construction = 128)"
             )
