@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Iterable
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NOT_WORD = re.compile(r"[^\w]+")
@@ -49,3 +50,20 @@ def content_words(text: str) -> frozenset[str]:
     cats" (cosine 0.95 with e5), so merging near duplicates also requires this.
     """
     return frozenset(normalise(text).split()) - _STOP_WORDS
+
+
+def without_names(text: str, names: Iterable[str]) -> str:
+    """The query as the embedder should see it: without the names of the scope's speakers.
+
+    Every memory a speaker said carries their name, so a name in the question
+    tells memories apart no better than noise, and pulls the query vector towards
+    turns that merely address the person. Only capitalised names are taken out
+    (case-sensitively), so authors like "user" or a name like "May" written in
+    lower case leave ordinary words alone. On LoCoMo's dev half this lifts
+    vector-only hit@10 from 0.60 to 0.72 (bench/memory_quality.py).
+    """
+    proper = sorted({n.strip() for n in names if n.strip()[:1].isupper()}, key=len, reverse=True)
+    if not proper:
+        return text
+    pattern = r"\b(?:" + "|".join(map(re.escape, proper)) + r")(?:['’]s)?\b"
+    return " ".join(re.sub(pattern, " ", text).split()) or text

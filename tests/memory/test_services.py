@@ -202,3 +202,22 @@ def test_llm_extractor_reads_the_models_json_and_supersession():
     )
     assert "[m-1] User prefers window seats." in model.prompts[0]
     assert "user: Aisle now, please." in model.prompts[0]
+
+
+def test_the_query_embedding_leaves_out_speakers_names_but_not_ordinary_words():
+    from memory_app.text import without_names
+
+    assert without_names("What did Caroline's sister paint?", ["Caroline", "user"]) == "What did sister paint?"
+    assert without_names("what does the user like", ["user", "Caroline"]) == "what does the user like"
+    assert without_names("Caroline", ["Caroline"]) == "Caroline"
+
+
+def test_whole_number_weights_still_rank(settings):
+    from memory_app.search import SearchWeights
+
+    remember("I am allergic to peanuts.", "My car is blue.")
+    hits = search_memories(
+        app_name=APP, user_id="ada", query="peanut allergy", reinforce=False,
+        weights=SearchWeights(vector=1, keyword=1, rrf_k=60),
+    )
+    assert hits[0].text == "I am allergic to peanuts." and hits[0].score > 0
