@@ -80,10 +80,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
@@ -124,21 +126,6 @@ class Sizes:
 # ---------------------------------------------------------------------------
 # Scratch database and server
 # ---------------------------------------------------------------------------
-
-
-def with_database(url: str, name: str) -> str:
-    """``url`` pointing at database ``name`` (host, port and user unchanged)."""
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-
-
-def recreate_database(server_url: str, name: str, *, create: bool = True) -> None:
-    """Drop (and unless ``create`` is False, create) a scratch database."""
-    import psycopg
-
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if create:
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def analyze(database_url: str) -> None:
@@ -796,19 +783,6 @@ def warm_up(bench: Bench) -> None:
             run_load(bench.factory(operation, mode), 2, 10)
 
 
-def close_django_connections() -> None:
-    from django.apps import apps
-
-    if not apps.ready:
-        return
-    from django.db import connections
-
-    from cognizes.db_threads import close_connections
-
-    close_connections()
-    connections.close_all()
-
-
 def chosen_sizes(args: argparse.Namespace) -> Sizes:
     sizes = Sizes.quick(args.concurrency) if args.quick else Sizes(concurrency=args.concurrency)
     given = {name: getattr(args, name) for name in ("appends", "searches", "memories")}
@@ -841,7 +815,7 @@ def main() -> None:
 
     server_url = local.database_url()
     database_url = with_database(server_url, BENCH_DB)
-    recreate_database(server_url, BENCH_DB)
+    recreate_databases(server_url, [BENCH_DB])
     # Before Django is set up, so its one connection setting names the scratch database.
     os.environ["DATABASE_URL"] = database_url
     try:
@@ -856,7 +830,7 @@ def main() -> None:
         report_connection_setup(database_url, settings.REDIS_URL)
     finally:
         close_django_connections()
-        recreate_database(server_url, BENCH_DB, create=False)
+        recreate_databases(server_url, [BENCH_DB], create=False)
 
 
 if __name__ == "__main__":

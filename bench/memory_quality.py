@@ -64,10 +64,12 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
 from cognizes import local  # noqa: E402  (no Django needed: it only finds/starts the server)
@@ -188,20 +190,6 @@ def load_locomo(path: Path, limit: int | None) -> list[Conversation]:
 # ---------------------------------------------------------------------------
 
 
-def with_database(url: str, name: str) -> str:
-    """``url`` pointing at database ``name`` (host, port and user unchanged)."""
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-
-
-def recreate_database(server_url: str, name: str, *, create: bool = True) -> None:
-    import psycopg
-
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if create:
-            conn.execute(f'CREATE DATABASE "{name}"')
-
-
 def setup_django(server_url: str) -> None:
     """Point Django at the scratch database (before it reads its settings) and migrate it."""
     os.environ["DATABASE_URL"] = with_database(server_url, BENCH_DB)
@@ -210,19 +198,6 @@ def setup_django(server_url: str) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
-
-
-def close_django_connections() -> None:
-    from django.apps import apps
-
-    if not apps.ready:
-        return
-    from django.db import connections
-
-    from cognizes.db_threads import close_connections
-
-    close_connections()
-    connections.close_all()
 
 
 # ---------------------------------------------------------------------------
@@ -721,13 +696,13 @@ def main() -> None:
         parser.error(f"no such file: {args.path}")
 
     server_url = local.database_url()
-    recreate_database(server_url, BENCH_DB)
+    recreate_databases(server_url, [BENCH_DB])
     try:
         setup_django(server_url)
         benchmark(args)
     finally:
         close_django_connections()
-        recreate_database(server_url, BENCH_DB, create=False)
+        recreate_databases(server_url, [BENCH_DB], create=False)
 
 
 if __name__ == "__main__":

@@ -98,12 +98,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
-from urllib.parse import urlsplit, urlunsplit
+
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import close_django_connections, with_database  # noqa: E402
+
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
 from cognizes import local  # noqa: E402  (no Django needed: it only finds/starts the server)
@@ -249,10 +252,6 @@ def user_id(index: int) -> str:
 # ---------------------------------------------------------------------------
 # Database
 # ---------------------------------------------------------------------------
-
-
-def with_database(url: str, name: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
 
 
 def admin(server_url: str, statement: str) -> None:
@@ -919,15 +918,6 @@ def main() -> None:
             print(f"\nkept database {args.database}")
         else:
             admin(server_url, f'DROP DATABASE IF EXISTS "{args.database}" WITH (FORCE)')
-
-
-def close_django_connections() -> None:
-    from django.apps import apps
-
-    if apps.ready:
-        from django.db import connections
-
-        connections.close_all()
 
 
 if __name__ == "__main__":

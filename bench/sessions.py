@@ -53,10 +53,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
 from cognizes import local  # noqa: E402  (no Django needed: it only finds/starts the server)
@@ -110,23 +113,6 @@ def scenarios(sizes: Sizes) -> list[Scenario]:
 # ---------------------------------------------------------------------------
 # Databases
 # ---------------------------------------------------------------------------
-
-
-def with_database(url: str, name: str) -> str:
-    """``url`` pointing at database ``name`` (host, port and user unchanged)."""
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
-def recreate_databases(server_url: str, names: list[str], *, create: bool = True) -> None:
-    """Drop (and unless ``create`` is False, create) scratch databases on the server."""
-    import psycopg
-
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        for name in names:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            if create:
-                conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def analyze_databases(server_url: str, names: list[str]) -> None:
@@ -518,19 +504,6 @@ def main() -> None:
     finally:
         close_django_connections()
         recreate_databases(server_url, [BENCH_DB, ADK_DB], create=False)
-
-
-def close_django_connections() -> None:
-    from django.apps import apps
-
-    if not apps.ready:
-        return
-    from django.db import connections
-
-    from cognizes.db_threads import close_connections
-
-    close_connections()
-    connections.close_all()
 
 
 if __name__ == "__main__":

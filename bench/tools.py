@@ -24,7 +24,7 @@ import os
 import statistics
 import time
 
-from bench.sessions import close_django_connections, recreate_databases, with_database
+from bench.scratch import close_django_connections, recreate_databases, with_database
 from cognizes import local
 
 BENCH_DB = "cognizes_bench_tools"
