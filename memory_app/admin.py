@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from memory_app import consolidation, services
-from memory_app.models import ConsolidationJob, Memory, MemoryRevision, Status
+from memory_app.models import ConsolidationJob, Memory, MemoryRevision
 from memory_app.search import search_memories
 from sessions_app.admin import SessionAdmin
 from sessions_app.models import Session

@@ -26,7 +26,6 @@ from tools_app.models import (
     ToolApproval,
     ToolExecution,
     ToolKind,
-    ToolRegistryMarker,
     ToolVersion,
 )
 from tools_app.openapi import InvalidOpenApi, ParsedOperation, build_rest_api_tool, load_document, parse_operations
