@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
 
 from cognizes.db_threads import close_connections
 
@@ -28,3 +30,29 @@ def _test_database(request, django_db_setup, django_db_blocker):
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+@pytest.fixture(autouse=True)
+def _spans_written_before_teardown():
+    """Write a test's pending spans before pytest-django empties the tables.
+
+    The span exporter writes from the BatchSpanProcessor's thread; an insert still
+    in flight while a transactional test's TRUNCATE runs deadlocks the flush.
+    Plugin fixtures are set up first and torn down last, so this runs before it.
+    """
+    yield
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    if hasattr(provider, "force_flush"):
+        # force_flush exports in the calling thread: use one with its own connection.
+        flusher = threading.Thread(target=_flush, args=(provider,))
+        flusher.start()
+        flusher.join()
+
+
+def _flush(provider) -> None:
+    try:
+        provider.force_flush(30_000)
+    finally:
+        connections.close_all()
