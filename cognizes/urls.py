@@ -22,6 +22,7 @@ api_v1 = [
     path(user + "sessions/", sessions_api.SessionsView.as_view(), name="sessions"),
     path(session, sessions_api.SessionView.as_view(), name="session"),
     path(session + "events/", sessions_api.EventsView.as_view(), name="events"),
+    path(session + "events/stream/", sessions_api.EventStreamView.as_view(), name="event-stream"),
     path(session + "state/", sessions_api.SessionStateView.as_view(), name="session-state"),
     path(session + "memory-jobs/", memory_api.SessionIngestView.as_view(), name="session-ingest"),
     path(user + "memory-jobs/<int:job_id>/", memory_api.JobView.as_view(), name="memory-job"),

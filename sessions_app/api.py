@@ -11,21 +11,25 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404
+from django.http import Http404, StreamingHttpResponse
 from django_filters import rest_framework as filters
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from google.adk.events.event import Event as AdkEvent
 from pydantic import ValidationError as PydanticValidationError
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.api import Conflict, Pagination, ScopedView, paginated, valid
-from sessions_app import services
+from cognizes import sse
+from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from sessions_app.models import MAX_KEY_LENGTH, Event, Session
 
@@ -223,6 +227,43 @@ class EventsView(ScopedView):
         except services.SessionError as error:
             _raise_for(error)
         return Response({"version": version, "event": _json(new_event.data_json)}, status=status.HTTP_201_CREATED)
+
+
+class EventStreamView(ScopedView):
+    """The session's events as Server-Sent Events, live: each one as any process stores it.
+
+    Starts after ``after_version`` (or the ``Last-Event-ID`` header a reconnecting
+    EventSource sends; by default from the first event), one ``event`` message
+    per event with the version as its id, a comment line every 15 s of quiet.
+    Ends when the session is deleted.
+    """
+
+    renderer_classes = [JSONRenderer, sse.EventStreamRenderer]
+
+    @extend_schema(
+        operation_id="stream_events",
+        parameters=[AfterVersionSerializer],
+        responses={(200, "text/event-stream"): OpenApiTypes.STR},
+    )
+    def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> StreamingHttpResponse:
+        session_pk = services.get_session_pk(app_name=app_name, user_id=user_id, session_id=session_id)
+        if session_pk is None:
+            raise Http404
+        after = valid(AfterVersionSerializer, request.query_params, strict=False).get("after_version")
+        if after is None:
+            after = valid(AfterVersionSerializer, {"after_version": request.headers.get("Last-Event-ID", 0)})[
+                "after_version"
+            ]
+        return sse.response(_event_messages(session_pk, after))
+
+
+async def _event_messages(session_pk: int, after_version: int) -> AsyncIterator[str]:
+    async for item in live.follow(session_pk, after_version=after_version):
+        if item is None:
+            yield sse.comment()
+        else:
+            version, event = item
+            yield sse.message({"version": version, "event": event}, event="event", id=version)
 
 
 class SessionStateView(ScopedView):

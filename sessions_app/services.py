@@ -522,27 +522,42 @@ def _json(value: Any) -> dict[str, Any]:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def get_events_after(
-    *, app_name: str, user_id: str, session_id: str, after_version: int = 0
-) -> list[tuple[int, dict[str, Any]]] | None:
-    """(version, event) pairs of the session's events stored after ``after_version``; None if no such session.
-
-    Consumers that follow a session (memory consolidation) keep the last version
-    they took as their watermark.
-    """
+def get_session_pk(*, app_name: str, user_id: str, session_id: str) -> int | None:
+    """The session's row id (what event notifications carry), or None if there is no such session."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id FROM sessions WHERE app_name = %s AND user_id = %s AND session_id = %s",
             [app_name, user_id, session_id],
         )
         row = cursor.fetchone()
-        if row is None:
-            return None
+    return row[0] if row else None
+
+
+def get_events_after(
+    *, app_name: str, user_id: str, session_id: str, after_version: int = 0
+) -> list[tuple[int, dict[str, Any]]] | None:
+    """(version, event) pairs of the session's events stored after ``after_version``; None if no such session.
+
+    Consumers that follow a session (memory consolidation, live views) keep the
+    last version they took as their watermark.
+    """
+    pk = get_session_pk(app_name=app_name, user_id=user_id, session_id=session_id)
+    return None if pk is None else get_events_after_pk(pk, after_version=after_version)
+
+
+def get_events_after_pk(session_pk: int, *, after_version: int = 0) -> list[tuple[int, dict[str, Any]]] | None:
+    """``get_events_after`` by row id, for callers that resolved (and scope-checked) the session already."""
+    with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT version, data FROM events WHERE session_id = %s AND version > %s ORDER BY version",
-            [row[0], after_version],
+            "SELECT s.id, e.version, e.data FROM sessions s "
+            "LEFT JOIN events e ON e.session_id = s.id AND e.version > %s "
+            "WHERE s.id = %s ORDER BY e.version",
+            [after_version, session_pk],
         )
-        return [(version, _json(data)) for version, data in cursor.fetchall()]
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    return [(version, _json(data)) for _, version, data in rows if version is not None]
 
 
 def do_patch_session_state(

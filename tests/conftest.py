@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
@@ -56,3 +58,27 @@ def _flush(provider) -> None:
         provider.force_flush(30_000)
     finally:
         connections.close_all()
+
+
+@pytest.fixture
+def asgi_server(transactional_db) -> Iterator[str]:
+    """The project's ASGI application served by uvicorn on loopback (what ``make run`` serves); its base URL.
+
+    Streaming responses (Server-Sent Events) need a real ASGI server: the test
+    client would read an endless stream to its end.
+    """
+    import uvicorn
+
+    from cognizes.asgi import application
+
+    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(30)

@@ -36,6 +36,9 @@ def test_every_operation_never_errors_and_matches_its_schema(db, keep_test_conne
     schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 20
+    # Event streams never end by themselves; WSGI would read one forever. They are
+    # tested over a real ASGI server (tests/sessions/test_live.py, tests/runtime).
+    operations = [op for op in operations if not op.path.endswith("/stream/")]
 
     for operation in operations:
 

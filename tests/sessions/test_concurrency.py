@@ -3,27 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
-from urllib.parse import quote
 
 import pytest
-from django.conf import settings
 from google.adk.errors._stale_session_error import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.sessions.base_session_service import GetSessionConfig
 
 from cognizes.adk import PostgresSessionService
 from sessions_app.models import Event as StoredEvent
+from tests.processes import run_python
 from tests.sessions.test_contract import text_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 APP = "race_app"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -72,8 +66,7 @@ async def test_a_write_from_another_process_makes_this_copy_stale(service):
         asyncio.run(main())
         """
     )
-    env = {**os.environ, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL}
-    subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=120)
+    run_python(script)
 
     with pytest.raises(StaleSessionError):
         await service.append_event(session, text_event("from this process"))
@@ -171,9 +164,3 @@ async def test_a_duplicate_event_id_is_refused_and_changes_nothing(service):
     assert await StoredEvent.objects.acount() == 1
     stored = await service.get_session(app_name=APP, user_id="u1", session_id=session.id)
     assert stored.state == {"n": 1}
-
-
-def _test_database_url() -> str:
-    db = settings.DATABASES["default"]
-    auth = quote(db["USER"]) + (f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else "")
-    return f"postgresql://{auth}@{quote(db['HOST'], safe='')}:{db['PORT']}/{db['NAME']}"

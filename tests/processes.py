@@ -1,0 +1,29 @@
+"""Run code in another process against the test database (what a second web or worker process does)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def database_env() -> dict[str, str]:
+    """This process's environment, pointed at the test database and the same Redis."""
+    db = settings.DATABASES["default"]
+    auth = quote(db["USER"]) + (f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else "")
+    url = f"postgresql://{auth}@{quote(db['HOST'], safe='')}:{db['PORT']}/{db['NAME']}"
+    return {**os.environ, "DATABASE_URL": url, "REDIS_URL": settings.REDIS_URL}
+
+
+def run_python(script: str, *, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` with the project's Python in the project root; fails the test if it fails."""
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=database_env(), check=True, timeout=timeout,
+        capture_output=True, text=True,
+    )
