@@ -190,7 +190,7 @@ COGNIZES_MEMORY_PURGE_AFTER_DAYS = float(os.environ.get("COGNIZES_MEMORY_PURGE_A
 # paths; rows never import anything else), the audit's cut-off for stored
 # results, and whether OpenAPI tools may call loopback/private addresses
 # (ADK refuses them by default, against SSRF).
-COGNIZES_TOOL_CALLABLES = _env_list("COGNIZES_TOOL_CALLABLES", "")
+COGNIZES_TOOL_CALLABLES = _env_list("COGNIZES_TOOL_CALLABLES", "demo_agents.weather.tools.get_weather")
 COGNIZES_TOOL_RESULT_MAX_BYTES = int(os.environ.get("COGNIZES_TOOL_RESULT_MAX_BYTES", "16384"))
 COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = _env_bool("COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK", False)
 
@@ -201,3 +201,14 @@ COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = _env_bool("COGNIZES_TOOLS_ALLOW_PRIVATE_N
 COGNIZES_TRACING = _env_bool("COGNIZES_TRACING", True)
 COGNIZES_TRACING_DATABASE = _env_bool("COGNIZES_TRACING_DATABASE", True)
 COGNIZES_TRACE_RETENTION_DAYS = float(os.environ.get("COGNIZES_TRACE_RETENTION_DAYS", "14"))
+
+# Agent runtime (cognizes/runner.py, cognizes/agents.py): the agents served over HTTP
+# and by `manage.py chat`, as "app=dotted.path" pairs. A path names an agent (run
+# with runner_for's defaults), a Runner, or a function returning a Runner; request
+# data only ever names an app of this list. Sessions of "session_end" runners are
+# consolidated into memory after COGNIZES_SESSION_IDLE_SECONDS without a turn.
+COGNIZES_AGENTS = dict(
+    item.split("=", 1) for item in _env_list("COGNIZES_AGENTS", "weather=demo_agents.weather.agent.root_agent")
+)
+COGNIZES_SESSION_IDLE_SECONDS = float(os.environ.get("COGNIZES_SESSION_IDLE_SECONDS", "600"))
+COGNIZES_RUN_MESSAGE_MAX_CHARS = int(os.environ.get("COGNIZES_RUN_MESSAGE_MAX_CHARS", "32000"))

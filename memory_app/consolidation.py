@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -47,6 +48,44 @@ def do_enqueue_events(
         custom_metadata=dict(custom_metadata or {}),
     )
     return _dispatch(job, run_inline)
+
+
+def do_schedule_session(
+    *, app_name: str, user_id: str, session_id: str, delay_seconds: float
+) -> ConsolidationJob:
+    """Ingest the session once it has been quiet for ``delay_seconds`` (its "end").
+
+    One scheduled job per session: each call pushes its due time back. A
+    Celery task (``consolidate_when_due``) waits for the due time and runs it.
+    """
+    due = timezone.now() + timedelta(seconds=delay_seconds)
+    scope = {"app_name": app_name, "user_id": user_id, "session_id": session_id, "status": JobStatus.SCHEDULED}
+    for _ in range(3):
+        if ConsolidationJob.objects.filter(**scope).update(not_before=due):
+            return ConsolidationJob.objects.filter(**scope).first() or ConsolidationJob(**scope, not_before=due)
+        try:
+            with transaction.atomic():
+                job = ConsolidationJob.objects.create(**scope, not_before=due)
+        except IntegrityError:  # another process scheduled it meanwhile: push that one back
+            continue
+        from memory_app.tasks import consolidate_when_due
+
+        transaction.on_commit(lambda: consolidate_when_due.apply_async((job.pk,), countdown=delay_seconds))
+        return job
+    raise RuntimeError(f"could not schedule consolidation of session {session_id}")
+
+
+def run_when_due(job_id: int) -> float | None:
+    """Run a scheduled job if it is due; else the seconds still to wait (None: nothing left to do)."""
+    job = ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.SCHEDULED).first()
+    if job is None:
+        return None
+    remaining = (job.not_before - timezone.now()).total_seconds() if job.not_before else 0
+    if remaining > 0:
+        return remaining
+    if ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.SCHEDULED).update(status=JobStatus.QUEUED):
+        run_job(job_id)
+    return None
 
 
 def _dispatch(job: ConsolidationJob, run_inline: bool) -> ConsolidationJob:

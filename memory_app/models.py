@@ -136,6 +136,7 @@ class MemoryRevision(models.Model):
 
 
 class JobStatus(models.TextChoices):
+    SCHEDULED = "scheduled", "scheduled"
     QUEUED = "queued", "queued"
     RUNNING = "running", "running"
     DONE = "done", "done"
@@ -165,11 +166,20 @@ class ConsolidationJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    not_before = models.DateTimeField(
+        null=True, blank=True, help_text="A scheduled job runs once the session has been quiet until then."
+    )
 
     class Meta:
         db_table = "consolidation_jobs"
         ordering = ["-id"]
         indexes = [models.Index(fields=["app_name", "user_id", "session_id"], name="jobs_by_session")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app_name", "user_id", "session_id"], condition=models.Q(status="scheduled"),
+                name="jobs_one_scheduled_per_session",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"job {self.pk} {self.app_name}/{self.user_id}/{self.session_id} {self.status}"

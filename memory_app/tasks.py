@@ -25,4 +25,19 @@ def consolidate(self, job_id: int) -> None:
     consolidation.run_job(job_id)
 
 
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError, ConnectionError, TimeoutError),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def consolidate_when_due(self, job_id: int) -> None:
+    """Run a session-end job once its session has been quiet long enough; until then, wait again."""
+    remaining = consolidation.run_when_due(job_id)
+    if remaining is not None:
+        self.apply_async((job_id,), countdown=remaining)
+
+
 from memory_app import beat  # noqa: E402,F401  (registers "memory_app.forget", the beat task)

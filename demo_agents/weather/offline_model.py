@@ -1,0 +1,103 @@
+"""A scripted stand-in for Gemini, so the demo works on a machine with no API key and no network.
+
+It plays the loop a real model would: asked about the weather, it first looks
+in long-term memory for the user's preferred unit (``load_memory``), then calls
+the registry's ``get_weather`` with it, then answers from the tool's report.
+Told a preference, it acknowledges it (memory consolidation keeps it). Every
+answer says the offline model wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, AsyncGenerator
+
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+from pydantic import BaseModel
+
+NAME = "cognizes-offline-weather"
+MARK = "[offline model]"
+MEMORY_QUERY = "preferred temperature unit celsius or fahrenheit"
+_CITY = re.compile(r"\b(?:weather|temperature|forecast)\b.*?\b(?:in|for|at)\s+([A-Za-z][A-Za-z .'-]*)", re.I)
+_UNIT = re.compile(r"\b(celsius|fahrenheit)\b", re.I)
+
+
+class OfflineWeatherModel(BaseLlm):
+    model: str = NAME
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        yield LlmResponse(content=types.Content(role="model", parts=[self._next_part(llm_request.contents)]))
+
+    def _next_part(self, contents: list[types.Content]) -> types.Part:
+        last = contents[-1] if contents else types.Content(role="user", parts=[])
+        responses = [part.function_response for part in last.parts or [] if part.function_response]
+        if responses:
+            return self._after_tool(responses[-1], _last_user_text(contents))
+        text = _text(last)
+        city = _CITY.search(text)
+        if city:
+            return _call("load_memory", query=MEMORY_QUERY)
+        unit = _UNIT.search(text)
+        if unit:
+            return _say(f"Got it: from now on I'll give temperatures in {unit.group(1).capitalize()}.")
+        return _say('I can tell you the weather: ask "What\'s the weather in Paris?", '
+                    'or tell me whether you prefer Celsius or Fahrenheit.')
+
+    def _after_tool(self, response: types.FunctionResponse, question: str) -> types.Part:
+        result: dict[str, Any] = response.response or {}
+        city_match = _CITY.search(question)
+        city = city_match.group(1).strip(" .?!") if city_match else ""
+        if response.name == "load_memory":
+            remembered = _remembered_unit(result)
+            return _call("get_weather", city=city, unit=remembered or "celsius")
+        if response.name == "get_weather" and result.get("status") == "success":
+            return _say(f"It's {result['temperature']}{result['unit']} and {result['conditions']} in {result['city']}.")
+        return _say(f"Sorry, that did not work: {result.get('error_message') or result.get('error') or result}")
+
+
+def _remembered_unit(load_memory_result: dict[str, Any]) -> str | None:
+    """The unit named by the best-ranked memory that names one."""
+    result = _plain(load_memory_result)
+    result = result.get("result", result)  # ADK wraps a tool's non-dict return value
+    for memory in result.get("memories") or []:
+        parts = ((memory or {}).get("content") or {}).get("parts") or []
+        for part in parts:
+            found = _UNIT.search(part.get("text") or "")
+            if found:
+                return found.group(1).lower()
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """JSON-like data from a tool response (pydantic objects in a live run, dicts once stored)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _text(content: types.Content) -> str:
+    return " ".join(part.text for part in content.parts or [] if part.text and not part.thought)
+
+
+def _last_user_text(contents: list[types.Content]) -> str:
+    for content in reversed(contents):
+        if content.role == "user" and (text := _text(content)):
+            return text
+    return ""
+
+
+def _call(name: str, **args: Any) -> types.Part:
+    return types.Part(function_call=types.FunctionCall(name=name, args=args))
+
+
+def _say(text: str) -> types.Part:
+    return types.Part(text=f"{MARK} {text}")
