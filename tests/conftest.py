@@ -82,3 +82,14 @@ def asgi_server(transactional_db) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(30)
+
+
+@pytest.fixture
+def celery_worker():
+    """A real Celery worker on the real Redis broker, in this process (tasks run on its thread)."""
+    from celery.contrib.testing.worker import start_worker
+
+    from cognizes import celery_app
+
+    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker:
+        yield worker

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 from google.adk.agents import LlmAgent
 from google.adk.events.event import Event
 from google.adk.memory.memory_entry import MemoryEntry
@@ -15,7 +14,6 @@ from google.adk.tools.load_memory_tool import load_memory_tool
 from google.adk.tools.preload_memory_tool import PreloadMemoryTool
 from google.genai import types
 
-from cognizes import celery_app
 from cognizes.adk import PostgresMemoryService, PostgresSessionService
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from tests.fake_llm import ScriptedLlm
@@ -115,13 +113,6 @@ async def test_a_session_of_another_session_service_is_ingested_from_its_events(
     await PostgresMemoryService(consolidate_inline=True).add_session_to_memory(session)
 
     assert await found(PostgresMemoryService(), "where does my sister live") == ["My sister lives in Oslo."]
-
-
-@pytest.fixture
-def celery_worker():
-    """A real Celery worker on the real Redis broker, in this process."""
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker:
-        yield worker
 
 
 async def test_add_session_queues_a_job_that_a_celery_worker_consolidates(celery_worker):

@@ -1,0 +1,165 @@
+"""HTTP: run a registered agent for one turn of a session, whole or streamed (Server-Sent Events).
+
+    POST /api/v1/apps/{app}/users/{user}/sessions/{id}/run/          -> {"events": [...]}
+    POST /api/v1/apps/{app}/users/{user}/sessions/{id}/run/stream/   -> text/event-stream
+
+The app must be in ``COGNIZES_AGENTS`` (cognizes/agents.py); the caller's API key
+must cover the app and user (``ScopedView``) and be read-write. A session that
+does not exist yet is created. While a turn runs, a second turn on the same
+session is refused with 409 (the stale-writer check), never interleaved.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.errors._stale_session_error import StaleSessionError
+from google.adk.events.event import Event
+from google.adk.runners import Runner
+from google.genai import types
+from pydantic import ValidationError as PydanticValidationError
+from rest_framework import exceptions, serializers, status
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.api import Conflict, ScopedView, valid
+from cognizes import sse
+from cognizes.agents import UnknownAgent, get_runner
+from sessions_app import services
+
+logger = logging.getLogger(__name__)
+
+BUSY = "Another turn of this session is running (or the session changed under this one); try again."
+
+
+class RunSerializer(serializers.Serializer):
+    message = serializers.CharField(
+        required=False, trim_whitespace=False, help_text="The user's message as text (or give `content`)."
+    )
+    content = serializers.DictField(
+        required=False, help_text="The user's message as an ADK/Gemini Content: {role: 'user', parts: [...]}."
+    )
+    state_delta = serializers.DictField(
+        required=False, help_text="State to set with the message (session keys, app: and user: keys)."
+    )
+
+    def validate_message(self, value: str) -> str:
+        from django.conf import settings
+
+        if not value.strip():
+            raise serializers.ValidationError("The message is empty.")
+        if len(value) > settings.COGNIZES_RUN_MESSAGE_MAX_CHARS:
+            raise serializers.ValidationError(f"At most {settings.COGNIZES_RUN_MESSAGE_MAX_CHARS} characters.")
+        return value
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if ("message" in data) == ("content" in data):
+            raise serializers.ValidationError("Give either `message` or `content`.")
+        return data
+
+
+class RunOutSerializer(serializers.Serializer):
+    session_id = serializers.CharField()
+    events = serializers.ListField(child=serializers.DictField(), help_text="The turn's ADK events, in order.")
+
+
+class AgentFailed(exceptions.APIException):
+    status_code = status.HTTP_502_BAD_GATEWAY
+    default_detail = "The agent failed."
+    default_code = "agent_failed"
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """An ADK event as the sessions API shows stored ones."""
+    return json.loads(event.model_dump_json(exclude_none=True))
+
+
+class _RunBase(ScopedView):
+    def prepare(self, request: Request, app_name: str, user_id: str, session_id: str) -> tuple[Runner, dict[str, Any]]:
+        """The app's Runner and ``run_async`` arguments, or a 4xx before anything runs."""
+        try:
+            runner = get_runner(app_name)
+        except UnknownAgent as error:
+            raise exceptions.NotFound(str(error)) from error
+        for name, value in (("user_id", user_id), ("session_id", session_id)):
+            try:
+                services.check_key(name, value)
+            except services.SessionError as error:
+                raise exceptions.ValidationError({name: [str(error)]}) from error
+        data = valid(RunSerializer, request.data)
+        if "message" in data:
+            message = types.Content(role="user", parts=[types.Part(text=data["message"])])
+        else:
+            try:
+                message = types.Content.model_validate(data["content"])
+            except PydanticValidationError as error:
+                raise exceptions.ValidationError({"content": [e["msg"] for e in error.errors()]}) from error
+            if message.role != "user" or not message.parts:
+                raise exceptions.ValidationError({"content": ["A user message: role 'user' and at least one part."]})
+        arguments = {
+            "user_id": user_id, "session_id": session_id, "new_message": message,
+            "state_delta": data.get("state_delta") or None,
+        }
+        return runner, arguments
+
+
+class RunView(_RunBase):
+    """Run one turn and answer with all of its events once the agent is done."""
+
+    @extend_schema(operation_id="run_agent", request=RunSerializer, responses={200: RunOutSerializer})
+    def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        runner, arguments = self.prepare(request, app_name, user_id, session_id)
+        try:
+            events = async_to_sync(_collect)(runner, arguments)
+        except StaleSessionError as error:
+            raise Conflict(BUSY) from error
+        except Exception as error:
+            logger.exception("agent run failed: %s/%s/%s", app_name, user_id, session_id)
+            raise AgentFailed(f"The agent failed: {type(error).__name__}: {error}") from error
+        return Response({"session_id": session_id, "events": [event_json(e) for e in events]})
+
+
+class RunStreamView(_RunBase):
+    """Run one turn and send its events as Server-Sent Events while the agent works.
+
+    Messages: ``event`` ({"event": ADK event}; ``partial`` ones are streamed
+    text, not stored), then ``done`` ({"session_id"}) or ``error``
+    ({"error": {"code", "message"}}).
+    """
+
+    renderer_classes = [JSONRenderer, sse.EventStreamRenderer]
+
+    @extend_schema(
+        operation_id="run_agent_stream", request=RunSerializer, responses={(200, "text/event-stream"): OpenApiTypes.STR}
+    )
+    def post(self, request: Request, app_name: str, user_id: str, session_id: str):
+        runner, arguments = self.prepare(request, app_name, user_id, session_id)
+        return sse.response(_run_messages(runner, arguments))
+
+
+async def _collect(runner: Runner, arguments: dict[str, Any]) -> list[Event]:
+    return [event async for event in runner.run_async(**arguments)]
+
+
+async def _run_messages(runner: Runner, arguments: dict[str, Any]) -> AsyncIterator[str]:
+    run_config = RunConfig(streaming_mode=StreamingMode.SSE)
+    try:
+        async for event in runner.run_async(**arguments, run_config=run_config):
+            yield sse.message({"event": event_json(event)}, event="event")
+    except StaleSessionError:
+        yield sse.message({"error": {"code": "conflict", "message": BUSY}}, event="error")
+        return
+    except Exception as error:
+        logger.exception("agent run failed: %s/%s", runner.app_name, arguments["session_id"])
+        message = f"The agent failed: {type(error).__name__}: {error}"
+        yield sse.message({"error": {"code": "agent_failed", "message": message}}, event="error")
+        return
+    yield sse.message({"session_id": arguments["session_id"]}, event="done")
