@@ -8,7 +8,8 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from sessions_app import services
@@ -117,16 +118,22 @@ class SessionAdmin(_VersionedStateAdmin):
     )
     readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")
     inlines = [EventInline]
+    change_form_template = "admin/sessions_app/session/change_form.html"  # adds the live events panel
 
     @admin.display(description="traces")
     def traces(self, session: Session) -> str:
         """A link to the runs of this session in tracing_app's admin (issue 6)."""
         from urllib.parse import urlencode
 
-        from django.urls import reverse
-
         query = urlencode({"app_name": session.app_name, "user_id": session.user_id, "session_id": session.session_id})
         return format_html('<a href="{}?{}">Traces of this session</a>', reverse("admin:tracing_app_trace_changelist"), query)
+
+    def render_change_form(
+        self, request: HttpRequest, context: dict[str, Any], *args: Any, obj: Session | None = None, **kwargs: Any
+    ) -> HttpResponse:
+        if obj is not None:
+            context["live_events"] = _live_events(obj)
+        return super().render_change_form(request, context, *args, obj=obj, **kwargs)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Session]:
         return super().get_queryset(request).annotate(event_count=Count("events"))
@@ -152,6 +159,22 @@ class SessionAdmin(_VersionedStateAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Session) -> None:
         services.do_delete_session(app_name=obj.app_name, user_id=obj.user_id, session_id=obj.session_id)
+
+
+def _live_events(session: Session) -> dict[str, Any] | None:
+    """Follow the session from the version this page shows (sessions_app/live.py), or None if the API can't.
+
+    The version is read with the session, before the inline's events, so an event
+    stored in between shows twice rather than never.
+    """
+    try:
+        stream_url = reverse(
+            "event-stream",
+            kwargs={"app_name": session.app_name, "user_id": session.user_id, "session_id": session.session_id},
+        )
+    except NoReverseMatch:  # an id with a "/" has no API URL (the ``str`` path converter)
+        return None
+    return {"stream_url": stream_url, "after_version": session.version, "preview_length": services.PREVIEW_LENGTH}
 
 
 @admin.register(AppState)

@@ -91,5 +91,6 @@ def celery_worker():
 
     from cognizes import celery_app
 
+    celery_app.control.purge()  # tasks left on the broker by earlier runs name other databases' rows
     with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker:
         yield worker

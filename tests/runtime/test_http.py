@@ -1,0 +1,143 @@
+"""The demo agent over HTTP, end to end: runs (whole and streamed), a live follower, the worker,
+memory recall in a new session, the audit log and the traces — all through the public API."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry import trace
+
+from access.services import do_create_api_key
+from cognizes.db_threads import run_in_db_thread
+from memory_app.models import ConsolidationJob, JobStatus
+from sessions_app.models import Session
+from tests.api.conftest import client_for
+from tests.sse import Message, messages
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def _key(app_name: str = "weather", **kwargs: Any) -> dict[str, str]:
+    _, key = await run_in_db_thread(do_create_api_key, name="e2e", app_name=app_name, **kwargs)
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _texts(events: list[dict]) -> list[str]:
+    return [p["text"] for e in events for p in (e.get("content") or {}).get("parts", []) if p.get("text")]
+
+
+def _calls(events: list[dict]) -> list[tuple[str, dict]]:
+    parts = [p for e in events for p in (e.get("content") or {}).get("parts", [])]
+    return [(p["function_call"]["name"], p["function_call"]["args"]) for p in parts if p.get("function_call")]
+
+
+async def _follow(client: httpx.AsyncClient, url: str, received: list[Message]) -> None:
+    async with client.stream("GET", url) as response:
+        assert response.status_code == 200
+        async for message in messages(response):
+            received.append(message)
+
+
+async def _until(check, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = await check()
+        if result or time.monotonic() > deadline:
+            return result
+        await asyncio.sleep(0.2)
+
+
+async def test_preference_told_over_http_is_recalled_in_a_new_session(weather_app, asgi_server, celery_worker):
+    base = f"{asgi_server}/api/v1/apps/weather/users/ada"
+    async with httpx.AsyncClient(base_url=base, headers=await _key(), timeout=60) as client:
+        assert (await client.post("/sessions/", json={"id": "s1"})).status_code == 201
+        followed: list[Message] = []
+        follower = asyncio.create_task(_follow(client, "/sessions/s1/events/stream/", followed))
+
+        # s1, whole turn: the user states a preference.
+        told = await client.post("/sessions/s1/run/", json={"message": "I prefer Fahrenheit."})
+        assert told.status_code == 200, told.text
+        assert _texts(told.json()["events"]) == [
+            "[offline model] Got it: from now on I'll give temperatures in Fahrenheit."
+        ]
+
+        # s1, streamed turn.
+        async with client.stream("POST", "/sessions/s1/run/stream/", json={"message": "Fahrenheit, always."}) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            streamed = [m async for m in messages(response)]
+        assert [m.event for m in streamed] == ["event", "done"]
+        assert "Fahrenheit" in _texts([streamed[0].data["event"]])[0]
+
+        # The worker consolidates s1 into memories (one job per turn).
+        async def consolidated() -> bool:
+            statuses = await run_in_db_thread(
+                lambda: list(ConsolidationJob.objects.filter(session_id="s1").values_list("status", flat=True))
+            )
+            return len(statuses) == 2 and all(s == JobStatus.DONE for s in statuses)
+
+        assert await _until(consolidated), "the worker did not consolidate s1"
+        found = (await client.post("/memories/search/", json={"query": "temperature unit"})).json()
+        assert any("Fahrenheit" in hit["text"] for hit in found), found
+
+        # s2 (created by the run): the agent looks in memory, then calls the registry's weather tool.
+        asked = await client.post("/sessions/s2/run/", json={"message": "What's the weather in Paris?"})
+        assert asked.status_code == 200, asked.text
+        events = asked.json()["events"]
+        assert [name for name, _ in _calls(events)] == ["load_memory", "get_weather"]
+        assert _calls(events)[1][1] == {"city": "Paris", "unit": "fahrenheit"}
+        assert _texts(events)[-1] == "[offline model] It's 64°F and clear in Paris."
+
+        # Audited and traced, as the API shows them.
+        executions = await _until(lambda: _json(client.get(
+            f"{asgi_server}/api/v1/apps/weather/tool-executions/", params={"session_id": "s2", "tool_name": "get_weather"}
+        )))
+        assert executions["results"][0]["arguments"] == {"city": "Paris", "unit": "fahrenheit"}
+        traces = await _until(lambda: _flushed_traces(client, "s2"))
+        detail = (await client.get(f"/traces/{traces['results'][0]['trace_id']}/")).json()
+        assert any(span["name"] == "execute_tool get_weather" for span in detail["spans"])
+
+        # The follower saw every event of s1 as it was stored, in order.
+        stored = (await client.get("/sessions/s1/events/")).json()["results"]
+        assert await _until(lambda: _settled(followed, len(stored)), timeout=30)
+        follower.cancel()
+        assert [m.data["version"] for m in followed] == [e["version"] for e in stored]
+        assert [m.data["event"]["id"] for m in followed] == [e["event"]["id"] for e in stored]
+        assert len(stored) == 4  # two turns of a user message and an answer
+
+
+async def _json(response_coroutine) -> dict | None:
+    body = (await response_coroutine).json()
+    return body if body.get("results") else None
+
+
+async def _flushed_traces(client: httpx.AsyncClient, session_id: str) -> dict | None:
+    await asyncio.to_thread(trace.get_tracer_provider().force_flush)
+    return await _json(client.get(f"/sessions/{session_id}/traces/"))
+
+
+async def _settled(received: list, count: int) -> bool:
+    return len(received) >= count
+
+
+def test_runs_are_refused_before_anything_runs_or_is_stored(weather_app):
+    url = "/api/v1/apps/weather/users/ada/sessions/s1/run/"
+    api = client_for("weather")
+
+    assert api.post(url, {"message": "   "}, format="json").status_code == 400
+    assert api.post(url, {}, format="json").status_code == 400
+    assert api.post(url, {"message": "hi", "content": {"role": "user", "parts": [{"text": "hi"}]}}, format="json").status_code == 400
+    assert api.post(url, {"content": {"role": "model", "parts": [{"text": "hi"}]}}, format="json").status_code == 400
+    assert api.post(url, {"content": {"role": "user", "parts": "nope"}}, format="json").status_code == 400
+    assert api.post(url, {"message": "x" * 40_000}, format="json").status_code == 400
+    assert api.post(url, '{"message": ', content_type="application/json").status_code == 400
+    assert api.post(url, {"message": "hi", "extra": 1}, format="json").status_code == 400
+    assert client_for("weather", read_only=True).post(url, {"message": "hi"}, format="json").status_code == 403
+    assert client_for("weather", user_id="bob").post(url, {"message": "hi"}, format="json").status_code == 404
+    assert client_for("shop").post(url, {"message": "hi"}, format="json").status_code == 404
+    unknown = client_for("nope").post(url.replace("/weather/", "/nope/"), {"message": "hi"}, format="json")
+    assert unknown.status_code == 404 and "No agent is registered" in unknown.json()["error"]["message"]
+    assert Session.objects.count() == 0
