@@ -19,7 +19,7 @@ if not apps.ready:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
     django.setup()
 
-from cognizes.runner import MemoryIngestionPlugin, runner_for  # noqa: E402
+from cognizes.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402
 from memory_app.adk import PostgresMemoryService  # noqa: E402
 from sessions_app.adk import PostgresSessionService  # noqa: E402
 from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa: E402
@@ -27,5 +27,5 @@ from tracing_app.setup import configure_tracing as enable_tracing  # noqa: E402 
 
 __all__ = [
     "AuditPlugin", "DatabaseToolset", "MemoryIngestionPlugin", "PostgresMemoryService", "PostgresSessionService",
-    "approval_message", "enable_tracing", "runner_for",
+    "approval_message", "enable_tracing", "runner_for", "settle",
 ]

@@ -116,3 +116,16 @@ def runner_for(
         artifact_service=artifact_service or InMemoryArtifactService(),
         auto_create_session=auto_create_session,
     )
+
+
+async def settle(runner: Runner) -> None:
+    """Wait for the runner's background writes (audit rows): call it before its event loop ends.
+
+    ``asyncio.run`` cancels unfinished tasks on the way out, so a script or a
+    command that ends right after a run would otherwise lose its last rows.
+    """
+    from tools_app.adk import AuditPlugin
+
+    for plugin in runner.app.plugins:
+        if isinstance(plugin, AuditPlugin):
+            await plugin.flush()

@@ -11,11 +11,12 @@ from google.adk.apps.app import EventsCompactionConfig
 from google.adk.runners import Runner
 from google.genai import types
 
-from cognizes.adk import AuditPlugin, DatabaseToolset, runner_for
+from cognizes.adk import DatabaseToolset, runner_for
 from cognizes.agents import UnknownAgent, forget_runners, get_runner
 from cognizes.db_threads import run_in_db_thread
+from cognizes.runner import settle
 from demo_agents.weather.agent import root_agent
-from memory_app.consolidation import do_schedule_session, run_job, run_when_due
+from memory_app.consolidation import run_job, run_when_due
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from tests.fake_llm import ScriptedLlm
 from tools_app.models import ToolExecution
@@ -34,13 +35,6 @@ def calls(events: list) -> list[tuple[str, dict]]:
 
 def final_text(events: list) -> str:
     return events[-1].content.parts[0].text
-
-
-async def audit_written(runner: Runner) -> None:
-    """The audit plugin writes in the background; wait for it."""
-    for plugin in runner.app.plugins:
-        if isinstance(plugin, AuditPlugin):
-            await plugin.flush()
 
 
 async def jobs(**filters) -> list[ConsolidationJob]:
@@ -65,7 +59,7 @@ async def test_a_preference_told_in_one_session_is_used_in_the_next(weather_app)
     assert final_text(asked) == "[offline model] It's 64°F and clear in Paris."
     session = await runner.session_service.get_session(app_name="weather", user_id="ada", session_id="s2")
     assert session.state["last_city"] == "Paris"  # the tool's state change, stored
-    await audit_written(runner)
+    await settle(runner)  # the audit rows are written in the background
     audited = await run_in_db_thread(
         lambda: list(ToolExecution.objects.filter(session_id="s2").values_list("tool_name", "tool_version", "status"))
     )

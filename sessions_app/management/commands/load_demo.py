@@ -1,70 +1,66 @@
-"""Load a small demo conversation so a fresh admin has something to browse."""
+"""Load the demo: the weather agent's registry tool and two real conversations with it.
+
+The conversations go through the same Runner the API and ``chat`` use (offline
+scripted model unless GOOGLE_API_KEY is set): in "demo-1" alice states her
+preferred unit, which is consolidated into memory; in "demo-2" the agent looks
+it up and calls the weather tool with it. A fresh admin then has sessions,
+events, state, memories, tool executions and traces to browse.
+"""
 
 import asyncio
 
 from django.core.management.base import BaseCommand
-from google.adk.events.event import Event
-from google.adk.events.event_actions import EventActions
 from google.genai import types
 
+from cognizes.agents import get_runner
+from cognizes.db_threads import run_in_db_thread
+from cognizes.runner import settle
+from demo_agents.weather import offline_model
+from demo_agents.weather.agent import OFFLINE
+from demo_agents.weather.tools import APP_NAME, register
+from memory_app.consolidation import run_job
+from memory_app.models import ConsolidationJob, JobStatus
 from sessions_app import services
-from sessions_app.adk import PostgresSessionService
 
-APP, USER, SESSION = "weather_assistant", "alice", "demo-1"
-
-
-def _text(author: str, text: str, **state) -> Event:
-    role = "user" if author == "user" else "model"
-    return Event(
-        author=author,
-        invocation_id="demo-invocation-1",
-        content=types.Content(role=role, parts=[types.Part(text=text)]),
-        actions=EventActions(state_delta=state),
-    )
+USER = "alice"
+CONVERSATIONS = [("demo-1", "I prefer Fahrenheit."), ("demo-2", "What's the weather in Paris?")]
 
 
-async def _load() -> bool:
-    service = PostgresSessionService()
-    session = await service.create_session(
-        app_name=APP, user_id=USER, session_id=SESSION, state={"app:default_unit": "celsius"}
-    )
-    await service.append_event(session, _text("user", "What's the weather in Paris? I prefer Fahrenheit."))
-    call = types.Part(function_call=types.FunctionCall(id="call-1", name="get_weather", args={"city": "Paris"}))
-    await service.append_event(
-        session,
-        Event(author="weather_agent", invocation_id="demo-invocation-1",
-              content=types.Content(role="model", parts=[call])),
-    )
-    response = types.Part(
-        function_response=types.FunctionResponse(
-            id="call-1", name="get_weather", response={"city": "Paris", "temperature_c": 18, "sky": "clear"}
+async def _converse(write) -> None:
+    runner = get_runner(APP_NAME)
+    for session_id, text in CONVERSATIONS:
+        write(f"  {USER}> {text}")
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        async for event in runner.run_async(user_id=USER, session_id=session_id, new_message=message):
+            for call in event.get_function_calls():
+                write(f"    → {call.name}({call.args})")
+            if event.content and event.content.parts and event.content.parts[0].text:
+                write(f"  {event.author}> {event.content.parts[0].text}")
+        # Consolidate now rather than wait for the worker, so demo-2 can recall demo-1.
+        queued = await run_in_db_thread(
+            lambda: list(ConsolidationJob.objects.filter(
+                app_name=APP_NAME, user_id=USER, session_id=session_id, status=JobStatus.QUEUED
+            ).values_list("pk", flat=True))
         )
-    )
-    await service.append_event(
-        session,
-        Event(author="weather_agent", invocation_id="demo-invocation-1",
-              content=types.Content(role="user", parts=[response])),
-    )
-    await service.append_event(
-        session,
-        _text("weather_agent", "It's 64°F and clear in Paris.", **{"user:preferred_unit": "fahrenheit", "last_city": "Paris"}),
-    )
-    return True
+        for job_id in queued:
+            await run_in_db_thread(run_job, job_id)
+    await settle(runner)
 
 
 class Command(BaseCommand):
-    help = "Create a demo session (weather_assistant / alice / demo-1) unless it exists."
+    help = "Register the weather agent's tool and hold two demo conversations with it (once)."
 
     def handle(self, *args, **options) -> None:
-        if services.get_session(app_name=APP, user_id=USER, session_id=SESSION, num_recent_events=0):
-            self.stdout.write("Demo data already loaded.")
+        if register():
+            self.stdout.write(f"Registered the {APP_NAME} app's get_weather tool.")
+        if services.get_session(app_name=APP_NAME, user_id=USER, session_id=CONVERSATIONS[0][0], num_recent_events=0):
+            self.stdout.write("Demo conversations already loaded.")
             return
-        asyncio.run(_load())
-        from memory_app.consolidation import do_enqueue_session
-
-        job = do_enqueue_session(app_name=APP, user_id=USER, session_id=SESSION, run_inline=True)
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Loaded demo session {APP}/{USER}/{SESSION} and {job.memories_created} memories from it."
-            )
-        )
+        model = f"the offline scripted model ({offline_model.NAME}; set GOOGLE_API_KEY for Gemini)" if OFFLINE else "Gemini"
+        self.stdout.write(f"Demo conversation with the {APP_NAME} agent on {model}:")
+        try:
+            asyncio.run(_converse(self.stdout.write))
+        except Exception as error:  # e.g. a Gemini key without network: the product still starts
+            self.stderr.write(self.style.WARNING(f"The demo conversation failed: {type(error).__name__}: {error}"))
+            return
+        self.stdout.write(self.style.SUCCESS(f"Loaded demo sessions {APP_NAME}/{USER}/demo-1 and demo-2."))
