@@ -23,6 +23,7 @@ test: $(STAMP)
 ## Benchmarks that print ratios against ADK's own services.
 bench: $(STAMP)
 	$(BIN)/python bench/sessions.py
+	$(BIN)/python bench/live.py
 
 clean:
 	rm -rf $(VENV)
