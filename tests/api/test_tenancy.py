@@ -49,6 +49,9 @@ def endpoints(ids: dict) -> list[tuple[str, str, dict | None]]:
         ("post", memory + "rollback/", {"revision_id": ids["revision"]}),
         ("post", f"{ADA}/sessions/s1/memory-jobs/", None),
         ("get", f"{ADA}/memory-jobs/{ids['job']}/", None),
+        ("get", f"{ADA}/sessions/s1/events/stream/", None),
+        ("post", f"{ADA}/sessions/s1/run/", {"message": "Tell me my PIN."}),
+        ("post", f"{ADA}/sessions/s1/run/stream/", {"message": "Tell me my PIN."}),
     ]
 
 
