@@ -43,8 +43,12 @@ class MemoryIngestionPlugin(BasePlugin):
     every run and due once the session has been quiet for ``idle_seconds``.
     """
 
-    def __init__(self, mode: MemoryIngestion = "turn", *, idle_seconds: float | None = None) -> None:
-        super().__init__(name="cognizes_memory_ingestion")
+    def __init__(
+        self, mode: MemoryIngestion = "turn", *, idle_seconds: float | None = None,
+        name: str = "cognizes_memory_ingestion",
+    ) -> None:
+        """``name`` as other plugins take it: ``adk web --extra_plugins`` passes one."""
+        super().__init__(name=name)
         if mode not in ("turn", "session_end", "off"):
             raise ValueError(f"memory ingestion must be 'turn', 'session_end' or 'off', not {mode!r}")
         self.mode = mode

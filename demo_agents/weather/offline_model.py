@@ -10,7 +10,7 @@ answer says the offline model wrote it.
 from __future__ import annotations
 
 import re
-from typing import Any, AsyncGenerator
+from typing import Any, AsyncGenerator, ClassVar
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -27,6 +27,8 @@ _UNIT = re.compile(r"\b(celsius|fahrenheit)\b", re.I)
 
 class OfflineWeatherModel(BaseLlm):
     model: str = NAME
+    offline: ClassVar[bool] = True
+    """Front ends (``chat``) say that answers come from a script, not a model."""
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
