@@ -5,18 +5,24 @@
 
 The app must be in ``COGNIZES_AGENTS`` (cognizes/agents.py); the caller's API key
 must cover the app and user (``ScopedView``) and be read-write. A session that
-does not exist yet is created. While a turn runs, a second turn on the same
-session is refused with 409 (the stale-writer check), never interleaved.
+does not exist yet is created. One turn per session at a time, across processes:
+a second one is refused with 409 before anything is stored (a claim in Redis,
+released when the turn ends, expiring after COGNIZES_RUN_TIMEOUT_SECONDS should
+a process die mid-turn).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.core.cache import cache
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from google.adk.agents.run_config import RunConfig, StreamingMode
@@ -37,7 +43,8 @@ from sessions_app import services
 
 logger = logging.getLogger(__name__)
 
-BUSY = "Another turn of this session is running (or the session changed under this one); try again."
+BUSY = "Another turn of this session is running; try again when it has finished."
+STALE = "The session changed while this turn ran (another writer); its events so far are stored."
 
 
 class RunSerializer(serializers.Serializer):
@@ -52,8 +59,6 @@ class RunSerializer(serializers.Serializer):
     )
 
     def validate_message(self, value: str) -> str:
-        from django.conf import settings
-
         if not value.strip():
             raise serializers.ValidationError("The message is empty.")
         if len(value) > settings.COGNIZES_RUN_MESSAGE_MAX_CHARS:
@@ -80,6 +85,20 @@ class AgentFailed(exceptions.APIException):
 def event_json(event: Event) -> dict[str, Any]:
     """An ADK event as the sessions API shows stored ones."""
     return json.loads(event.model_dump_json(exclude_none=True))
+
+
+def claim_turn(app_name: str, user_id: str, session_id: str) -> Callable[[], None]:
+    """Claim the session for one turn (409 if taken); returns the release function."""
+    key = "cognizes:turn:" + hashlib.sha256(json.dumps([app_name, user_id, session_id]).encode()).hexdigest()
+    token = uuid.uuid4().hex
+    if not cache.add(key, token, timeout=settings.COGNIZES_RUN_TIMEOUT_SECONDS):
+        raise Conflict(BUSY)
+
+    def release() -> None:
+        if cache.get(key) == token:
+            cache.delete(key)
+
+    return release
 
 
 class _RunBase(ScopedView):
@@ -117,13 +136,16 @@ class RunView(_RunBase):
     @extend_schema(operation_id="run_agent", request=RunSerializer, responses={200: RunOutSerializer})
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         runner, arguments = self.prepare(request, app_name, user_id, session_id)
+        release = claim_turn(app_name, user_id, session_id)
         try:
             events = async_to_sync(_collect)(runner, arguments)
         except StaleSessionError as error:
-            raise Conflict(BUSY) from error
+            raise Conflict(STALE) from error
         except Exception as error:
             logger.exception("agent run failed: %s/%s/%s", app_name, user_id, session_id)
             raise AgentFailed(f"The agent failed: {type(error).__name__}: {error}") from error
+        finally:
+            release()
         return Response({"session_id": session_id, "events": [event_json(e) for e in events]})
 
 
@@ -142,24 +164,29 @@ class RunStreamView(_RunBase):
     )
     def post(self, request: Request, app_name: str, user_id: str, session_id: str):
         runner, arguments = self.prepare(request, app_name, user_id, session_id)
-        return sse.response(_run_messages(runner, arguments))
+        release = claim_turn(app_name, user_id, session_id)
+        return sse.response(_run_messages(runner, arguments, release))
 
 
 async def _collect(runner: Runner, arguments: dict[str, Any]) -> list[Event]:
     return [event async for event in runner.run_async(**arguments)]
 
 
-async def _run_messages(runner: Runner, arguments: dict[str, Any]) -> AsyncIterator[str]:
+async def _run_messages(
+    runner: Runner, arguments: dict[str, Any], release: Callable[[], None]
+) -> AsyncIterator[str]:
     run_config = RunConfig(streaming_mode=StreamingMode.SSE)
     try:
         async for event in runner.run_async(**arguments, run_config=run_config):
             yield sse.message({"event": event_json(event)}, event="event")
     except StaleSessionError:
-        yield sse.message({"error": {"code": "conflict", "message": BUSY}}, event="error")
+        yield sse.message({"error": {"code": "conflict", "message": STALE}}, event="error")
         return
     except Exception as error:
         logger.exception("agent run failed: %s/%s", runner.app_name, arguments["session_id"])
         message = f"The agent failed: {type(error).__name__}: {error}"
         yield sse.message({"error": {"code": "agent_failed", "message": message}}, event="error")
         return
+    finally:
+        release()  # one Redis round trip; no await, so it also runs when the client has gone
     yield sse.message({"session_id": arguments["session_id"]}, event="done")

@@ -9,12 +9,20 @@ from typing import Any
 
 import httpx
 import pytest
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner
+from google.genai import types
 from opentelemetry import trace
 
 from access.services import do_create_api_key
+from cognizes.agents import forget_runners
 from cognizes.db_threads import run_in_db_thread
+from cognizes.runner import runner_for
 from memory_app.models import ConsolidationJob, JobStatus
-from sessions_app.models import Session
+from sessions_app.models import Event, Session
 from tests.api.conftest import client_for
 from tests.sse import Message, messages
 
@@ -141,3 +149,37 @@ def test_runs_are_refused_before_anything_runs_or_is_stored(weather_app):
     unknown = client_for("nope").post(url.replace("/weather/", "/nope/"), {"message": "hi"}, format="json")
     assert unknown.status_code == 404 and "No agent is registered" in unknown.json()["error"]["message"]
     assert Session.objects.count() == 0
+
+
+class SlowModel(BaseLlm):
+    """Answers after a pause: long enough for a second turn to arrive mid-turn."""
+
+    model: str = "slow"
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False):
+        await asyncio.sleep(1.5)
+        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="slow answer")]))
+
+
+def slow_runner() -> Runner:
+    return runner_for(LlmAgent(name="slow", model=SlowModel()), app_name="slow", memory="off")
+
+
+async def test_a_second_turn_on_a_busy_session_is_refused_before_anything_is_stored(asgi_server, settings):
+    settings.COGNIZES_AGENTS = {"slow": "tests.runtime.test_http.slow_runner"}
+    forget_runners()
+    base = f"{asgi_server}/api/v1/apps/slow/users/ada/sessions/s1"
+    async with httpx.AsyncClient(headers=await _key("slow"), timeout=60) as client:
+        first = asyncio.create_task(client.post(f"{base}/run/", json={"message": "one"}))
+        stored = lambda: run_in_db_thread(lambda: Event.objects.filter(session__session_id="s1").count())  # noqa: E731
+        assert await _until(stored, timeout=30), "the first turn did not start"
+
+        second = await client.post(f"{base}/run/", json={"message": "two"})
+        streamed = await client.post(f"{base}/run/stream/", json={"message": "three"})
+        assert (second.status_code, streamed.status_code) == (409, 409)
+        assert "Another turn of this session is running" in second.json()["error"]["message"]
+
+        assert (await first).status_code == 200
+        assert await stored() == 2  # the first turn's message and answer, nothing of the refused ones
+        assert (await client.post(f"{base}/run/", json={"message": "four"})).status_code == 200
+    forget_runners()
