@@ -232,8 +232,8 @@ class EventsView(ScopedView):
 class EventStreamView(ScopedView):
     """The session's events as Server-Sent Events, live: each one as any process stores it.
 
-    Starts after ``after_version`` (or the ``Last-Event-ID`` header a reconnecting
-    EventSource sends; by default from the first event), one ``event`` message
+    Starts after the ``Last-Event-ID`` header a reconnecting EventSource sends,
+    else after ``after_version`` (by default from the first event), one ``event`` message
     per event with the version as its id, a comment line every 15 s of quiet.
     Ends when the session is deleted.
     """
@@ -249,11 +249,10 @@ class EventStreamView(ScopedView):
         session_pk = services.get_session_pk(app_name=app_name, user_id=user_id, session_id=session_id)
         if session_pk is None:
             raise Http404
-        after = valid(AfterVersionSerializer, request.query_params, strict=False).get("after_version")
-        if after is None:
-            after = valid(AfterVersionSerializer, {"after_version": request.headers.get("Last-Event-ID", 0)})[
-                "after_version"
-            ]
+        # A reconnecting EventSource repeats the URL but sends the id it saw last: that wins.
+        resume = request.headers.get("Last-Event-ID")
+        query = {"after_version": resume} if resume is not None else request.query_params
+        after = valid(AfterVersionSerializer, query, strict=False).get("after_version", 0)
         return sse.response(_event_messages(session_pk, after))
 
 
