@@ -183,3 +183,32 @@ async def test_a_second_turn_on_a_busy_session_is_refused_before_anything_is_sto
         assert await stored() == 2  # the first turn's message and answer, nothing of the refused ones
         assert (await client.post(f"{base}/run/", json={"message": "four"})).status_code == 200
     forget_runners()
+
+
+class BrokenModel(BaseLlm):
+    """A model whose service is down."""
+
+    model: str = "broken"
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False):
+        raise RuntimeError("the model service is unreachable")
+        yield  # an async generator, like every model
+
+
+def broken_runner() -> Runner:
+    return runner_for(LlmAgent(name="broken", model=BrokenModel()), app_name="broken", memory="off")
+
+
+async def test_a_failing_agent_is_a_clear_error_and_frees_the_session(asgi_server, settings):
+    settings.COGNIZES_AGENTS = {"broken": "tests.runtime.test_http.broken_runner"}
+    forget_runners()
+    base = f"{asgi_server}/api/v1/apps/broken/users/ada/sessions/s1"
+    async with httpx.AsyncClient(headers=await _key("broken"), timeout=60) as client:
+        whole = await client.post(f"{base}/run/", json={"message": "hello"})
+        async with client.stream("POST", f"{base}/run/stream/", json={"message": "hello again"}) as response:
+            streamed = [m async for m in messages(response)]
+
+    assert whole.status_code == 502
+    assert whole.json()["error"]["message"] == "The agent failed: RuntimeError: the model service is unreachable"
+    assert streamed[-1].event == "error" and streamed[-1].data["error"]["code"] == "agent_failed"
+    forget_runners()
