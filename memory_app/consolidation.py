@@ -76,15 +76,19 @@ def do_schedule_session(
 
 
 def run_when_due(job_id: int) -> float | None:
-    """Run a scheduled job if it is due; else the seconds still to wait (None: nothing left to do)."""
-    job = ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.SCHEDULED).first()
-    if job is None:
+    """Run a scheduled job if it is due; else the seconds still to wait (None: nothing left to do).
+
+    A job that left "scheduled" but did not finish (a retry after an outage) runs again.
+    """
+    job = ConsolidationJob.objects.filter(pk=job_id).first()
+    if job is None or job.status == JobStatus.DONE:
         return None
-    remaining = (job.not_before - timezone.now()).total_seconds() if job.not_before else 0
-    if remaining > 0:
-        return remaining
-    if ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.SCHEDULED).update(status=JobStatus.QUEUED):
-        run_job(job_id)
+    if job.status == JobStatus.SCHEDULED:
+        remaining = (job.not_before - timezone.now()).total_seconds() if job.not_before else 0
+        if remaining > 0:
+            return remaining
+        ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.SCHEDULED).update(status=JobStatus.QUEUED)
+    run_job(job_id)
     return None
 
 

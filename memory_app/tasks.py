@@ -11,28 +11,24 @@ from memory_app import consolidation
 
 logger = logging.getLogger(__name__)
 
+# Transient database/network errors retry with backoff; the work itself is idempotent.
+RETRIED_THROUGH_OUTAGES = {
+    "bind": True,
+    "acks_late": True,
+    "autoretry_for": (OperationalError, InterfaceError, ConnectionError, TimeoutError),
+    "retry_backoff": True,
+    "retry_backoff_max": 300,
+    "max_retries": 5,
+}
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError, ConnectionError, TimeoutError),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=5,
-)
+
+@shared_task(**RETRIED_THROUGH_OUTAGES)
 def consolidate(self, job_id: int) -> None:
-    """Ingest one consolidation job; transient database/network errors retry with backoff."""
+    """Ingest one consolidation job."""
     consolidation.run_job(job_id)
 
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError, ConnectionError, TimeoutError),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=5,
-)
+@shared_task(**RETRIED_THROUGH_OUTAGES)
 def consolidate_when_due(self, job_id: int) -> None:
     """Run a session-end job once its session has been quiet long enough; until then, wait again."""
     remaining = consolidation.run_when_due(job_id)

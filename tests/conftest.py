@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -94,3 +95,20 @@ def celery_worker():
     celery_app.control.purge()  # tasks left on the broker by earlier runs name other databases' rows
     with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker:
         yield worker
+
+
+@pytest.fixture
+def browser():
+    """Headless Chromium driven by Selenium; skips with the reason when either is missing."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromedriver = shutil.which("chromedriver")
+    if not (chromium and chromedriver):
+        pytest.skip("no chromium/chromedriver on this machine (apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=chromedriver))
+    yield driver
+    driver.quit()

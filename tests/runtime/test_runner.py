@@ -94,6 +94,18 @@ async def test_session_end_ingestion_waits_for_the_session_to_go_quiet(weather_a
     assert [j.status for j in await jobs(session_id="s1")] == [JobStatus.DONE, JobStatus.SCHEDULED]
 
 
+async def test_a_due_job_that_failed_runs_again_on_retry(weather_app):
+    runner = runner_for(root_agent, app_name="weather", memory="session_end", session_idle_seconds=0)
+    await say(runner, "s1", "I prefer Fahrenheit.")
+    [job] = await jobs(session_id="s1")
+    # As if the worker lost the database mid-job: the task retries with the job no longer "scheduled".
+    await run_in_db_thread(lambda: ConsolidationJob.objects.filter(pk=job.pk).update(status=JobStatus.FAILED))
+
+    assert await run_in_db_thread(run_when_due, job.pk) is None
+    [done] = await jobs(session_id="s1")
+    assert done.status == JobStatus.DONE and done.memories_created >= 1
+
+
 async def test_a_schedule_for_a_quiet_session_reaches_the_worker(weather_app, celery_worker):
     runner = runner_for(root_agent, app_name="weather", memory="session_end", session_idle_seconds=0.5)
     await say(runner, "s1", "I prefer Fahrenheit.")

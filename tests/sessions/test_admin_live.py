@@ -6,8 +6,6 @@ package; it is skipped when either is missing.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from asgiref.sync import async_to_sync
 
@@ -18,23 +16,7 @@ from tests.sessions.test_contract import text_event
 pytestmark = pytest.mark.django_db(transaction=True)
 
 APP = "admin_live"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 HOSTILE = '<img src=x onerror="document.title=\'pwned\'">'
-
-
-@pytest.fixture
-def browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("no chromium/chromedriver on this machine (apt-get install chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-    yield driver
-    driver.quit()
 
 
 def _create(session_id: str, *texts: str):

@@ -6,30 +6,12 @@ and the ``selenium`` package; skipped when either is missing.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from tests.tracing.factories import record_trace
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
-@pytest.fixture
-def browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("no chromium/chromedriver on this machine (apt-get install chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-    yield driver
-    driver.quit()
 
 
 def test_the_waterfall_renders_the_spans_of_a_trace(browser, live_server, admin_user):
