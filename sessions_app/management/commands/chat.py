@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
 import threading
 import uuid
 from collections.abc import Iterator
@@ -60,6 +61,7 @@ class Command(BaseCommand):
         self._say(f"To continue: python manage.py chat {app} --user {user} --session {session_id}")
 
     async def _chat(self, runner: Runner, *, user_id: str, session_id: str) -> None:
+        stop_on_ctrl_c()
         try:
             await self._banner(runner, user_id=user_id, session_id=session_id)
             while True:
@@ -70,8 +72,7 @@ class Command(BaseCommand):
                     await self._turn(runner, user_id=user_id, session_id=session_id, text=line)
         except EOFError:
             self._say("")  # Ctrl-D leaves the cursor after the prompt
-        except asyncio.CancelledError:
-            # asyncio.run turns Ctrl-C into cancelling this (main) task: end the chat, not the process.
+        except asyncio.CancelledError:  # Ctrl-C: end the chat, not the process
             self._say("")
         finally:
             await settle(runner)  # the pending audit rows; the Runner stays open (it is shared)
@@ -105,6 +106,22 @@ class Command(BaseCommand):
         # Flushed per line: a pseudo-terminal reader (or a pipe) sees each event as it happens.
         self.stdout.write(line)
         self.stdout.flush()
+
+
+def stop_on_ctrl_c() -> None:
+    """Make Ctrl-C cancel the running task (the chat), through the event loop's signal handling.
+
+    asyncio.run's own handler only runs once the main thread wakes up, and the
+    kernel may hand SIGINT to another thread (the input or a database thread)
+    while the main thread sleeps in the selector with nothing scheduled: the chat
+    would hang. The loop's handler also writes to its wakeup socket, so any thread
+    receiving the signal wakes the loop. (Only possible on the main thread.)
+    """
+    task = asyncio.current_task()
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, task.cancel)
+    except (ValueError, RuntimeError, NotImplementedError):
+        pass  # not the main thread (e.g. called from another program's thread): keep the default
 
 
 def describe(event: Event) -> list[str]:
