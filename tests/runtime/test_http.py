@@ -4,6 +4,7 @@ memory recall in a new session, the audit log and the traces — all through the
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Any
 
@@ -151,13 +152,16 @@ def test_runs_are_refused_before_anything_runs_or_is_stored(weather_app):
     assert Session.objects.count() == 0
 
 
+GATE = threading.Event()
+
+
 class SlowModel(BaseLlm):
-    """Answers after a pause: long enough for a second turn to arrive mid-turn."""
+    """Answers once the test opens ``GATE``: a turn that is busy for as long as the test needs."""
 
     model: str = "slow"
 
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False):
-        await asyncio.sleep(1.5)
+        await asyncio.to_thread(GATE.wait, 60)
         yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="slow answer")]))
 
 
@@ -168,6 +172,7 @@ def slow_runner() -> Runner:
 async def test_a_second_turn_on_a_busy_session_is_refused_before_anything_is_stored(asgi_server, settings):
     settings.COGNIZES_AGENTS = {"slow": "tests.runtime.test_http.slow_runner"}
     forget_runners()
+    GATE.clear()
     base = f"{asgi_server}/api/v1/apps/slow/users/ada/sessions/s1"
     async with httpx.AsyncClient(headers=await _key("slow"), timeout=60) as client:
         first = asyncio.create_task(client.post(f"{base}/run/", json={"message": "one"}))
@@ -179,6 +184,7 @@ async def test_a_second_turn_on_a_busy_session_is_refused_before_anything_is_sto
         assert (second.status_code, streamed.status_code) == (409, 409)
         assert "Another turn of this session is running" in second.json()["error"]["message"]
 
+        GATE.set()
         assert (await first).status_code == 200
         assert await stored() == 2  # the first turn's message and answer, nothing of the refused ones
         assert (await client.post(f"{base}/run/", json={"message": "four"})).status_code == 200

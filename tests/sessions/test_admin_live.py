@@ -11,6 +11,7 @@ from asgiref.sync import async_to_sync
 
 from cognizes.adk import PostgresSessionService
 from sessions_app.models import Session
+from tests.browser import log_in_as_admin
 from tests.sessions.test_contract import text_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,21 +63,18 @@ def test_new_events_appear_on_an_open_change_page_in_order(asgi_server, browser,
     from selenium.webdriver.support.ui import WebDriverWait
 
     session = _create("s1", "before the page loaded")
-    browser.get(asgi_server + "/admin/login/")
-    browser.find_element(By.NAME, "username").send_keys("admin")
-    browser.find_element(By.NAME, "password").send_keys("password")
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    log_in_as_admin(browser, asgi_server)
     browser.get(asgi_server + _change_url("s1"))
     panel = browser.find_element(By.ID, "live-events")
     status = panel.find_element(By.CSS_SELECTOR, ".cz-live-status")
-    WebDriverWait(browser, 10).until(lambda _: status.text == "live")
+    WebDriverWait(browser, 30).until(lambda _: status.text == "live")
     assert panel.find_elements(By.CSS_SELECTOR, ".cz-live-event") == []  # the inline shows what was there
 
     service = PostgresSessionService()
     async_to_sync(service.append_event)(session, text_event("first live"))
     async_to_sync(service.append_event)(session, text_event(HOSTILE, author="weather_agent"))
 
-    WebDriverWait(browser, 10).until(lambda _: len(panel.find_elements(By.CSS_SELECTOR, ".cz-live-event")) == 2)
+    WebDriverWait(browser, 30).until(lambda _: len(panel.find_elements(By.CSS_SELECTOR, ".cz-live-event")) == 2)
     rows = [
         [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
         for row in panel.find_elements(By.CSS_SELECTOR, ".cz-live-event")

@@ -29,12 +29,15 @@ def _stream_url(base: str, session_id: str, user_id: str = "ada") -> str:
     return f"{base}/api/v1/apps/{APP}/users/{user_id}/sessions/{session_id}/events/stream/"
 
 
-async def _collect(base: str, session_id: str, headers: dict[str, str], count: int, **params) -> list:
+async def _collect(
+    base: str, session_id: str, headers: dict[str, str], count: int, received: list | None = None, **params
+) -> list:
+    """The first ``count`` messages (fewer if the stream ends), also appended to ``received`` as they come."""
+    received = [] if received is None else received
     async with httpx.AsyncClient(timeout=60) as client:
         async with client.stream("GET", _stream_url(base, session_id), headers=headers, params=params) as response:
             assert response.status_code == 200, await response.aread()
             assert response.headers["content-type"].startswith("text/event-stream")
-            received = []
             async for message in messages(response):
                 received.append(message)
                 if len(received) == count:
@@ -98,8 +101,12 @@ async def test_the_stream_ends_when_the_session_is_deleted(asgi_server):
     await service.append_event(session, text_event("only"))
     headers = await _key()
 
-    follower = asyncio.create_task(_collect(asgi_server, "s3", headers, count=99))
-    await asyncio.sleep(0.5)
+    received: list = []
+    follower = asyncio.create_task(_collect(asgi_server, "s3", headers, count=99, received=received))
+    for _ in range(600):  # following: it has the stored event
+        if received or follower.done():
+            break
+        await asyncio.sleep(0.05)
     await service.delete_session(app_name=APP, user_id="ada", session_id="s3")
 
     received = await asyncio.wait_for(follower, 30)

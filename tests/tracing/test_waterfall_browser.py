@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser import log_in_as_admin
 from tests.tracing.factories import record_trace
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
 
 
 def test_the_waterfall_renders_the_spans_of_a_trace(browser, live_server, admin_user):
     from selenium.webdriver.common.by import By
 
     trace_id = record_trace(session_id="s1", failing_tool=True)
-    browser.get(live_server.url + "/admin/login/")
-    browser.find_element(By.NAME, "username").send_keys("admin")
-    browser.find_element(By.NAME, "password").send_keys("password")
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-
+    log_in_as_admin(browser, live_server.url)
     browser.get(f"{live_server.url}/admin/tracing_app/trace/{trace_id}/change/")
 
     rows = browser.find_elements(By.CSS_SELECTOR, ".cz-span")
