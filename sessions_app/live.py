@@ -32,13 +32,19 @@ CHANNEL = "cognizes_events"
 RECONNECT_DELAY_SECONDS = 1.0
 
 
+# OPTIONS Django's backend uses itself; everything else (sslmode, …) is a libpq parameter.
+_DJANGO_OPTIONS = {"isolation_level", "server_side_binding", "pool", "assume_role", "cursor_factory", "context"}
+
+
 def _conninfo() -> str:
+    """libpq parameters of Django's default database, for a connection of our own."""
     database = settings.DATABASES["default"]
     fields = {
         "dbname": database["NAME"], "user": database.get("USER"), "password": database.get("PASSWORD"),
         "host": database.get("HOST"), "port": database.get("PORT"),
+        **{k: v for k, v in database.get("OPTIONS", {}).items() if k not in _DJANGO_OPTIONS},
     }
-    return make_conninfo(**{k: str(v) for k, v in fields.items() if v}, **database.get("OPTIONS", {}))
+    return make_conninfo(**{k: str(v) for k, v in fields.items() if v not in (None, "")})
 
 
 class EventHub:
