@@ -23,9 +23,11 @@ encoding, the loopback socket, uvicorn's HTTP parsing, Django's middleware, DRF
 (API key lookup, throttle round trips to Redis, validation, serialisers) and the
 hop from the event loop to the thread that runs sync views.
 
-The server runs with ``DATABASE_CONN_MAX_AGE=0`` unless ``--conn-max-age`` says
-otherwise. Django's ASGI handler runs each request's sync code on a thread of its
-own, so a persistent connection is never reused by a later request: every request
+The server takes its connections from a pool of ``--pool-size`` (default 20, as
+``make run`` does; ``DATABASE_POOL_SIZE``). With ``--pool-size 0`` it runs with
+``DATABASE_CONN_MAX_AGE=0`` unless ``--conn-max-age`` says otherwise. Django's ASGI
+handler runs each request's sync code on a thread of its own, so without a pool a
+persistent connection is never reused by a later request: every request
 opens a connection anyway, and with the setting's default (600 s) the old ones
 stay open until garbage collection reaches them. A long run then exhausts
 PostgreSQL's ``max_connections`` ("too many clients") and the API answers 500.
@@ -191,7 +193,7 @@ class BackgroundFailures(logging.Handler):
         self.logger.propagate = True
 
 
-def start_server(database_url: str, redis_url: str, conn_max_age: int) -> Server:
+def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size: int) -> Server:
     """A uvicorn process serving the API, answering once this returns."""
     port = free_port()
     env = {
@@ -199,6 +201,7 @@ def start_server(database_url: str, redis_url: str, conn_max_age: int) -> Server
         "DJANGO_SETTINGS_MODULE": "cognizes.settings",
         "DATABASE_URL": database_url,
         "DATABASE_CONN_MAX_AGE": str(conn_max_age),
+        "DATABASE_POOL_SIZE": str(pool_size),
         "REDIS_URL": redis_url,
         "COGNIZES_API_RATE": SERVER_RATE,
         "DJANGO_DEBUG": "false",
@@ -751,11 +754,11 @@ def prepare(database_url: str, sizes: Sizes) -> tuple[str, list[str]]:
     return key, distinct_texts(QUERY_TEMPLATES, QUESTIONS, seed=2)
 
 
-def benchmark(database_url: str, sizes: Sizes, rounds: int, conn_max_age: int) -> Results:
+def benchmark(database_url: str, sizes: Sizes, rounds: int, conn_max_age: int, pool_size: int) -> Results:
     from django.conf import settings
 
     key, queries = prepare(database_url, sizes)
-    server = start_server(database_url, settings.REDIS_URL, conn_max_age)
+    server = start_server(database_url, settings.REDIS_URL, conn_max_age, pool_size)
     counter = ConnectionCounter(database_url, settings.REDIS_URL)
     print(f"uvicorn (pid {server.process.pid}) answering at {server.base_url}", flush=True)
     results = Results()
@@ -801,6 +804,10 @@ def main() -> None:
         "--conn-max-age", type=int, default=0,
         help="DATABASE_CONN_MAX_AGE of the server (default 0; see the module docstring for why not 600)",
     )
+    parser.add_argument(
+        "--pool-size", type=int, default=20,
+        help="DATABASE_POOL_SIZE of the server (default 20, as `make run`; 0: a connection per request)",
+    )
     parser.add_argument("--appends", type=int, default=None, help="appends per run (default 300)")
     parser.add_argument("--searches", type=int, default=None, help="searches per run (default 200)")
     parser.add_argument("--memories", type=int, default=None, help="memories of the search user (default 500)")
@@ -825,7 +832,7 @@ def main() -> None:
         from django.conf import settings
 
         logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request at INFO
-        results = benchmark(database_url, sizes, rounds, args.conn_max_age)
+        results = benchmark(database_url, sizes, rounds, args.conn_max_age, args.pool_size)
         report(results, sizes, rounds)
         report_connection_setup(database_url, settings.REDIS_URL)
     finally:

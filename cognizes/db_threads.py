@@ -3,8 +3,9 @@
 Django's own async support (``sync_to_async`` with ``thread_sensitive=True``)
 runs every ORM call on one shared thread, so concurrent agents in one process
 would queue behind each other. The ADK services run their database work here
-instead: each pool thread keeps its own persistent connection, so as many
-queries run at once as there are threads (``COGNIZES_DB_THREADS``).
+instead: each pool thread keeps its own persistent connection (or, with
+``DATABASE_POOL_SIZE``, borrows one per call), so as many queries run at once as
+there are threads (``COGNIZES_DB_THREADS``).
 """
 
 from __future__ import annotations
@@ -52,10 +53,11 @@ def _call_in_thread(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[st
     try:
         return fn(*args, **kwargs)
     finally:
-        # A connection the server dropped is replaced on the next call, without
-        # paying a health-check round trip on every call.
-        if connection.errors_occurred:
-            connection.close_if_unusable_or_obsolete()
+        # What Django does at the end of a request: a connection the server dropped is
+        # replaced on the next call (a health check only after an error), and with a
+        # pool (DATABASE_POOL_SIZE, CONN_MAX_AGE 0) the connection goes back to it
+        # rather than staying with this thread.
+        connection.close_if_unusable_or_obsolete()
 
 
 async def run_in_db_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -94,3 +96,13 @@ def close_connections() -> None:
     for _ in range(executor._max_workers):
         executor.submit(close_own_connection)
     executor.shutdown(wait=True)
+
+
+def close_request_connection() -> None:
+    """Give back the request thread's connection before a long streaming response.
+
+    Django closes it when the response ends, which for an event stream may be
+    hours away; meanwhile it would hold one of the pool's connections, idle
+    (the stream's own database work runs on the threads above).
+    """
+    connection.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -35,6 +36,20 @@ def _wait_for(url: str, launcher: subprocess.Popen, timeout: float = 120) -> int
     raise AssertionError(f"{url} did not answer within {timeout}s")
 
 
+def _run(port: int, env: dict[str, str], message: str) -> dict:
+    created = subprocess.run(
+        [sys.executable, "manage.py", "create_api_key", "weather"], cwd=ROOT, env=env, check=True,
+        capture_output=True, text=True,
+    )
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/v1/apps/weather/users/alice/sessions/smoke/run/",
+        data=json.dumps({"message": message}).encode(),
+        headers={"Authorization": f"Bearer {created.stdout.splitlines()[-1]}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)
+
+
 @pytest.mark.timeout(240)
 def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
     port = _free_port()
@@ -50,6 +65,10 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
     )
     try:
         assert _wait_for(f"http://127.0.0.1:{port}/admin/login/", launcher) == 200
+        # The demo agent answers over HTTP, from the web server's connection pool, in the unit
+        # alice told it in the demo conversation.
+        answer = _run(port, env, "What's the weather in Paris?")
+        assert answer["events"][-1]["content"]["parts"][0]["text"] == "[offline model] It's 64°F and clear in Paris."
         time.sleep(3)  # let the worker and beat finish starting
         started = psutil.Process(launcher.pid).children(recursive=True)
         servers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
@@ -63,6 +82,6 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
 
     assert launcher.returncode == 0
     assert "Admin login (shown once): admin / fresh-machine-pw" in output
-    assert "Loaded demo session" in output
+    assert "Loaded demo sessions" in output
     _, alive = psutil.wait_procs(started + servers, timeout=15)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
