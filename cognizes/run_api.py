@@ -13,6 +13,7 @@ a process die mid-turn).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -174,21 +175,38 @@ async def _collect(runner: Runner, arguments: dict[str, Any]) -> list[Event]:
     return [event async for event in runner.run_async(**arguments)]
 
 
+_turns_in_flight: set[asyncio.Task[None]] = set()
+"""Streamed turns still running (a strong reference: the loop keeps only weak ones)."""
+
+
 async def _run_messages(
     runner: Runner, arguments: dict[str, Any], release: Callable[[], None]
 ) -> AsyncIterator[str]:
-    run_config = RunConfig(streaming_mode=StreamingMode.SSE)
-    try:
-        async for event in runner.run_async(**arguments, run_config=run_config):
-            yield sse.message({"event": event_json(event)}, event="event")
-    except StaleSessionError:
-        yield sse.message({"error": {"code": "conflict", "message": STALE}}, event="error")
-        return
-    except Exception as error:
-        logger.exception("agent run failed: %s/%s", runner.app_name, arguments["session_id"])
-        message = f"The agent failed: {type(error).__name__}: {error}"
-        yield sse.message({"error": {"code": "agent_failed", "message": message}}, event="error")
-        return
-    finally:
-        release()  # one Redis round trip; no await, so it also runs when the client has gone
-    yield sse.message({"session_id": arguments["session_id"]}, event="done")
+    """The turn's messages; the turn runs as a task of its own and finishes even if the client leaves.
+
+    Cut off midway, a turn could leave a tool call without its response in the
+    session, which the model would then be shown on every later turn.
+    """
+    messages: asyncio.Queue[str | None] = asyncio.Queue()
+
+    async def turn() -> None:
+        run_config = RunConfig(streaming_mode=StreamingMode.SSE)
+        try:
+            async for event in runner.run_async(**arguments, run_config=run_config):
+                messages.put_nowait(sse.message({"event": event_json(event)}, event="event"))
+            messages.put_nowait(sse.message({"session_id": arguments["session_id"]}, event="done"))
+        except StaleSessionError:
+            messages.put_nowait(sse.message({"error": {"code": "conflict", "message": STALE}}, event="error"))
+        except Exception as error:
+            logger.exception("agent run failed: %s/%s", runner.app_name, arguments["session_id"])
+            failure = {"code": "agent_failed", "message": f"The agent failed: {type(error).__name__}: {error}"}
+            messages.put_nowait(sse.message({"error": failure}, event="error"))
+        finally:
+            release()
+            messages.put_nowait(None)
+
+    task = asyncio.get_running_loop().create_task(turn())
+    _turns_in_flight.add(task)
+    task.add_done_callback(_turns_in_flight.discard)
+    while (message := await messages.get()) is not None:
+        yield message

@@ -191,6 +191,30 @@ async def test_a_second_turn_on_a_busy_session_is_refused_before_anything_is_sto
     forget_runners()
 
 
+async def test_a_streamed_turn_finishes_even_when_its_client_leaves(asgi_server, settings):
+    settings.COGNIZES_AGENTS = {"slow": "tests.runtime.test_http.slow_runner"}
+    forget_runners()
+    GATE.clear()
+    base = f"{asgi_server}/api/v1/apps/slow/users/ada/sessions/s1"
+    stored = lambda: run_in_db_thread(lambda: Event.objects.filter(session__session_id="s1").count())  # noqa: E731
+    async with httpx.AsyncClient(headers=await _key("slow"), timeout=60) as client:
+        async with client.stream("POST", f"{base}/run/stream/", json={"message": "one"}) as response:
+            assert response.status_code == 200
+            assert await _until(stored, timeout=30), "the turn did not start"
+        # The client has hung up mid-turn: the turn goes on, and holds the session until it ends.
+        await asyncio.sleep(1)  # the server has seen the disconnect
+        busy = await client.post(f"{base}/run/", json={"message": "too early"})
+        assert busy.status_code == 409
+        GATE.set()  # the model answers
+        assert await _until(lambda: _count_is(stored, 2), timeout=30), "the turn was cut off"
+        assert (await client.post(f"{base}/run/", json={"message": "two"})).status_code == 200  # claim released
+    forget_runners()
+
+
+async def _count_is(count, expected: int) -> bool:
+    return await count() == expected
+
+
 class BrokenModel(BaseLlm):
     """A model whose service is down."""
 
