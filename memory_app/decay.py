@@ -35,20 +35,20 @@ from memory_app.models import Kind, Memory, RevisionAction, Status
 # An access multiplies strength by 1 + ACCESS_BOOST * ln(1 + accesses): ×1.35 after one, ×2.2 after ten.
 ACCESS_BOOST = 0.5
 
-_DECAY = """
-UPDATE memories m
-SET strength = d.strength
-FROM (
-    SELECT id,
-           exp(-ln(2::float8)
-               * greatest(extract(epoch FROM %(now)s - greatest(created_at, updated_at, last_accessed_at))::float8, 0)
-               / 86400
-               / ((%(half_lives)s::jsonb ->> kind)::float8 * (0.5 + least(greatest(importance, 0), 1))))
-           * (1 + %(boost)s * ln(1 + access_count)) AS strength
-    FROM memories
-    WHERE status = %(active)s
-) d
-WHERE m.id = d.id AND m.strength IS DISTINCT FROM d.strength
+_STRENGTH = """
+    exp(-ln(2::float8)
+        * greatest(extract(epoch FROM %(now)s - greatest(created_at, updated_at, last_accessed_at))::float8, 0)
+        / 86400
+        / ((%(half_lives)s::jsonb ->> kind)::float8 * (0.5 + least(greatest(importance, 0), 1))))
+    * (1 + %(boost)s * ln(1 + access_count))
+"""
+# Computed from the row being updated, not from a subquery: a memory renewed by a
+# consolidation that commits while this runs is re-read (PostgreSQL re-evaluates
+# SET and WHERE on the newest row version it waited for), so its new strength stands.
+_DECAY = f"""
+UPDATE memories
+SET strength = {_STRENGTH}
+WHERE status = %(active)s AND strength IS DISTINCT FROM {_STRENGTH}
 """
 
 # Forget and write each memory's revision in one statement; rowcount is the number forgotten.

@@ -145,7 +145,10 @@ def _find_same(app_name: str, user_id: str, text: str, embedding: np.ndarray) ->
         for memory_id, similarity, existing in cursor.fetchall():
             near = (similarity or 0) >= NEAR_DUPLICATE_SIMILARITY and content_words(existing) == words
             if near or normalise(existing) == key:
-                return Memory.objects.get(id=memory_id)
+                # Locked and re-checked: the decay may have forgotten it since the read above.
+                same = Memory.objects.select_for_update().filter(id=memory_id, status=Status.ACTIVE).first()
+                if same is not None:
+                    return same
     return None
 
 

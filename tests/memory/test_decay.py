@@ -6,11 +6,13 @@ Time is controlled by passing ``now=`` and by moving the memories' timestamps ba
 from __future__ import annotations
 
 import math
+import threading
+import time
 from datetime import datetime, timedelta
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
@@ -259,3 +261,73 @@ def test_the_hourly_schedule_is_a_periodic_task_editable_in_the_admin(admin_clie
 
     assert "memory_app.forget" in app.tasks
     assert admin_client.get(f"/admin/django_celery_beat/periodictask/{task.pk}/change/").status_code == 200
+
+
+def _with_first_held(first, second) -> None:
+    """Run ``first`` in a transaction held open until ``second`` (another connection) waits on its locks."""
+    started, finish = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                first()
+                started.set()
+                finish.wait(30)
+        finally:
+            connection.close()
+
+    def then() -> None:
+        try:
+            second()
+        finally:
+            connection.close()
+
+    holder, waiter = threading.Thread(target=hold), threading.Thread(target=then)
+    holder.start()
+    assert started.wait(30)
+    waiter.start()
+    for _ in range(300):  # until the second connection waits for a row the first has locked
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the second transaction never waited for the first")
+    finish.set()
+    holder.join(30)
+    waiter.join(30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_memory_renewed_while_the_decay_runs_stays_renewed(now):
+    fading = remember("Ada takes the 8:15 bus to work.")
+    age(fading, days=10 * FACT_HALF_LIFE, now=now)  # weak enough to be forgotten
+
+    _with_first_held(
+        lambda: do_remember(app_name=APP, user_id="ada", candidates=[Candidate(text=fading.text)], cause="test"),
+        lambda: do_decay(now=timezone.now()),
+    )
+
+    renewed = Memory.objects.get(id=fading.id)
+    assert renewed.status == Status.ACTIVE and renewed.strength == pytest.approx(1, abs=0.01)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_memory_forgotten_while_it_is_repeated_is_remembered_anew(now):
+    fading = remember("Ada takes the 8:15 bus to work.")
+    age(fading, days=10 * FACT_HALF_LIFE, now=now)
+    outcome = []
+
+    _with_first_held(
+        lambda: do_decay(now=now),
+        lambda: outcome.append(
+            do_remember(app_name=APP, user_id="ada", candidates=[Candidate(text=fading.text)], cause="test")
+        ),
+    )
+
+    assert Memory.objects.get(id=fading.id).status == Status.FORGOTTEN
+    [created] = outcome[0].created
+    assert Memory.objects.get(id=created).status == Status.ACTIVE  # not merged into the forgotten one
