@@ -7,11 +7,11 @@ One Runner per app per process, built on first use.
 
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import Any
 
 from django.conf import settings
+from django.utils.module_loading import import_string
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.runners import Runner
 
@@ -41,10 +41,9 @@ def get_runner(app_name: str) -> Runner:
 
 
 def _import(path: str) -> Any:
-    module_name, _, attribute = path.rpartition(".")
     try:
-        return getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
+        return import_string(path)
+    except ImportError as error:
         raise ImportError(f"COGNIZES_AGENTS: {path!r} cannot be imported: {error}") from error
 
 

@@ -7,7 +7,6 @@ compares that one row to decide whether its cached tools are still current.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any, Callable, Iterable
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from tools_app.models import (
     MAX_NAME_LENGTH,
@@ -84,10 +84,9 @@ def resolve_callable(path: str) -> Callable[..., Any]:
     """The allow-listed function at ``path``; nothing else is ever imported from a row."""
     if path not in settings.COGNIZES_TOOL_CALLABLES:
         raise ToolError(f"{path!r} is not in COGNIZES_TOOL_CALLABLES.")
-    module_name, _, attribute = path.rpartition(".")
     try:
-        function = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as e:
+        function = import_string(path)
+    except ImportError as e:
         raise ToolError(f"{path!r} cannot be imported: {e}") from e
     if not callable(function):
         raise ToolError(f"{path!r} is not callable.")
