@@ -65,7 +65,6 @@ both sides alike.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import random
@@ -78,7 +77,6 @@ import threading
 import time
 import uuid
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
@@ -87,6 +85,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
@@ -619,17 +618,6 @@ def run_load(factory: ClientFactory, clients: int, requests: int) -> Load:
     if errors:
         raise errors[0]
     return Load([t for timings in latencies for t in timings], max(finished) - started)
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """As ``timeit`` does: collect garbage first, and none while the clock runs."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 # ---------------------------------------------------------------------------

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import itertools
 import json
 import os
@@ -69,6 +68,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
@@ -396,16 +396,6 @@ async def run_adk(conversations: list[Conversation], questions: list[Question]) 
         line.milliseconds.append((time.perf_counter() - start) * 1000)
         line.ranks.append(first_hit((frozenset([m.id]) for m in response.memories), question.evidence))
     return line
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 @contextmanager

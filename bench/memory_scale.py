@@ -83,7 +83,6 @@ keeps it).
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 import os
 import re
@@ -106,6 +105,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.scratch import close_django_connections, with_database  # noqa: E402
+from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
@@ -589,16 +589,6 @@ def search(query: Query, mode: str) -> list[Any]:
 
 def recall(hits: Sequence[Any], query: Query) -> float:
     return len({hit.id for hit in hits[:K]} & query.exact) / query.expected
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def timed_search(query: Query, mode: str) -> tuple[float, list[Any]]:

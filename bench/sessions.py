@@ -42,23 +42,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import os
 import statistics
 import sys
 import time
 import uuid
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any, Awaitable, Callable
 from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
@@ -181,17 +180,6 @@ def writer_events(task: int, count: int) -> list[Any]:
         text_event(f"{REPLY} (writer {task}, turn {i})", {f"user:w{task}_{i}": i, "turn": i})
         for i in range(count)
     ]
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """As ``timeit`` does: collect garbage first, and none while the clock runs."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 async def timed(work: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
