@@ -61,8 +61,12 @@ def do_schedule_session(
     due = timezone.now() + timedelta(seconds=delay_seconds)
     scope = {"app_name": app_name, "user_id": user_id, "session_id": session_id, "status": JobStatus.SCHEDULED}
     for _ in range(3):
-        if ConsolidationJob.objects.filter(**scope).update(not_before=due):
-            return ConsolidationJob.objects.filter(**scope).first() or ConsolidationJob(**scope, not_before=due)
+        with transaction.atomic():
+            job = ConsolidationJob.objects.select_for_update().filter(**scope).first()
+            if job is not None:
+                job.not_before = due
+                job.save(update_fields=["not_before"])
+                return job
         try:
             with transaction.atomic():
                 job = ConsolidationJob.objects.create(**scope, not_before=due)
