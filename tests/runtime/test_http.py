@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import httpx
@@ -25,6 +24,7 @@ from cognizes.runner import runner_for
 from memory_app.models import ConsolidationJob, JobStatus
 from sessions_app.models import Event, Session
 from tests.api.conftest import client_for
+from tests.polling import eventually
 from tests.sse import Message, messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,15 +49,6 @@ async def _follow(client: httpx.AsyncClient, url: str, received: list[Message]) 
         assert response.status_code == 200
         async for message in messages(response):
             received.append(message)
-
-
-async def _until(check, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await check()
-        if result or time.monotonic() > deadline:
-            return result
-        await asyncio.sleep(0.2)
 
 
 async def test_preference_told_over_http_is_recalled_in_a_new_session(weather_app, asgi_server, celery_worker):
@@ -88,7 +79,7 @@ async def test_preference_told_over_http_is_recalled_in_a_new_session(weather_ap
             )
             return len(statuses) == 2 and all(s == JobStatus.DONE for s in statuses)
 
-        assert await _until(consolidated), "the worker did not consolidate s1"
+        assert await eventually(consolidated), "the worker did not consolidate s1"
         found = (await client.post("/memories/search/", json={"query": "temperature unit"})).json()
         assert any("Fahrenheit" in hit["text"] for hit in found), found
 
@@ -101,17 +92,17 @@ async def test_preference_told_over_http_is_recalled_in_a_new_session(weather_ap
         assert _texts(events)[-1] == "[offline model] It's 64°F and clear in Paris."
 
         # Audited and traced, as the API shows them.
-        executions = await _until(lambda: _json(client.get(
+        executions = await eventually(lambda: _json(client.get(
             f"{asgi_server}/api/v1/apps/weather/tool-executions/", params={"session_id": "s2", "tool_name": "get_weather"}
         )))
         assert executions["results"][0]["arguments"] == {"city": "Paris", "unit": "fahrenheit"}
-        traces = await _until(lambda: _flushed_traces(client, "s2"))
+        traces = await eventually(lambda: _flushed_traces(client, "s2"))
         detail = (await client.get(f"/traces/{traces['results'][0]['trace_id']}/")).json()
         assert any(span["name"] == "execute_tool get_weather" for span in detail["spans"])
 
         # The follower saw every event of s1 as it was stored, in order.
         stored = (await client.get("/sessions/s1/events/")).json()["results"]
-        assert await _until(lambda: _settled(followed, len(stored)), timeout=30)
+        assert await eventually(lambda: len(followed) >= len(stored), timeout=30)
         follower.cancel()
         assert [m.data["version"] for m in followed] == [e["version"] for e in stored]
         assert [m.data["event"]["id"] for m in followed] == [e["event"]["id"] for e in stored]
@@ -126,10 +117,6 @@ async def _json(response_coroutine) -> dict | None:
 async def _flushed_traces(client: httpx.AsyncClient, session_id: str) -> dict | None:
     await asyncio.to_thread(trace.get_tracer_provider().force_flush)
     return await _json(client.get(f"/sessions/{session_id}/traces/"))
-
-
-async def _settled(received: list, count: int) -> bool:
-    return len(received) >= count
 
 
 def test_runs_are_refused_before_anything_runs_or_is_stored(weather_app):
@@ -176,8 +163,7 @@ async def test_a_second_turn_on_a_busy_session_is_refused_before_anything_is_sto
     base = f"{asgi_server}/api/v1/apps/slow/users/ada/sessions/s1"
     async with httpx.AsyncClient(headers=await _key("slow"), timeout=60) as client:
         first = asyncio.create_task(client.post(f"{base}/run/", json={"message": "one"}))
-        stored = lambda: run_in_db_thread(lambda: Event.objects.filter(session__session_id="s1").count())  # noqa: E731
-        assert await _until(stored, timeout=30), "the first turn did not start"
+        assert await eventually(_stored_in_s1, timeout=30), "the first turn did not start"
 
         second = await client.post(f"{base}/run/", json={"message": "two"})
         streamed = await client.post(f"{base}/run/stream/", json={"message": "three"})
@@ -186,7 +172,7 @@ async def test_a_second_turn_on_a_busy_session_is_refused_before_anything_is_sto
 
         GATE.set()
         assert (await first).status_code == 200
-        assert await stored() == 2  # the first turn's message and answer, nothing of the refused ones
+        assert await _stored_in_s1() == 2  # the first turn's message and answer, nothing of the refused ones
         assert (await client.post(f"{base}/run/", json={"message": "four"})).status_code == 200
     forget_runners()
 
@@ -196,23 +182,26 @@ async def test_a_streamed_turn_finishes_even_when_its_client_leaves(asgi_server,
     forget_runners()
     GATE.clear()
     base = f"{asgi_server}/api/v1/apps/slow/users/ada/sessions/s1"
-    stored = lambda: run_in_db_thread(lambda: Event.objects.filter(session__session_id="s1").count())  # noqa: E731
     async with httpx.AsyncClient(headers=await _key("slow"), timeout=60) as client:
         async with client.stream("POST", f"{base}/run/stream/", json={"message": "one"}) as response:
             assert response.status_code == 200
-            assert await _until(stored, timeout=30), "the turn did not start"
+            assert await eventually(_stored_in_s1, timeout=30), "the turn did not start"
         # The client has hung up mid-turn: the turn goes on, and holds the session until it ends.
         await asyncio.sleep(1)  # the server has seen the disconnect
         busy = await client.post(f"{base}/run/", json={"message": "too early"})
         assert busy.status_code == 409
         GATE.set()  # the model answers
-        assert await _until(lambda: _count_is(stored, 2), timeout=30), "the turn was cut off"
+        assert await eventually(lambda: _stored_is(2), timeout=30), "the turn was cut off"
         assert (await client.post(f"{base}/run/", json={"message": "two"})).status_code == 200  # claim released
     forget_runners()
 
 
-async def _count_is(count, expected: int) -> bool:
-    return await count() == expected
+async def _stored_in_s1() -> int:
+    return await run_in_db_thread(lambda: Event.objects.filter(session__session_id="s1").count())
+
+
+async def _stored_is(count: int) -> bool:
+    return await _stored_in_s1() == count
 
 
 class BrokenModel(BaseLlm):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from django.test import override_settings
 from google.adk.agents import LlmAgent
@@ -19,6 +17,7 @@ from demo_agents.weather.agent import root_agent
 from memory_app.consolidation import run_job, run_when_due
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from tests.fake_llm import ScriptedLlm
+from tests.polling import eventually
 from tools_app.models import ToolExecution
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -110,12 +109,12 @@ async def test_a_schedule_for_a_quiet_session_reaches_the_worker(weather_app, ce
     runner = runner_for(root_agent, app_name="weather", memory="session_end", session_idle_seconds=0.5)
     await say(runner, "s1", "I prefer Fahrenheit.")
 
-    for _ in range(600):
+    async def finished() -> ConsolidationJob | None:
         [job] = await jobs(session_id="s1")
-        if job.status in (JobStatus.DONE, JobStatus.FAILED):
-            break
-        await asyncio.sleep(0.1)
-    assert job.status == JobStatus.DONE and job.memories_created >= 1
+        return job if job.status in (JobStatus.DONE, JobStatus.FAILED) else None
+
+    job = await eventually(finished)
+    assert job is not None and job.status == JobStatus.DONE and job.memories_created >= 1
 
 
 async def test_runner_for_wires_services_plugins_and_options(weather_app):

@@ -13,6 +13,7 @@ from cognizes.adk import PostgresSessionService
 from cognizes.db_threads import run_in_db_thread
 from tests.processes import run_python
 from tests.sessions.test_contract import text_event
+from tests.polling import eventually
 from tests.sse import messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -103,10 +104,7 @@ async def test_the_stream_ends_when_the_session_is_deleted(asgi_server):
 
     received: list = []
     follower = asyncio.create_task(_collect(asgi_server, "s3", headers, count=99, received=received))
-    for _ in range(600):  # following: it has the stored event
-        if received or follower.done():
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: received or follower.done(), timeout=30, interval=0.05)  # following
     await service.delete_session(app_name=APP, user_id="ada", session_id="s3")
 
     received = await asyncio.wait_for(follower, 30)
