@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +28,10 @@ def run_python(script: str, *, timeout: float = 120) -> subprocess.CompletedProc
         [sys.executable, "-c", script], cwd=ROOT, env=database_env(), check=True, timeout=timeout,
         capture_output=True, text=True,
     )
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (for a server a test starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

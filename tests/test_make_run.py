@@ -5,23 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import psutil
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.processes import ROOT, free_port
 
 
 def _wait_for(url: str, launcher: subprocess.Popen, timeout: float = 120) -> int:
@@ -52,7 +44,7 @@ def _run(port: int, env: dict[str, str], message: str) -> dict:
 
 @pytest.mark.timeout(240)
 def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
     env.update(PORT=str(port), COGNIZES_VAR_DIR=str(tmp_path / "var"), COGNIZES_ADMIN_PASSWORD="fresh-machine-pw")
     launcher = subprocess.Popen(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from cognizes.adk import PostgresMemoryService, PostgresSessionService
 from cognizes.adk_services import memory_service_factory, register, session_service_factory
 from memory_app.models import ConsolidationJob
 from sessions_app.models import Event, Session
-from tests.processes import ROOT, database_env
+from tests.processes import ROOT, database_env, free_port
 from tools_app.models import ToolExecution
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,7 +101,7 @@ def _jobs(session_id: str) -> int:
 @contextmanager
 def _api_server(*, log: Path) -> Iterator[str]:
     """``adk api_server`` on the demo agents and the test database, on a free port; yields its URL."""
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in database_env().items()
            if key not in {"GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"}}  # the offline model answers
     command = [
@@ -151,7 +150,3 @@ def _request(url: str, body: dict[str, Any] | None = None, *, timeout: float = 1
         raise AssertionError(f"{url}: {error.code} {error.read().decode()}") from None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
