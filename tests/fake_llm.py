@@ -1,8 +1,8 @@
-"""An offline stand-in for a remote LLM: the one thing outside the machine that tests fake."""
+"""Offline stand-ins for a remote LLM: the one thing outside the machine that tests fake."""
 
 from __future__ import annotations
 
-from typing import AsyncGenerator
+from typing import Any, AsyncGenerator
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -10,12 +10,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
 
-class ScriptedLlm(BaseLlm):
-    """Calls ``tool_name`` with the user's text as ``argument``, then replies with what the tool said."""
-
-    model: str = "scripted-offline"
-    tool_name: str = "remember_city"
-    argument: str = "city"
+class OfflineLlm(BaseLlm):
+    """A tool's result is answered with "Done: <result>"; a user's text by ``reply``."""
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
@@ -23,8 +19,24 @@ class ScriptedLlm(BaseLlm):
         last = llm_request.contents[-1]
         responses = [part.function_response for part in last.parts or [] if part.function_response]
         if responses:
-            part = types.Part(text=f"Done: {responses[0].response}")
+            part = types.Part(text=f"Done: {self.show(responses[0].response)}")
         else:
-            text = " ".join(part.text for part in last.parts or [] if part.text)
-            part = types.Part(function_call=types.FunctionCall(name=self.tool_name, args={self.argument: text}))
+            part = self.reply(" ".join(part.text for part in last.parts or [] if part.text), llm_request)
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    def show(self, result: Any) -> str:
+        return str(result)
+
+    def reply(self, text: str, llm_request: LlmRequest) -> types.Part:
+        raise NotImplementedError
+
+
+class ScriptedLlm(OfflineLlm):
+    """Calls ``tool_name`` with the user's text as ``argument``, then replies with what the tool said."""
+
+    model: str = "scripted-offline"
+    tool_name: str = "remember_city"
+    argument: str = "city"
+
+    def reply(self, text: str, llm_request: LlmRequest) -> types.Part:
+        return types.Part(function_call=types.FunctionCall(name=self.tool_name, args={self.argument: text}))

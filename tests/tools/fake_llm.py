@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import AsyncGenerator
+from typing import Any
 
-from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from tests.fake_llm import OfflineLlm
 
-class ToolCallingLlm(BaseLlm):
+
+class ToolCallingLlm(OfflineLlm):
     """``"<tool> {json args}"`` calls that tool if the agent offers it; a tool's result is echoed back.
 
     Answers "I have no tool <name>." when the tool is not offered, like a real
@@ -20,18 +20,11 @@ class ToolCallingLlm(BaseLlm):
 
     model: str = "tool-calling-offline"
 
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        last = llm_request.contents[-1]
-        responses = [part.function_response for part in last.parts or [] if part.function_response]
-        if responses:
-            part = types.Part(text=f"Done: {json.dumps(responses[0].response, sort_keys=True)}")
-        else:
-            text = " ".join(part.text for part in last.parts or [] if part.text)
-            name, _, args = text.partition(" ")
-            if name in llm_request.tools_dict:
-                part = types.Part(function_call=types.FunctionCall(name=name, args=json.loads(args or "{}")))
-            else:
-                part = types.Part(text=f"I have no tool {name}.")
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+    def show(self, result: Any) -> str:
+        return json.dumps(result, sort_keys=True)
+
+    def reply(self, text: str, llm_request: LlmRequest) -> types.Part:
+        name, _, args = text.partition(" ")
+        if name in llm_request.tools_dict:
+            return types.Part(function_call=types.FunctionCall(name=name, args=json.loads(args or "{}")))
+        return types.Part(text=f"I have no tool {name}.")
