@@ -10,21 +10,14 @@ import dataclasses
 import logging
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
+from cognizes.celery import MAINTENANCE_TASK
 from memory_app.decay import do_decay, do_purge_forgotten
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(
-    name="memory_app.forget",
-    ignore_result=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=3,
-)
+@shared_task(name="memory_app.forget", **MAINTENANCE_TASK)
 def forget() -> None:
     """Decay strengths, forget the weak and expired, purge what was forgotten long ago."""
     report = do_decay()

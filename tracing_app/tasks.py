@@ -7,21 +7,14 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 
+from cognizes.celery import MAINTENANCE_TASK
 from tracing_app import services
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(
-    name="tracing_app.delete_old_traces",
-    ignore_result=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=3,
-)
+@shared_task(name="tracing_app.delete_old_traces", **MAINTENANCE_TASK)
 def delete_old_traces() -> int:
     """Delete traces older than COGNIZES_TRACE_RETENTION_DAYS; idempotent, so a doubled run is harmless."""
     deleted = services.do_delete_old_traces(older_than=timedelta(days=settings.COGNIZES_TRACE_RETENTION_DAYS))
