@@ -97,12 +97,3 @@ def close_connections() -> None:
         executor.submit(close_own_connection)
     executor.shutdown(wait=True)
 
-
-def close_request_connection() -> None:
-    """Give back the request thread's connection before a long streaming response.
-
-    Django closes it when the response ends, which for an event stream may be
-    hours away; meanwhile it would hold one of the pool's connections, idle
-    (the stream's own database work runs on the threads above).
-    """
-    connection.close()

@@ -40,7 +40,6 @@ from rest_framework.response import Response
 from access.api import Conflict, ScopedView, valid
 from cognizes import sse
 from cognizes.agents import UnknownAgent, get_runner
-from cognizes.db_threads import close_request_connection
 from sessions_app import services
 
 logger = logging.getLogger(__name__)
@@ -167,7 +166,6 @@ class RunStreamView(_RunBase):
     def post(self, request: Request, app_name: str, user_id: str, session_id: str):
         runner, arguments = self.prepare(request, app_name, user_id, session_id)
         release = claim_turn(app_name, user_id, session_id)
-        close_request_connection()
         return sse.response(_run_messages(runner, arguments, release))
 
 

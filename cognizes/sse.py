@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from django.db import connection
 from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
@@ -31,6 +32,13 @@ def comment(text: str = "keepalive") -> str:
 
 
 def response(messages: AsyncIterator[str]) -> StreamingHttpResponse:
+    """A stream of ``messages``; the request thread's database connection is given back first.
+
+    Django closes it when the response ends, which for an event stream may be
+    hours away; meanwhile it would hold one of the pool's connections, idle (a
+    stream's own database work runs on ``cognizes.db_threads``).
+    """
+    connection.close()
     return StreamingHttpResponse(
         messages,
         content_type="text/event-stream",

@@ -29,7 +29,6 @@ from rest_framework.response import Response
 
 from access.api import Conflict, Pagination, ScopedView, paginated, valid
 from cognizes import sse
-from cognizes.db_threads import close_request_connection
 from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from sessions_app.models import MAX_KEY_LENGTH, Event, Session
@@ -254,7 +253,6 @@ class EventStreamView(ScopedView):
         resume = request.headers.get("Last-Event-ID")
         query = {"after_version": resume} if resume is not None else request.query_params
         after = valid(AfterVersionSerializer, query, strict=False).get("after_version", 0)
-        close_request_connection()
         return sse.response(_event_messages(session_pk, after))
 
 
