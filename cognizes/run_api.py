@@ -41,6 +41,7 @@ from access.api import Conflict, ScopedView, valid
 from cognizes import sse
 from cognizes.agents import UnknownAgent, get_runner
 from sessions_app import services
+from sessions_app.adk import event_json
 
 logger = logging.getLogger(__name__)
 
@@ -81,11 +82,6 @@ class AgentFailed(exceptions.APIException):
     status_code = status.HTTP_502_BAD_GATEWAY
     default_detail = "The agent failed."
     default_code = "agent_failed"
-
-
-def event_json(event: Event) -> dict[str, Any]:
-    """An ADK event as the sessions API shows stored ones."""
-    return json.loads(event.model_dump_json(exclude_none=True))
 
 
 def claim_turn(app_name: str, user_id: str, session_id: str) -> Callable[[], None]:

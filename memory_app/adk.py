@@ -21,6 +21,7 @@ from cognizes.db_threads import run_in_db_thread
 from memory_app import consolidation, services
 from memory_app.search import MemoryHit, search_memories
 from sessions_app import services as session_services
+from sessions_app.adk import event_json
 
 
 class PostgresMemoryService(BaseMemoryService):
@@ -105,7 +106,7 @@ class PostgresMemoryService(BaseMemoryService):
 
 
 def _dump(events: Sequence[Event]) -> list[dict[str, Any]]:
-    return [event.model_dump(mode="json", exclude_none=True) for event in events if not event.partial]
+    return [event_json(event) for event in events if not event.partial]
 
 
 def _text(content: types.Content) -> str:

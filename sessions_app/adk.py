@@ -127,9 +127,14 @@ def trim_temp_state(event: Event) -> Event:
     return PostgresSessionService()._trim_temp_delta_state(event)
 
 
+def event_json(event: Event) -> dict[str, Any]:
+    """An ADK event as JSON data: how it is stored, shown by the API and handed to memory."""
+    return event.model_dump(mode="json", exclude_none=True)
+
+
 def to_new_event(event: Event) -> services.NewEvent:
     """An ADK event (``temp:`` keys already trimmed) as the services store it."""
-    data = event.model_dump(mode="json", exclude_none=True)
+    data = event_json(event)
     return services.NewEvent(
         event_id=event.id,
         invocation_id=event.invocation_id,
