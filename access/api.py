@@ -44,13 +44,19 @@ class ScopedView(APIView):
         self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"))
 
 
-def check_scope(request: Request, app_name: str, user_id: str | None) -> Scope:
-    """The one place that decides whether the caller may touch this app and user."""
+def check_scope(request: Request, app_name: str, user_id: str | None, *, write: bool | None = None) -> Scope:
+    """The one place that decides whether the caller may touch this app and user.
+
+    ``write`` says whether the call changes anything; by default, whether its
+    method is unsafe (a search sent as POST passes ``write=False``).
+    """
+    if write is None:
+        write = request.method not in SAFE_METHODS
     if isinstance(request.auth, ApiKey):
         key = request.auth
         if key.app_name != app_name or (key.user_id and user_id is not None and key.user_id != user_id):
             raise Http404
-        if key.read_only and request.method not in SAFE_METHODS:
+        if key.read_only and write:
             raise exceptions.PermissionDenied("This API key is read-only.")
         return Scope(app_name=app_name, user_id=user_id, only_user=key.user_id or None)
     if getattr(request.user, "is_staff", False):

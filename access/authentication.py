@@ -42,7 +42,11 @@ class BearerKeyAuthentication(BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Send the key as 'Authorization: Bearer <key>'.")
-        api_key = get_key(header[1].decode(errors="replace"))
+        return self.authenticate_key(header[1].decode(errors="replace"))
+
+    def authenticate_key(self, raw: str) -> tuple[ApiClient, ApiKey]:
+        """The principal of a key however it was sent; a wrong or revoked key is refused."""
+        api_key = get_key(raw)
         if api_key is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
         if api_key.last_used_at is None or (timezone.now() - api_key.last_used_at).total_seconds() > 60:

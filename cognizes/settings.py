@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "memory_app",
     "tools_app",
     "tracing_app",
+    "vertex_app",
 ]
 
 MIDDLEWARE = [

@@ -46,6 +46,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api-auth/", include("rest_framework.urls")),
+    path("", include("vertex_app.urls")),  # Vertex AI Agent Engine's own paths: /v1beta1/…
 ]
 
 handler404 = "access.api.json_not_found"

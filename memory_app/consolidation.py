@@ -41,11 +41,12 @@ def do_enqueue_session(
 def do_enqueue_events(
     *, app_name: str, user_id: str, events: list[dict[str, Any]], session_id: str = "",
     custom_metadata: dict[str, Any] | None = None, run_inline: bool = False,
+    extra_scope: dict[str, str] | None = None,
 ) -> ConsolidationJob:
     """Record a job for events given directly (not read from the session store)."""
     job = ConsolidationJob.objects.create(
         app_name=app_name, user_id=user_id, session_id=session_id, events=events,
-        custom_metadata=dict(custom_metadata or {}),
+        custom_metadata=dict(custom_metadata or {}), extra_scope=dict(extra_scope or {}),
     )
     return _dispatch(job, run_inline)
 
@@ -126,7 +127,8 @@ def run_job(job_id: int) -> None:
 def _run(job: ConsolidationJob) -> None:
     events, watermark = _new_events(job)
     known = list(
-        Memory.objects.for_scope(job.app_name, job.user_id).active().order_by("-updated_at")
+        Memory.objects.for_scope(job.app_name, job.user_id).active().filter(extra_scope=job.extra_scope)
+        .order_by("-updated_at")
         .values_list("id", "text")[:KNOWN_MEMORIES_FOR_EXTRACTION]
     )
     candidates = get_extractor().extract(
@@ -135,13 +137,19 @@ def _run(job: ConsolidationJob) -> None:
     if job.custom_metadata:
         candidates = [replace(c, metadata={**c.metadata, **job.custom_metadata}) for c in candidates]
     outcome = do_remember(
-        app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=f"consolidation job {job.pk}"
+        app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=job_cause(job.pk),
+        extra_scope=job.extra_scope,
     )
     job.watermark = watermark
     job.status, job.error, job.finished_at = JobStatus.DONE, "", timezone.now()
     job.memories_created, job.memories_updated = len(outcome.created), len(outcome.updated) + len(outcome.superseded)
     job.save(update_fields=["watermark", "status", "error", "finished_at", "memories_created", "memories_updated"])
     logger.info("consolidation job %s: %s created, %s updated", job.pk, job.memories_created, job.memories_updated)
+
+
+def job_cause(job_id: int) -> str:
+    """The cause written on the revisions a job makes: what a job made is found by it."""
+    return f"consolidation job {job_id}"
 
 
 def _new_events(job: ConsolidationJob) -> tuple[list[dict[str, Any]], int]:

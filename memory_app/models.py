@@ -62,6 +62,11 @@ class Memory(models.Model):
     source_session_id = models.CharField(max_length=MAX_KEY_LENGTH, blank=True)
     source_event_ids = ArrayField(models.CharField(max_length=MAX_KEY_LENGTH), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True, help_text="Custom metadata given with the memory.")
+    extra_scope = models.JSONField(
+        default=dict, blank=True,
+        help_text="Scope keys besides app and user (Vertex AI scopes are maps), matched exactly: "
+        "{} for the memories of ADK's services and the native API.",
+    )
     event_time = models.DateTimeField(null=True, blank=True, help_text="When what it remembers happened.")
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Forgotten after this time (TTL).")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
@@ -159,6 +164,7 @@ class ConsolidationJob(models.Model):
         null=True, blank=True, help_text="Events given directly (not read from the session store)."
     )
     custom_metadata = models.JSONField(default=dict, blank=True)
+    extra_scope = models.JSONField(default=dict, blank=True, help_text="Scope keys of the memories it makes.")
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     memories_created = models.PositiveIntegerField(default=0)

@@ -66,10 +66,11 @@ class MemoryHit:
 
 
 def _scope(alias: str = "") -> str:
-    """The one scope predicate: this user's active, unexpired memories."""
+    """The one scope predicate: this user's active, unexpired memories, of exactly this scope."""
     p = f"{alias}." if alias else ""
     return (
-        f"{p}app_name = %(app)s AND {p}user_id = %(user)s AND {p}status = 'active'"
+        f"{p}app_name = %(app)s AND {p}user_id = %(user)s AND {p}extra_scope = %(extra_scope)s::jsonb"
+        f" AND {p}status = 'active'"
         f" AND ({p}expires_at IS NULL OR {p}expires_at > now())"
     )
 
@@ -153,18 +154,21 @@ def search_memories(
     weights: SearchWeights | None = None,
     reinforce: bool = True,
     embedding: Any = None,
+    extra_scope: dict[str, str] | None = None,
 ) -> list[MemoryHit]:
     """The user's active memories best matching ``query``, best first.
 
     ``embedding`` is the query's vector when the caller already has it (benchmarks);
-    otherwise the configured embedder computes it.
+    otherwise the configured embedder computes it. ``extra_scope`` names the
+    further scope keys a memory must have, exactly (none by default).
     """
-    weights = weights or SearchWeights(**getattr(settings, "COGNIZES_SEARCH_WEIGHTS", {}))
+    weights = weights or search_weights()
     if not query.strip():
         return []
     params: dict[str, Any] = {
         "app": app_name,
         "user": user_id,
+        "extra_scope": json.dumps(extra_scope or {}),
         "text": search_text(query),
         "candidates": max(weights.candidates, limit),
         # floats: whole numbers from settings would make PostgreSQL divide integers (every score 0)
@@ -178,7 +182,7 @@ def search_memories(
     }
     if mode != "keyword":
         if embedding is None:
-            embedding = get_embedder().embed_query(without_names(query, _authors(app_name, user_id)))
+            embedding = get_embedder().embed_query(without_names(query, _authors(params)))
         params["embedding"] = vector_literal(embedding)
     with transaction.atomic(), connection.cursor() as cursor:
         # Per transaction: keep scanning the HNSW graph until the scope yields enough rows.
@@ -192,13 +196,15 @@ def search_memories(
     return hits
 
 
-def _authors(app_name: str, user_id: str) -> list[str]:
+def search_weights() -> SearchWeights:
+    """The fusion parameters in force: the measured defaults, or ``COGNIZES_SEARCH_WEIGHTS``."""
+    return SearchWeights(**getattr(settings, "COGNIZES_SEARCH_WEIGHTS", {}))
+
+
+def _authors(scope: dict[str, Any]) -> list[str]:
     """Who said the scope's memories (their names are left out of the query's embedding)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT DISTINCT author FROM memories WHERE {_scope()} AND author <> ''",
-            {"app": app_name, "user": user_id},
-        )
+        cursor.execute(f"SELECT DISTINCT author FROM memories WHERE {_scope()} AND author <> ''", scope)
         return [author for (author,) in cursor.fetchall()]
 
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import numpy as np
 from django.db import connection, transaction
@@ -51,6 +51,8 @@ class Candidate:
     expires_at: datetime | None = None
     supersedes: tuple[str, ...] = ()
     """Ids of memories this one contradicts and replaces (the LLM extractor's verdict)."""
+    memory_id: UUID | None = None
+    """The id to give the memory if it is new (callers that name their memories)."""
 
 
 @dataclass
@@ -71,11 +73,21 @@ def check_candidate(candidate: Candidate) -> None:
         raise MemoryServiceError("importance is between 0 and 1.")
 
 
-def do_remember(*, app_name: str, user_id: str, candidates: Iterable[Candidate], cause: str) -> Outcome:
+def do_remember(
+    *,
+    app_name: str,
+    user_id: str,
+    candidates: Iterable[Candidate],
+    cause: str,
+    extra_scope: dict[str, str] | None = None,
+    consolidate: bool = True,
+) -> Outcome:
     """Merge candidates into the user's memories: duplicates merge, contradictions supersede.
 
     Embeddings are computed before the transaction (they are the slow part);
-    the comparisons and writes happen under the scope's advisory lock.
+    the comparisons and writes happen under the scope's advisory lock. Memories
+    of another ``extra_scope`` are another scope: never merged with these.
+    Without ``consolidate`` every candidate becomes a new memory.
     """
     candidates = [c for c in candidates if c.text.strip()]
     for candidate in candidates:
@@ -88,19 +100,30 @@ def do_remember(*, app_name: str, user_id: str, candidates: Iterable[Candidate],
     with transaction.atomic():
         _lock_scope(app_name, user_id)
         for candidate, vector in zip(candidates, vectors):
-            _remember_one(app_name, user_id, candidate, vector, embedder.id, cause, outcome)
+            _remember_one(
+                app_name, user_id, extra_scope or {}, candidate, vector, embedder.id, cause, outcome, consolidate
+            )
     return outcome
 
 
 def _remember_one(
-    app_name: str, user_id: str, candidate: Candidate, vector: np.ndarray, embedder_id: str, cause: str, outcome: Outcome
+    app_name: str,
+    user_id: str,
+    extra_scope: dict[str, str],
+    candidate: Candidate,
+    vector: np.ndarray,
+    embedder_id: str,
+    cause: str,
+    outcome: Outcome,
+    consolidate: bool,
 ) -> None:
-    same = _find_same(app_name, user_id, candidate.text, vector)
+    same = _find_same(app_name, user_id, extra_scope, candidate.text, vector) if consolidate else None
     if same is not None and not candidate.supersedes:
         _merge(same, candidate, cause)
         outcome.updated.append(same.id)
         return
     memory = Memory(
+        id=candidate.memory_id or uuid4(),
         app_name=app_name,
         user_id=user_id,
         text=candidate.text.strip(),
@@ -110,6 +133,7 @@ def _remember_one(
         source_session_id=candidate.session_id,
         source_event_ids=list(candidate.event_ids),
         metadata=dict(candidate.metadata),
+        extra_scope=extra_scope,
         event_time=candidate.event_time,
         expires_at=candidate.expires_at,
         embedding=vector,
@@ -119,7 +143,8 @@ def _remember_one(
     memory.save()
     _revise(memory, RevisionAction.CREATE, cause, text_before="", status_before="")
     outcome.created.append(memory.id)
-    for old in Memory.objects.for_scope(app_name, user_id).active().filter(id__in=_uuids(candidate.supersedes)):
+    olds = Memory.objects.for_scope(app_name, user_id).active().filter(extra_scope=extra_scope)
+    for old in olds.filter(id__in=_uuids(candidate.supersedes)):
         before = old.status
         old.status, old.superseded_by = Status.SUPERSEDED, memory
         old.save(update_fields=["status", "superseded_by", "updated_at"])
@@ -127,8 +152,10 @@ def _remember_one(
         outcome.superseded.append(old.id)
 
 
-def _find_same(app_name: str, user_id: str, text: str, embedding: np.ndarray) -> Memory | None:
-    """An active memory that says the same thing: equal once normalised, or close in meaning with the same words."""
+def _find_same(
+    app_name: str, user_id: str, extra_scope: dict[str, str], text: str, embedding: np.ndarray
+) -> Memory | None:
+    """An active memory of the scope that says the same thing: equal once normalised, or close in meaning with the same words."""
     key, words = normalise(text), content_words(text)
     vector = vector_literal(embedding)
     with connection.cursor() as cursor:
@@ -136,11 +163,11 @@ def _find_same(app_name: str, user_id: str, text: str, embedding: np.ndarray) ->
             """
             SELECT id, 1 - (embedding <=> %s::vector) AS similarity, text
             FROM memories
-            WHERE app_name = %s AND user_id = %s AND status = 'active'
+            WHERE app_name = %s AND user_id = %s AND extra_scope = %s::jsonb AND status = 'active'
             ORDER BY embedding <=> %s::vector
             LIMIT 5
             """,
-            [vector, app_name, user_id, vector],
+            [vector, app_name, user_id, json.dumps(extra_scope), vector],
         )
         for memory_id, similarity, existing in cursor.fetchall():
             near = (similarity or 0) >= NEAR_DUPLICATE_SIMILARITY and content_words(existing) == words
@@ -179,13 +206,49 @@ def merge_metadata(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 def do_update_memory(*, memory_id: UUID | str, app_name: str, user_id: str, text: str, cause: str) -> Memory:
     """Change a memory's text (re-embedded) and record the revision."""
-    check_candidate(Candidate(text=text))
+    return do_edit_memory(memory_id=memory_id, app_name=app_name, user_id=user_id, text=text, cause=cause)
+
+
+_UNCHANGED: Any = object()
+
+
+def do_edit_memory(
+    *,
+    memory_id: UUID | str,
+    app_name: str,
+    user_id: str,
+    cause: str,
+    text: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    kind: str | None = None,
+    expires_at: datetime | None = _UNCHANGED,
+) -> Memory:
+    """Change what a memory says and carries (only what is given), with one revision."""
+    if text is not None:
+        check_candidate(Candidate(text=text))
+    if kind is not None and kind not in Kind.values:
+        raise MemoryServiceError(f"Unknown kind {kind!r}; one of {', '.join(Kind.values)}.")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise MemoryServiceError("metadata is a JSON object.")
     embedder = get_embedder()
-    vector = embedder.embed_documents([text])[0]
+    vector = embedder.embed_documents([text])[0] if text is not None else None
     with transaction.atomic():
         memory = _get_for_update(memory_id, app_name, user_id)
         before = memory.text
-        _set_text(memory, text, vector, embedder.id)
+        if text is not None and text.strip() != memory.text:
+            _set_text(memory, text, vector, embedder.id)
+        fields = []
+        if metadata is not None:
+            memory.metadata = metadata
+            fields.append("metadata")
+        if kind is not None:
+            memory.kind = kind
+            fields.append("kind")
+        if expires_at is not _UNCHANGED:
+            memory.expires_at = expires_at
+            fields.append("expires_at")
+        if fields:
+            memory.save(update_fields=[*fields, "updated_at"])
         _revise(memory, RevisionAction.UPDATE, cause, text_before=before, status_before=memory.status)
     return memory
 

@@ -24,7 +24,6 @@ from google.adk.sessions.base_session_service import (
     ListSessionsResponse,
 )
 from google.adk.sessions.session import Session
-from google.adk.sessions.state import State
 from typing_extensions import override
 
 from cognizes.db_threads import run_in_db_thread
@@ -179,14 +178,11 @@ def split_delta(state: dict[str, Any]) -> services.StateDelta:
 
 
 def _to_session(stored: services.StoredSession, *, events: list[Event]) -> Session:
-    state = dict(stored.state)
-    state.update({State.APP_PREFIX + key: value for key, value in stored.app_state.items()})
-    state.update({State.USER_PREFIX + key: value for key, value in stored.user_state.items()})
     session = Session(
         id=stored.session_id,
         app_name=stored.app_name,
         user_id=stored.user_id,
-        state=state,
+        state=stored.merged_state(),
         events=events,
         last_update_time=stored.last_update_time,
     )

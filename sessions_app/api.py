@@ -87,11 +87,9 @@ class AfterVersionSerializer(serializers.Serializer):
 
 
 def _session_out(stored: services.StoredSession, *, events: list[dict] | None = None) -> dict[str, Any]:
-    state = dict(stored.state)
-    state.update({f"app:{k}": v for k, v in stored.app_state.items()})
-    state.update({f"user:{k}": v for k, v in stored.user_state.items()})
     out = {
-        "id": stored.session_id, "app_name": stored.app_name, "user_id": stored.user_id, "state": state,
+        "id": stored.session_id, "app_name": stored.app_name, "user_id": stored.user_id,
+        "state": stored.merged_state(),
         "version": stored.version, "last_update_time": stored.last_update_time,
     }
     if events is not None:

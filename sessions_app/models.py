@@ -30,6 +30,11 @@ class Session(models.Model):
     last_update_time = models.FloatField(
         help_text="update_time as the exact epoch seconds ADK reports (the last event's timestamp)."
     )
+    display_name = models.CharField(max_length=256, blank=True, help_text="A name for people (Vertex's displayName).")
+    labels = models.JSONField(default=dict, blank=True, help_text="String labels (Vertex's labels).")
+    expire_time = models.DateTimeField(
+        null=True, blank=True, help_text="When the session expires, as given by its creator (Vertex's ttl/expireTime)."
+    )
 
     class Meta:
         db_table = "sessions"

@@ -17,7 +17,8 @@ ADK objects; the callers convert.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -77,6 +78,25 @@ class StoredSession:
     last_update_time: float
     events_json: list[str] = field(default_factory=list)
     """Events in append order, each the stored event JSON as text."""
+    attributes: SessionAttributes | None = None
+    """Creation time, display name, labels and expiry, where the reader asked for them."""
+
+    def merged_state(self) -> dict[str, Any]:
+        """The state an agent sees: the session's keys, then ``app:`` and ``user:`` keys with their prefix."""
+        state = dict(self.state)
+        state.update({f"app:{key}": value for key, value in self.app_state.items()})
+        state.update({f"user:{key}": value for key, value in self.user_state.items()})
+        return state
+
+
+@dataclass(frozen=True)
+class SessionAttributes:
+    """What a session carries besides its state and events (Vertex AI's session fields)."""
+
+    create_time: datetime | None = None
+    display_name: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    expire_time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -105,9 +125,10 @@ def check_key(name: str, value: str) -> str:
 _CREATE_SQL = """
 WITH s AS (
     INSERT INTO sessions (app_name, user_id, session_id, state, version,
-                          create_time, update_time, last_update_time)
+                          create_time, update_time, last_update_time, display_name, labels, expire_time)
     VALUES (%(app)s, %(user)s, %(sid)s, %(state)s::jsonb, 1,
-            to_timestamp(%(now)s), to_timestamp(%(now)s), %(now)s)
+            to_timestamp(%(now)s), to_timestamp(%(now)s), %(now)s,
+            %(display_name)s, %(labels)s::jsonb, %(expire_time)s)
     ON CONFLICT (app_name, user_id, session_id) DO NOTHING
     RETURNING version
 ), a AS (
@@ -134,7 +155,13 @@ SELECT (SELECT version FROM s),
 
 
 def do_create_session(
-    *, app_name: str, user_id: str, session_id: str, delta: StateDelta, now: float
+    *,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    delta: StateDelta,
+    now: float,
+    attributes: SessionAttributes | None = None,
 ) -> StoredSession:
     """Create a session with its initial state; ``SessionExists`` if the id is taken.
 
@@ -143,7 +170,12 @@ def do_create_session(
     """
     for name, value in (("app_name", app_name), ("user_id", user_id), ("session_id", session_id)):
         check_key(name, value)
+    attributes = attributes or SessionAttributes()
+    check_attributes(display_name=attributes.display_name, labels=attributes.labels)
     params = {
+        "display_name": attributes.display_name,
+        "labels": json.dumps(attributes.labels),
+        "expire_time": attributes.expire_time,
         "app": app_name,
         "user": user_id,
         "sid": session_id,
@@ -168,12 +200,14 @@ def do_create_session(
         user_state=_json(user_state),
         version=version,
         last_update_time=now,
+        attributes=replace(attributes, create_time=datetime.fromtimestamp(now, tz=timezone.utc)),
     )
 
 
 _GET_SQL = """
 SELECT s.id, s.state, s.version, s.last_update_time,
-       COALESCE(a.state, '{}'), COALESCE(u.state, '{}')
+       COALESCE(a.state, '{}'), COALESCE(u.state, '{}'),
+       s.create_time, s.display_name, s.labels, s.expire_time
 FROM sessions s
 LEFT JOIN app_states a ON a.app_name = s.app_name
 LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
@@ -201,7 +235,7 @@ def get_session(
         row = cursor.fetchone()
         if row is None:
             return None
-        pk, state, version, last_update_time, app_state, user_state = row
+        pk, state, version, last_update_time, app_state, user_state, *attributes = row
         events_json: list[str] = []
         if num_recent_events != 0:
             sql = "SELECT data::text FROM events WHERE session_id = %s"
@@ -226,15 +260,19 @@ def get_session(
         version=version,
         last_update_time=last_update_time,
         events_json=events_json,
+        attributes=_attributes(*attributes),
     )
 
 
-def list_sessions(*, app_name: str, user_id: str | None = None) -> list[StoredSession]:
-    """Sessions of an app (or of one user), oldest update first, without events."""
+def list_sessions(
+    *, app_name: str, user_id: str | None = None, limit: int | None = None, offset: int = 0
+) -> list[StoredSession]:
+    """Sessions of an app (or of one user), oldest update first, without events; a page with ``limit``."""
     sql = """
         SELECT s.user_id, s.session_id, s.state, s.version, s.last_update_time,
                COALESCE(u.state, '{}'),
-               COALESCE((SELECT state FROM app_states WHERE app_name = %s), '{}')
+               COALESCE((SELECT state FROM app_states WHERE app_name = %s), '{}'),
+               s.create_time, s.display_name, s.labels, s.expire_time
         FROM sessions s
         LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
         WHERE s.app_name = %s
@@ -244,6 +282,9 @@ def list_sessions(*, app_name: str, user_id: str | None = None) -> list[StoredSe
         sql += " AND s.user_id = %s"
         params.append(user_id)
     sql += " ORDER BY s.last_update_time, s.user_id, s.session_id"
+    if limit is not None:
+        sql += " LIMIT %s OFFSET %s"
+        params += [limit, offset]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -258,9 +299,61 @@ def list_sessions(*, app_name: str, user_id: str | None = None) -> list[StoredSe
             user_state=_json(user_state),
             version=version,
             last_update_time=last_update_time,
+            attributes=_attributes(*attributes),
         )
-        for row_user, sid, state, version, last_update_time, user_state, app_state in rows
+        for row_user, sid, state, version, last_update_time, user_state, app_state, *attributes in rows
     ]
+
+
+def _attributes(
+    create_time: datetime, display_name: str, labels: Any, expire_time: datetime | None
+) -> SessionAttributes:
+    return SessionAttributes(
+        create_time=create_time, display_name=display_name, labels=_json(labels), expire_time=expire_time
+    )
+
+
+def check_attributes(*, display_name: str, labels: Any) -> None:
+    """A display name fits its column; labels are a map of strings (as Vertex's)."""
+    if len(display_name) > 256:
+        raise SessionError("display_name is at most 256 characters.")
+    if not isinstance(labels, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise SessionError("labels must map strings to strings.")
+
+
+def do_update_session_attributes(
+    *, app_name: str, user_id: str, session_id: str, changes: dict[str, Any]
+) -> None:
+    """Change a session's display name, labels or expiry (``changes`` names only those); not its version.
+
+    These are about the session, not part of what an agent reads, so an agent
+    holding the session does not become stale.
+    """
+    unknown = set(changes) - {"display_name", "labels", "expire_time"}
+    if unknown:
+        raise SessionError(f"Not a session attribute: {', '.join(sorted(unknown))}.")
+    check_attributes(display_name=changes.get("display_name", ""), labels=changes.get("labels", {}))
+    if not changes:
+        return
+    assignments = ", ".join(f"{name} = %s" + ("::jsonb" if name == "labels" else "") for name in changes)
+    values = [json.dumps(value) if name == "labels" else value for name, value in changes.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE sessions SET {assignments} WHERE app_name = %s AND user_id = %s AND session_id = %s",
+            [*values, app_name, user_id, session_id],
+        )
+        if cursor.rowcount == 0:
+            raise SessionNotFound(f"Session {session_id} not found.")
+
+
+def get_session_users(*, app_name: str, session_id: str, limit: int = 2) -> list[str]:
+    """The users of the app that have a session with this id (for callers that know only the id)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT user_id FROM sessions WHERE app_name = %s AND session_id = %s ORDER BY user_id LIMIT %s",
+            [app_name, session_id, limit],
+        )
+        return [user for (user,) in cursor.fetchall()]
 
 
 def do_delete_session(*, app_name: str, user_id: str, session_id: str) -> bool:
@@ -545,14 +638,20 @@ def get_events_after(
     return None if pk is None else get_events_after_pk(pk, after_version=after_version)
 
 
-def get_events_after_pk(session_pk: int, *, after_version: int = 0) -> list[tuple[int, dict[str, Any]]] | None:
-    """``get_events_after`` by row id, for callers that resolved (and scope-checked) the session already."""
+def get_events_after_pk(
+    session_pk: int, *, after_version: int = 0, since: float | None = None, limit: int | None = None
+) -> list[tuple[int, dict[str, Any]]] | None:
+    """``get_events_after`` by row id, for callers that resolved (and scope-checked) the session already.
+
+    ``since`` keeps events at or after that time (epoch seconds); ``limit`` pages.
+    """
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT s.id, e.version, e.data FROM sessions s "
             "LEFT JOIN events e ON e.session_id = s.id AND e.version > %s "
-            "WHERE s.id = %s ORDER BY e.version",
-            [after_version, session_pk],
+            "AND (%s::float8 IS NULL OR e.timestamp >= %s::float8) "
+            "WHERE s.id = %s ORDER BY e.version LIMIT %s",
+            [after_version, since, since, session_pk, limit],
         )
         rows = cursor.fetchall()
     if not rows:

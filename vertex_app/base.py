@@ -1,0 +1,68 @@
+"""What every view of the Vertex surface shares: keys, the engine, Google's errors, names.
+
+A URL names ``reasoningEngines/{id}``, optionally under
+``projects/{p}/locations/{l}/`` (project mode; the project and location are
+not checked, as a self-hosted server has none). The engine is the app; the
+caller's key is then checked by access's one scope check, so a key of
+another app gets the same 404 as an engine that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from access.api import Scope, check_scope
+from access.authentication import BearerKeyAuthentication
+from vertex_app import errors
+from vertex_app.auth import GoogleApiKeyAuthentication
+from vertex_app.services import get_engine_app
+
+
+class VertexView(APIView):
+    schema = None  # Google's API, documented by Google: not part of Cognizes' own OpenAPI schema
+    authentication_classes = [GoogleApiKeyAuthentication, BearerKeyAuthentication]
+    permission_classes = [IsAuthenticated]
+
+    app_name: str
+    engine: str
+    """The engine's resource name as the caller spelled it: names returned are used verbatim as paths."""
+
+    def get_exception_handler(self) -> Any:
+        return errors.error_handler
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        engine_id = int(kwargs["engine_id"])
+        app_name = get_engine_app(engine_id) if engine_id < 2**63 else None
+        if app_name is None:
+            raise errors.NotFound(f"reasoningEngines/{engine_id} does not exist.")
+        check_scope(request, app_name, None, write=False)
+        self.app_name = app_name
+        project, location = kwargs.get("project"), kwargs.get("location")
+        prefix = f"projects/{project}/locations/{location}/" if project else ""
+        self.engine = f"{prefix}reasoningEngines/{engine_id}"
+
+    def scope(self, user_id: str | None, *, write: bool) -> Scope:
+        """The caller's scope for this user of the engine's app (404 for another user's key)."""
+        return check_scope(self.request, self.app_name, user_id, write=write)
+
+
+def operation(name: str, response: dict[str, Any] | None = None, *, done: bool = True) -> dict[str, Any]:
+    """A long-running operation as Google returns it; Cognizes' session and memory writes finish at once."""
+    out: dict[str, Any] = {"name": name, "done": done}
+    if response is not None:
+        out["response"] = response
+    return out
+
+
+def page_token(value: Any) -> int:
+    """The offset a ``pageToken`` this server handed out stands for."""
+    if value in (None, ""):
+        return 0
+    if not str(value).isdigit() or len(str(value)) > 12:
+        raise errors.InvalidArgument("pageToken is not one this server gave out.")
+    return int(value)

@@ -1,0 +1,94 @@
+"""The ``filter`` query parameter of Vertex list calls (AIP-160, the subset Vertex documents).
+
+``user_id="alice"``, ``timestamp>="2026-11-30T16:42:44+00:00"``,
+``update_time>="…" AND display_name="x"``: comparisons joined by AND. Each
+list call then says which fields it knows; anything else is a 400, never ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from vertex_app.errors import InvalidArgument
+from vertex_app.wire import snake
+
+OPERATORS = ("<=", ">=", "!=", "=", "<", ">")
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<string>"(?:[^"\\]|\\.)*")
+      | (?P<op><=|>=|!=|=|<|>)
+      | (?P<and>AND\b)
+      | (?P<bad>OR\b|NOT\b|\(|\)|-)
+      | (?P<word>[^\s"<>=!()]+)
+    )""",
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True)
+class Condition:
+    field: str
+    """snake_case, dotted for nested fields (``labels.team``, ``scope.user_id``)."""
+    op: str
+    value: Any
+    """A string (quoted or a bare word), or a number or boolean written bare."""
+
+
+def parse(text: str | None, *, fields: set[str]) -> list[Condition]:
+    """The conditions of a filter expression; 400 for syntax this server does not support."""
+    if not text or not text.strip():
+        return []
+    tokens = _tokens(text)
+    conditions: list[Condition] = []
+    while tokens:
+        if len(tokens) < 3 or tokens[0][0] != "word" or tokens[1][0] != "op" or tokens[2][0] not in ("word", "string"):
+            raise InvalidArgument(f"Unsupported filter {text!r}: write comparisons such as user_id=\"u\" joined by AND.")
+        (_, name), (_, op), (kind, raw) = tokens[:3]
+        field = ".".join(snake(part) for part in name.split("."))
+        if not _known(field, fields):
+            raise InvalidArgument(f"Unsupported filter field {name!r}; supported: {', '.join(sorted(fields))}.")
+        conditions.append(Condition(field=field, op=op, value=_value(kind, raw)))
+        tokens = tokens[3:]
+        if tokens:
+            if tokens[0][0] != "and" or len(tokens) == 1:
+                raise InvalidArgument(f"Unsupported filter {text!r}: only AND joins conditions.")
+            tokens = tokens[1:]
+    return conditions
+
+
+def _known(field: str, fields: set[str]) -> bool:
+    """A listed field, or a key of a listed map (``labels.*``)."""
+    return field in fields or any(name.endswith(".*") and field.startswith(name[:-1]) for name in fields)
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    tokens: list[tuple[str, str]] = []
+    position = 0
+    while position < len(text):
+        if text[position:].strip() == "":
+            break
+        match = _TOKEN.match(text, position)
+        if match is None or match.lastgroup is None:
+            raise InvalidArgument(f"Cannot parse the filter {text!r} at {position}.")
+        if match.lastgroup == "bad":
+            raise InvalidArgument(f"Unsupported filter {text!r}: only comparisons joined by AND.")
+        tokens.append((match.lastgroup, match.group(match.lastgroup)))
+        position = match.end()
+    return tokens
+
+
+def _value(kind: str, raw: str) -> Any:
+    if kind == "string":
+        return re.sub(r"\\(.)", r"\1", raw[1:-1])
+    if raw in ("true", "false"):
+        return raw == "true"
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        return float(raw)
+    except ValueError:
+        return raw

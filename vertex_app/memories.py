@@ -1,0 +1,634 @@
+"""Vertex AI Agent Engine Memory Bank (v1beta1) on memory_app's services.
+
+* A Vertex scope is a map. ``user_id`` is the Cognizes user (a user-restricted
+  key reaches only its own), ``app_name`` may name the engine's app and nothing
+  else, and every other key is kept with the memory (``Memory.extra_scope``)
+  and matched exactly, never by prefix: a retrieve with ``{user_id, agent}``
+  finds none of the memories made under ``{user_id}`` alone.
+* The Vertex surface shows active memories; a memory that consolidation
+  superseded is, for Vertex, deleted (its revisions stay, for rollback).
+* ``generate`` from contents or a session, and ``ingestEvents``, are
+  consolidation jobs on the Celery workers: their operation
+  (``operations/generate-{job}``) is done when the job is, and lists what the job
+  made from the revisions it wrote. Direct memories are remembered at once.
+* Managed topics are memory kinds; memory ids a caller chooses
+  (``?memoryId=``) are mapped to a UUID by name, so the same id always names
+  the same memory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from django.db.models import QuerySet
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memory_app import consolidation, services
+from memory_app.models import ConsolidationJob, JobStatus, Kind, Memory, MemoryRevision, RevisionAction, Status
+from memory_app.search import search_memories, search_weights
+from sessions_app import services as session_services
+from vertex_app import filters
+from vertex_app.base import VertexView, operation, page_token
+from vertex_app.errors import AlreadyExists, InvalidArgument, NotFound
+from vertex_app.sessions import SessionLookup
+from vertex_app.wire import duration, field_mask, integer, mapping, message, rfc3339, string, timestamp
+
+TOPICS = {
+    Kind.PERSONAL_INFO: "USER_PERSONAL_INFO",
+    Kind.PREFERENCE: "USER_PREFERENCES",
+    Kind.KEY_DETAIL: "KEY_CONVERSATION_DETAILS",
+    Kind.INSTRUCTION: "EXPLICIT_INSTRUCTIONS",
+}
+KINDS = {topic: kind for kind, topic in TOPICS.items()}
+ACTIONS = {
+    RevisionAction.CREATE: "CREATED", RevisionAction.MERGE: "UPDATED", RevisionAction.UPDATE: "UPDATED",
+    RevisionAction.SUPERSEDE: "DELETED", RevisionAction.FORGET: "DELETED",
+}
+DEFAULT_TOP_K, MAX_TOP_K = 3, 100  # Vertex's: "at most 3 … values above 100 will be coerced to 100"
+MAX_DIRECT_MEMORIES = 5
+MAX_SCOPE_KEYS = 5
+_MEMORY_IDS = uuid.UUID("0f7f5bb0-7e0b-4d43-9a36-8f3c1c0a7d21")  # namespace of caller-chosen memory ids
+_GENERATE_OPERATION = re.compile(r"^generate-(\d{1,18})$")
+
+_TOPIC = {"managed_memory_topic": None, "custom_memory_topic_label": None}
+_MEMORY_FIELDS = {
+    "fact": None, "scope": None, "ttl": None, "expire_time": None, "metadata": None, "topics": [_TOPIC],
+    "display_name": None, "description": None, "revision_ttl": None, "revision_expire_time": None,
+    "revision_labels": None, "disable_memory_revisions": None,
+    "name": None, "create_time": None, "update_time": None,  # output only
+}
+_GENERATION_OPTIONS = {
+    "scope": None, "disable_consolidation": None, "revision_labels": None, "revision_ttl": None,
+    "revision_expire_time": None, "disable_memory_revisions": None, "metadata": None,
+    "metadata_merge_strategy": None, "allowed_topics": [_TOPIC],
+}
+_CONTENTS = {"events": [{"content": None, "event_id": None, "event_time": None}]}
+_GENERATE_FIELDS = {
+    **_GENERATION_OPTIONS,
+    "vertex_session_source": {"session": None, "start_time": None, "end_time": None},
+    "direct_contents_source": _CONTENTS,
+    "direct_memories_source": {"direct_memories": [{"fact": None, "topics": [_TOPIC]}]},
+}
+_INGEST_FIELDS = {
+    **_GENERATION_OPTIONS,
+    "stream_id": None, "direct_contents_source": _CONTENTS, "force_flush": None,
+    "generation_trigger_config": {
+        "generation_rule": {"idle_duration": None, "event_count": None, "fixed_interval": None,
+                            "overlap_event_count": None},
+    },
+}
+_METADATA_FILTER = {"key": None, "value": None, "op": None, "negate": None}
+_RETRIEVE_FIELDS = {
+    "scope": None, "filter": None, "filter_groups": [{"filters": [_METADATA_FILTER]}], "memory_types": None,
+    "similarity_search_params": {"search_query": None, "top_k": None},
+    "simple_retrieval_params": {"page_size": None, "page_token": None},
+}
+_PURGE_FIELDS = {"filter": None, "filter_groups": [{"filters": [_METADATA_FILTER]}], "force": None}
+_LIST_FILTER_FIELDS = {"scope.*", "fact", "create_time", "update_time"}
+
+
+class MemoryBankView(VertexView):
+    """What the memory views share: scopes, memory lookup, resource shapes."""
+
+    def memory_scope(self, value: Any, *, write: bool) -> tuple[str, dict[str, str]]:
+        """(user id, other scope keys) of a Vertex scope, checked against the caller's key."""
+        scope = dict(mapping(value, "scope"))
+        if not scope:
+            raise InvalidArgument("A scope is required, e.g. {\"user_id\": \"alice\"}.")
+        if len(scope) > MAX_SCOPE_KEYS or not all(isinstance(v, str) and v and "*" not in v for v in scope.values()):
+            raise InvalidArgument(f"A scope is at most {MAX_SCOPE_KEYS} keys with non-empty string values, no '*'.")
+        app_name = scope.pop("app_name", self.app_name)
+        if app_name != self.app_name:
+            raise InvalidArgument(f"scope.app_name {app_name!r} is not this engine's app ({self.app_name!r}).")
+        user_id = scope.pop("user_id", "")
+        self.scope(user_id or None, write=write)
+        if not user_id and self.scope(None, write=write).only_user:
+            raise NotFound("Not found.")  # a key of one user has no memories outside that user
+        return user_id, scope
+
+    def memories(self) -> QuerySet[Memory]:
+        """The engine app's active memories (what the Vertex surface shows), narrowed to a one-user key's user."""
+        queryset = Memory.objects.filter(app_name=self.app_name, status=Status.ACTIVE)
+        only_user = self.scope(None, write=False).only_user
+        return queryset.filter(user_id=only_user) if only_user else queryset
+
+    def memory(self, memory_id: str, *, write: bool, any_status: bool = False) -> Memory:
+        """The memory a URL names (active, unless ``any_status``: a rollback may revive a superseded one)."""
+        queryset = Memory.objects.filter(app_name=self.app_name) if any_status else self.memories()
+        memory = queryset.filter(id=self.memory_uuid(memory_id)).first()
+        if memory is None:
+            raise NotFound(f"Memory {memory_id} does not exist.")
+        self.scope(memory.user_id or None, write=write)
+        return memory
+
+    def memory_uuid(self, memory_id: str) -> uuid.UUID:
+        """The UUID a memory id stands for: itself, or the one a caller-chosen id maps to."""
+        if not memory_id or len(memory_id) > 128 or "\x00" in memory_id:
+            raise InvalidArgument("A memory id is 1 to 128 characters.")
+        try:
+            return uuid.UUID(memory_id)
+        except ValueError:
+            return uuid.uuid5(_MEMORY_IDS, f"{self.app_name}/{memory_id}")
+
+    def memory_name(self, memory: Memory | uuid.UUID) -> str:
+        return f"{self.engine}/memories/{getattr(memory, 'id', memory)}"
+
+    def resource(self, memory: Memory) -> dict[str, Any]:
+        scope = {"app_name": memory.app_name, **({"user_id": memory.user_id} if memory.user_id else {})}
+        out: dict[str, Any] = {
+            "name": self.memory_name(memory),
+            "fact": memory.text,
+            "scope": {**scope, **memory.extra_scope},
+            "createTime": rfc3339(memory.created_at),
+            "updateTime": rfc3339(memory.updated_at),
+        }
+        if memory.kind in TOPICS:
+            out["topics"] = [{"managedMemoryTopic": TOPICS[memory.kind]}]
+        if memory.metadata:
+            out["metadata"] = {key: _metadata_value(value) for key, value in memory.metadata.items()}
+        if memory.expires_at:
+            out["expireTime"] = rfc3339(memory.expires_at)
+        return out
+
+    def generated(self, cause: str) -> dict[str, Any]:
+        """``generatedMemories``: what the revisions written for ``cause`` did, one entry per memory."""
+        revisions = MemoryRevision.objects.filter(cause=cause, memory__app_name=self.app_name).select_related("memory")
+        seen: set[uuid.UUID] = set()
+        generated = []
+        for revision in revisions.order_by("id"):
+            action = ACTIONS.get(revision.action)
+            if action is None or revision.memory_id in seen:
+                continue
+            seen.add(revision.memory_id)
+            entry: dict[str, Any] = {"memory": self.resource(revision.memory), "action": action}
+            previous = revision.memory.revisions.filter(id__lt=revision.id).order_by("-id").first()
+            if previous is not None and action != "CREATED":
+                entry["previousRevision"] = f"{self.memory_name(revision.memory)}/revisions/{previous.id}"
+            generated.append(entry)
+        return {"generatedMemories": generated}
+
+    def job_operation(self, job: ConsolidationJob) -> dict[str, Any]:
+        name = f"{self.engine}/operations/generate-{job.pk}"
+        if job.status == JobStatus.FAILED:
+            return {"name": name, "done": True, "error": {"code": 13, "message": job.error or "Generation failed."}}
+        if job.status != JobStatus.DONE:
+            return operation(name, done=False)
+        return operation(name, self.generated(consolidation.job_cause(job.pk)))
+
+
+class MemoriesView(MemoryBankView):
+    """``{engine}/memories``: create, list."""
+
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        body = message(request.data, _MEMORY_FIELDS)
+        user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
+        chosen = request.query_params.get("memoryId") or request.query_params.get("memory_id")
+        memory_id = self.memory_uuid(chosen) if chosen else uuid.uuid4()
+        if Memory.objects.filter(id=memory_id).exists():
+            raise AlreadyExists(f"Memory {chosen} already exists.")
+        candidate = services.Candidate(
+            text=string(body.get("fact"), "fact", required=True), kind=_kind(body.get("topics")),
+            metadata=_metadata(body.get("metadata")), expires_at=_expiry(body), memory_id=memory_id,
+        )
+        _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope, consolidate=False)
+        memory = Memory.objects.get(id=memory_id)
+        return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
+
+    def get(self, request: Request, **kwargs: Any) -> Response:
+        queryset = _filtered(self.memories(), request.query_params.get("filter"))
+        order = _order(request.query_params.get("orderBy") or request.query_params.get("order_by"))
+        size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+        offset = page_token(request.query_params.get("pageToken"))
+        page = list(queryset.order_by(*order)[offset : offset + size + 1])
+        out: dict[str, Any] = {"memories": [self.resource(memory) for memory in page[:size]]}
+        if len(page) > size:
+            out["nextPageToken"] = str(offset + size)
+        return Response(out)
+
+
+class MemoryView(MemoryBankView):
+    """``{engine}/memories/{id}``: get, patch, delete."""
+
+    def get(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        return Response(self.resource(self.memory(memory_id, write=False)))
+
+    def patch(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        body = message(request.data, _MEMORY_FIELDS)
+        updatable = {"fact", "metadata", "topics", "ttl", "expire_time"}
+        mask = field_mask(request.query_params.get("updateMask") or request.query_params.get("update_mask"), updatable)
+        fields = mask if mask is not None else updatable & {name for name, value in body.items() if value is not None}
+        memory = self.memory(memory_id, write=True)
+        changes: dict[str, Any] = {}
+        if "fact" in fields:
+            changes["text"] = string(body.get("fact"), "fact", required=True)
+        if "metadata" in fields:
+            changes["metadata"] = _metadata(body.get("metadata"))
+        if "topics" in fields:
+            changes["kind"] = _kind(body.get("topics"))
+        if fields & {"ttl", "expire_time"}:
+            changes["expires_at"] = _expiry(body)
+        try:
+            memory = services.do_edit_memory(
+                memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id, cause="vertex update", **changes
+            )
+        except services.MemoryServiceError as error:
+            raise InvalidArgument(str(error)) from error
+        return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
+
+    def delete(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        memory = self.memory(memory_id, write=True)
+        services.do_delete_memory(memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id)
+        return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}"))
+
+
+class MemoryOperationView(MemoryBankView):
+    """``{memory}/operations/{id}``: Cognizes' create and update operations are done when returned."""
+
+    def get(self, request: Request, memory_id: str, operation_id: str, **kwargs: Any) -> Response:
+        memory = self.memory(memory_id, write=False)
+        return Response(operation(f"{self.memory_name(memory)}/operations/{operation_id}", self.resource(memory)))
+
+
+class EngineOperationView(MemoryBankView):
+    """``{engine}/operations/{id}``: generation and ingestion, done when their consolidation job is."""
+
+    def get(self, request: Request, operation_id: str, **kwargs: Any) -> Response:
+        match = _GENERATE_OPERATION.match(operation_id)
+        job = ConsolidationJob.objects.filter(pk=int(match.group(1)), app_name=self.app_name).first() if match else None
+        if job is None:
+            raise NotFound(f"Operation {operation_id} does not exist.")
+        self.scope(job.user_id or None, write=False)
+        return Response(self.job_operation(job))
+
+
+class GenerateView(MemoryBankView, SessionLookup):
+    """``{engine}/memories:generate`` from a session, from contents, or from memories stated directly."""
+
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        body = message(request.data, _GENERATE_FIELDS)
+        sources = [name for name in ("vertex_session_source", "direct_contents_source", "direct_memories_source")
+                   if body.get(name) is not None]
+        if len(sources) != 1:
+            raise InvalidArgument("Give one of vertexSessionSource, directContentsSource or directMemoriesSource.")
+        metadata = _generation_metadata(body)
+        if sources == ["direct_memories_source"]:
+            return self.remember(body, metadata)
+        if body.get("disable_consolidation"):
+            raise InvalidArgument("disableConsolidation is supported for directMemoriesSource only.")
+        if sources == ["direct_contents_source"]:
+            user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
+            events = _contents_events(body["direct_contents_source"])
+            job = consolidation.do_enqueue_events(
+                app_name=self.app_name, user_id=user_id, events=events, custom_metadata=metadata,
+                extra_scope=extra_scope,
+            )
+            return Response(self.job_operation(job))
+        return Response(self.job_operation(self.from_session(body, metadata)))
+
+    def remember(self, body: dict[str, Any], metadata: dict[str, Any]) -> Response:
+        user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
+        stated = body["direct_memories_source"].get("direct_memories") or []
+        if not 1 <= len(stated) <= MAX_DIRECT_MEMORIES:
+            raise InvalidArgument(f"Give 1 to {MAX_DIRECT_MEMORIES} direct memories.")
+        candidates = [
+            services.Candidate(
+                text=string(item.get("fact"), "fact", required=True), kind=_kind(item.get("topics")), metadata=metadata
+            )
+            for item in stated
+        ]
+        cause = f"vertex generate {uuid.uuid4().hex[:12]}"
+        _remember(self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope,
+                  consolidate=not body.get("disable_consolidation"))
+        return Response(operation(f"{self.engine}/operations/{time.time_ns()}", self.generated(cause)))
+
+    def from_session(self, body: dict[str, Any], metadata: dict[str, Any]) -> ConsolidationJob:
+        source = body["vertex_session_source"]
+        name = string(source.get("session"), "vertexSessionSource.session", required=True)
+        match = re.search(r"reasoningEngines/(\d+)/sessions/([^/]+)$", name)
+        if match is None or match.group(1) != str(self.kwargs["engine_id"]):
+            raise InvalidArgument("vertexSessionSource.session names a session of this engine: …/reasoningEngines/ID/sessions/SID.")
+        session_id = match.group(2)
+        owner = self.owner(session_id, write=True)
+        user_id, extra_scope = self.memory_scope(body.get("scope") or {"user_id": owner}, write=True)
+        start = timestamp(source["start_time"], "startTime").timestamp() if source.get("start_time") else None
+        end = timestamp(source["end_time"], "endTime").timestamp() if source.get("end_time") else None
+        if start is None and end is None and not extra_scope and user_id == owner:
+            return consolidation.do_enqueue_session(
+                app_name=self.app_name, user_id=owner, session_id=session_id, custom_metadata=metadata
+            )
+        stored = session_services.get_events_after(app_name=self.app_name, user_id=owner, session_id=session_id) or []
+        events = [event for _, event in stored if (start is None or event["timestamp"] >= start)
+                  and (end is None or event["timestamp"] < end)]
+        return consolidation.do_enqueue_events(
+            app_name=self.app_name, user_id=user_id, events=events, session_id=session_id,
+            custom_metadata=metadata, extra_scope=extra_scope,
+        )
+
+
+class IngestEventsView(MemoryBankView):
+    """``{engine}/memories:ingestEvents``: events of a stream, consolidated by a worker.
+
+    Cognizes generates from every ingestion at once (as Vertex does without a
+    generation rule or with ``forceFlush``); consolidation merges what repeats.
+    """
+
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        body = message(request.data, _INGEST_FIELDS)
+        user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
+        string(body.get("stream_id"), "streamId")
+        events = _contents_events(body.get("direct_contents_source") or {})
+        job = consolidation.do_enqueue_events(
+            app_name=self.app_name, user_id=user_id, events=events, custom_metadata=_generation_metadata(body),
+            extra_scope=extra_scope,
+        )
+        return Response(self.job_operation(job))
+
+
+class RetrieveView(MemoryBankView):
+    """``{engine}/memories:retrieve``: hybrid search (similarity) or the newest memories (simple), exact scope."""
+
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        body = message(request.data, _RETRIEVE_FIELDS)
+        user_id, extra_scope = self.memory_scope(body.get("scope"), write=False)
+        conditions = filters.parse(body.get("filter"), fields={"fact", "create_time", "update_time"})
+        groups = _metadata_groups(body.get("filter_groups"))
+        if body.get("memory_types") not in (None, [], ["NATURAL_LANGUAGE_COLLECTION"]):
+            raise InvalidArgument("Only NATURAL_LANGUAGE_COLLECTION memories exist here.")
+        scoped = Memory.objects.filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope,
+                                       status=Status.ACTIVE)
+        similarity = body.get("similarity_search_params")
+        if similarity is None:
+            params = body.get("simple_retrieval_params") or {}
+            size = integer(params.get("page_size"), "pageSize", default=DEFAULT_TOP_K, low=1, high=10**9)
+            memories = _matching(_filtered(scoped, conditions=conditions), groups)
+            page = memories[: min(size, MAX_TOP_K)]
+            # No nextPageToken: Google's client fails to page :retrieve; list memories to page.
+            return Response({"retrievedMemories": [{"memory": self.resource(m)} for m in page]})
+        query = string(similarity.get("search_query"), "searchQuery", required=True)
+        top_k = min(integer(similarity.get("top_k"), "topK", default=DEFAULT_TOP_K, low=1, high=10**9), MAX_TOP_K)
+        narrowed = bool(conditions or groups)
+        hits = search_memories(app_name=self.app_name, user_id=user_id, query=query, extra_scope=extra_scope,
+                               limit=top_k * 5 if narrowed else top_k)
+        rows = {m.id: m for m in _filtered(scoped.filter(id__in=[hit.id for hit in hits]), conditions=conditions)}
+        found = [(rows[hit.id], hit.score) for hit in hits if hit.id in rows]
+        found = [(memory, score) for memory, score in found if _matches_groups(memory, groups)][:top_k]
+        best = _best_score()
+        return Response({"retrievedMemories": [
+            {"memory": self.resource(memory), "distance": round(max(0.0, 1 - score / best), 6)}
+            for memory, score in found
+        ]})
+
+
+class RetrieveProfilesView(MemoryBankView):
+    """``{engine}/memories:retrieveProfiles``: no structured profiles exist yet, so the set is empty."""
+
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        body = message(request.data, {"scope": None})
+        self.memory_scope(body.get("scope"), write=False)
+        return Response({"profiles": {}})
+
+
+class PurgeView(MemoryBankView):
+    """``{engine}/memories:purge``: count what a filter matches; delete it only with ``force``."""
+
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        body = message(request.data, _PURGE_FIELDS)
+        force = body.get("force") is True
+        if force:
+            self.scope(None, write=True)
+        matched = _matching(_filtered(self.memories(), body.get("filter")), _metadata_groups(body.get("filter_groups")))
+        if force:
+            for memory in matched:
+                services.do_delete_memory(memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id)
+        return Response(operation(f"{self.engine}/operations/{time.time_ns()}", {"purgeCount": str(len(matched))}))
+
+
+class RollbackView(MemoryBankView):
+    """``{memory}:rollback`` to a revision of it."""
+
+    def post(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        body = message(request.data, {"target_revision_id": None})
+        target = str(body.get("target_revision_id") or "").rsplit("/", 1)[-1]
+        memory = self.memory(memory_id, write=True, any_status=True)
+        if not target.isdigit() or not memory.revisions.filter(id=int(target)).exists():
+            raise InvalidArgument(f"targetRevisionId {target!r} is not a revision of this memory.")
+        memory = services.do_rollback(
+            revision_id=int(target), app_name=self.app_name, user_id=memory.user_id, cause="vertex rollback"
+        )
+        return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
+
+
+class RevisionsView(MemoryBankView):
+    """``{memory}/revisions``: every change, oldest first."""
+
+    def get(self, request: Request, memory_id: str, revision_id: str | None = None, **kwargs: Any) -> Response:
+        memory = self.memory(memory_id, write=False, any_status=True)
+        revisions = memory.revisions.order_by("id")
+        if revision_id is not None:
+            revision = revisions.filter(id=int(revision_id)).first() if revision_id.isdigit() else None
+            if revision is None:
+                raise NotFound(f"Revision {revision_id} does not exist.")
+            return Response(self.revision(memory, revision))
+        conditions = filters.parse(request.query_params.get("filter"), fields={"labels.*"})
+        if conditions:  # Cognizes' revisions carry no labels, so no labels filter matches any
+            return Response({"memoryRevisions": []})
+        size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+        offset = page_token(request.query_params.get("pageToken"))
+        page = list(revisions[offset : offset + size + 1])
+        out: dict[str, Any] = {"memoryRevisions": [self.revision(memory, r) for r in page[:size]]}
+        if len(page) > size:
+            out["nextPageToken"] = str(offset + size)
+        return Response(out)
+
+    def revision(self, memory: Memory, revision: MemoryRevision) -> dict[str, Any]:
+        return {
+            "name": f"{self.memory_name(memory)}/revisions/{revision.id}",
+            "createTime": rfc3339(revision.created_at),
+            "fact": revision.text_after or revision.text_before,
+            "labels": {},
+        }
+
+
+def _remember(app_name: str, user_id: str, candidates: list[services.Candidate], **options: Any) -> None:
+    try:
+        services.do_remember(app_name=app_name, user_id=user_id, candidates=candidates, **options)
+    except services.MemoryServiceError as error:
+        raise InvalidArgument(str(error)) from error
+
+
+def _kind(topics: Any) -> str:
+    """The memory kind of Vertex topics: the first managed topic's (plain fact without one)."""
+    for topic in topics or []:
+        if topic.get("custom_memory_topic_label"):
+            raise InvalidArgument("Custom memory topics are not supported yet; use a managed topic.")
+        managed = str(topic.get("managed_memory_topic") or "").upper()
+        if managed and managed != "MANAGED_TOPIC_ENUM_UNSPECIFIED":
+            if managed not in KINDS:
+                raise InvalidArgument(f"Unknown managed topic {managed!r}; one of {', '.join(sorted(KINDS))}.")
+            return KINDS[managed]
+    return Kind.FACT
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    """Vertex metadata (``{key: {stringValue|doubleValue|boolValue|timestampValue}}``) as plain JSON values."""
+    plain = {}
+    for key, typed in mapping(value, "metadata").items():
+        plain[key] = _metadata_plain(typed, f"metadata.{key}")
+    return plain
+
+
+def _metadata_plain(typed: Any, where: str) -> Any:
+    fields = message(typed, {"string_value": None, "double_value": None, "bool_value": None, "timestamp_value": None},
+                     where=where)
+    given = [(name, value) for name, value in fields.items() if value is not None]
+    if len(given) != 1:
+        raise InvalidArgument(f"'{where}' holds exactly one of stringValue, doubleValue, boolValue, timestampValue.")
+    name, value = given[0]
+    expected = {"string_value": str, "double_value": (int, float), "bool_value": bool, "timestamp_value": str}[name]
+    if not isinstance(value, expected) or (name == "double_value" and isinstance(value, bool)):
+        raise InvalidArgument(f"'{where}.{name}' has the wrong type.")
+    return rfc3339(timestamp(value, where)) if name == "timestamp_value" else value
+
+
+def _metadata_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, (int, float)):
+        return {"doubleValue": value}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    return {"stringValue": json.dumps(value, ensure_ascii=False)}
+
+
+def _generation_metadata(body: dict[str, Any]) -> dict[str, Any]:
+    strategy = str(body.get("metadata_merge_strategy") or "MERGE").upper()
+    if strategy not in ("MERGE", "METADATA_MERGE_STRATEGY_UNSPECIFIED"):
+        raise InvalidArgument(
+            f"metadataMergeStrategy {strategy} is not supported yet: Cognizes merges metadata (MERGE), "
+            "keeping every value a key was given."
+        )
+    if body.get("allowed_topics"):
+        raise InvalidArgument("allowedTopics is not supported yet.")
+    return _metadata(body.get("metadata"))
+
+
+def _contents_events(source: dict[str, Any]) -> list[dict[str, Any]]:
+    """Direct contents as the ADK-shaped events consolidation reads."""
+    events = []
+    for i, item in enumerate(source.get("events") or []):
+        content = mapping(item.get("content"), f"events[{i}].content")
+        if not isinstance(content.get("parts", []), list):
+            raise InvalidArgument(f"events[{i}].content.parts must be a list.")
+        event: dict[str, Any] = {"author": "user" if content.get("role", "user") == "user" else "model", "content": content}
+        if item.get("event_id"):
+            event["id"] = string(item["event_id"], f"events[{i}].eventId")
+        if item.get("event_time"):
+            event["timestamp"] = timestamp(item["event_time"], f"events[{i}].eventTime").timestamp()
+        events.append(event)
+    if not events:
+        raise InvalidArgument("directContentsSource.events is empty.")
+    return events
+
+
+def _expiry(body: dict[str, Any]) -> datetime | None:
+    if body.get("ttl") is not None and body.get("expire_time") is not None:
+        raise InvalidArgument("Give ttl or expireTime, not both.")
+    if body.get("ttl") is not None:
+        return datetime.now(timezone.utc) + duration(body["ttl"], "ttl")
+    if body.get("expire_time") is not None:
+        return timestamp(body["expire_time"], "expireTime")
+    return None
+
+
+_TIME_FIELDS = {"create_time": "created_at", "update_time": "updated_at"}
+_LOOKUPS = {"=": "", ">": "__gt", ">=": "__gte", "<": "__lt", "<=": "__lte"}
+
+
+def _filtered(
+    queryset: QuerySet[Memory], text: str | None = None, *, conditions: Iterable[filters.Condition] = ()
+) -> QuerySet[Memory]:
+    """Memories matching an AIP-160 filter over scope keys, the fact and the times."""
+    for condition in [*filters.parse(text, fields=_LIST_FILTER_FIELDS), *conditions]:
+        if condition.op == "!=" or (condition.op != "=" and condition.field not in _TIME_FIELDS):
+            raise InvalidArgument(f"Filter {condition.field} with '=' (times also with <, <=, >, >=).")
+        value = str(condition.value)
+        if condition.field in _TIME_FIELDS:
+            lookup = _TIME_FIELDS[condition.field] + _LOOKUPS[condition.op]
+            queryset = queryset.filter(**{lookup: timestamp(value, condition.field)})
+        elif condition.field == "fact":
+            queryset = queryset.filter(text=value)
+        elif condition.field == "scope.user_id":
+            queryset = queryset.filter(user_id=value)
+        elif condition.field == "scope.app_name":
+            queryset = queryset.filter(app_name=value)
+        else:
+            queryset = queryset.filter(**{f"extra_scope__{condition.field.removeprefix('scope.')}": value})
+    return queryset
+
+
+def _order(text: str | None) -> list[str]:
+    """``orderBy``: create_time (default, newest first) or update_time, ascending unless ``desc``."""
+    if not text:
+        return ["-created_at", "id"]
+    order = []
+    for part in text.split(","):
+        words = part.split()
+        column = _TIME_FIELDS.get(words[0].strip() if words else "", None) if words else None
+        if column is None or len(words) > 2 or (len(words) == 2 and words[1].lower() not in ("asc", "desc")):
+            raise InvalidArgument("orderBy is create_time or update_time, optionally followed by desc.")
+        order.append(("-" if len(words) == 2 and words[1].lower() == "desc" else "") + column)
+    return [*order, "id"]
+
+
+def _metadata_groups(groups: Any) -> list[list[dict[str, Any]]]:
+    """``filterGroups`` (OR of ANDs over metadata) checked and made plain."""
+    parsed = []
+    for i, group in enumerate(groups or []):
+        conjunction = []
+        for j, item in enumerate(group.get("filters") or []):
+            where = f"filterGroups[{i}].filters[{j}]"
+            op = str(item.get("op") or "EQUAL").upper()
+            if op not in ("EQUAL", "OPERATOR_UNSPECIFIED", "GREATER_THAN", "LESS_THAN"):
+                raise InvalidArgument(f"'{where}.op' is EQUAL, GREATER_THAN or LESS_THAN.")
+            conjunction.append({
+                "key": string(item.get("key"), f"{where}.key", required=True),
+                "value": _metadata_plain(item.get("value"), f"{where}.value"),
+                "op": "EQUAL" if op == "OPERATOR_UNSPECIFIED" else op,
+                "negate": bool(item.get("negate")),
+            })
+        parsed.append(conjunction)
+    return parsed
+
+
+def _matching(queryset: QuerySet[Memory], groups: list[list[dict[str, Any]]]) -> list[Memory]:
+    return [memory for memory in queryset.order_by("-created_at", "id") if _matches_groups(memory, groups)]
+
+
+def _matches_groups(memory: Memory, groups: list[list[dict[str, Any]]]) -> bool:
+    if not groups:
+        return True
+    return any(all(_matches(memory.metadata, condition) for condition in group) for group in groups)
+
+
+def _matches(metadata: dict[str, Any], condition: dict[str, Any]) -> bool:
+    present = metadata.get(condition["key"])
+    values = present if isinstance(present, list) else [present]  # a merged key keeps every value it was given
+    wanted = condition["value"]
+    if condition["op"] == "EQUAL":
+        result = wanted in values
+    else:
+        comparable = [v for v in values if isinstance(v, type(wanted)) and not isinstance(v, bool)]
+        result = any(v > wanted if condition["op"] == "GREATER_THAN" else v < wanted for v in comparable)
+    return result != condition["negate"]
+
+
+def _best_score() -> float:
+    """The fused score of a memory first in both rank lists at full strength: distance 0."""
+    weights = search_weights()
+    return (weights.vector + weights.keyword) / (weights.rrf_k + 1)

@@ -1,0 +1,386 @@
+"""Vertex AI Agent Engine Sessions (v1beta1) on sessions_app's services.
+
+Google's shapes in, Cognizes' services out, the same rows as ADK's
+``PostgresSessionService`` and the native API:
+
+* ``appendEvent``'s ``actions.state_delta`` is routed by prefix as everywhere
+  in Cognizes (``app:`` / ``user:`` keys are shared state), so Vertex clients
+  share app and user state too; ``temp:`` keys are never stored.
+* An event is stored as the ADK event it is: from ``rawEvent`` when the client
+  sends one (ADK does), else rebuilt from the named fields; it is read back with
+  its ``rawEvent``, so ADK's events round-trip exactly.
+* Vertex appends carry no version: each is a compare-and-swap at the version
+  just read, retried when another writer got in between, so concurrent appends
+  all land and no state key is lost.
+* Session ids are unique per engine in Vertex and per user in Cognizes: a URL
+  names only the id, so it finds the one session of the app with that id
+  (a user-restricted key, its user's).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from google.adk.events.event import Event
+from pydantic import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from sessions_app import services
+from sessions_app.adk import split_delta, to_new_event, trim_temp_state
+from vertex_app import filters
+from vertex_app.base import VertexView, operation, page_token
+from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from vertex_app.wire import (
+    duration, field_mask, integer, mapping, message, rfc3339, string, timestamp,
+)
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+APPEND_ATTEMPTS = 10
+# Event fields ADK keeps under names of its own in the Vertex API (custom_metadata keys).
+_COMPACTION_KEY, _USAGE_KEY = "_compaction", "_usage_metadata"
+
+_SESSION_FIELDS = {
+    "user_id": None, "session_state": None, "ttl": None, "expire_time": None, "display_name": None,
+    "labels": None, "name": None, "create_time": None, "update_time": None,  # the last three are output only
+}
+_EVENT_FIELDS = {
+    "name": None, "author": None, "invocation_id": None, "timestamp": None, "content": None,
+    "error_code": None, "error_message": None, "raw_event": None,
+    "actions": {
+        "skip_summarization": None, "state_delta": None, "artifact_delta": None, "transfer_agent": None,
+        "escalate": None, "requested_auth_configs": None,
+    },
+    "event_metadata": {
+        "partial": None, "turn_complete": None, "interrupted": None, "branch": None, "custom_metadata": None,
+        "long_running_tool_ids": None, "grounding_metadata": None, "input_transcription": None,
+        "output_transcription": None,
+    },
+}
+_UPDATABLE = {"display_name", "labels", "session_state", "ttl", "expire_time"}
+
+
+class SessionLookup(VertexView):
+    """Finds a session of the engine's app by the id a Vertex URL names."""
+
+    def session_name(self, session_id: str) -> str:
+        return f"{self.engine}/sessions/{session_id}"
+
+    def load(self, session_id: str, *, write: bool) -> services.StoredSession:
+        """The session without events; 404 if the caller may not see it."""
+        user_id = self.owner(session_id, write=write)
+        stored = services.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id, num_recent_events=0
+        )
+        if stored is None:
+            raise NotFound(f"Session {session_id} does not exist.")
+        return stored
+
+    def owner(self, session_id: str, *, write: bool) -> str:
+        """The user whose session of this app has this id, checked against the caller's key."""
+        if not session_id or len(session_id) > 128 or "\x00" in session_id:
+            raise InvalidArgument("A session id is 1 to 128 characters.")
+        only_user = self.scope(None, write=False).only_user
+        users = services.get_session_users(app_name=self.app_name, session_id=session_id)
+        if only_user is not None:
+            users = [user for user in users if user == only_user]
+        if not users:
+            raise NotFound(f"Session {session_id} does not exist.")
+        if len(users) > 1:
+            raise FailedPrecondition(
+                f"Several users of this app have a session {session_id}: reach it through the native API "
+                "(/api/v1/apps/{app}/users/{user}/sessions/{id}/) or with a key of one user."
+            )
+        self.scope(users[0], write=write)
+        return users[0]
+
+
+class SessionsView(SessionLookup):
+    """``{engine}/sessions``: create, list."""
+
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        body = message(request.data, _SESSION_FIELDS)
+        user_id = string(body.get("user_id"), "userId", required=True)
+        session_id = string(request.query_params.get("sessionId") or request.query_params.get("session_id"), "sessionId")
+        if session_id and not SESSION_ID.match(session_id):
+            raise InvalidArgument("sessionId is 1 to 128 letters, digits, '_' or '-'.")
+        self.scope(user_id, write=True)
+        state = mapping(body.get("session_state"), "sessionState")
+        attributes = services.SessionAttributes(
+            display_name=string(body.get("display_name"), "displayName"),
+            labels=mapping(body.get("labels"), "labels"),
+            expire_time=_expiry(body),
+        )
+        session_id = session_id or str(uuid.uuid4().int >> 65)  # Vertex-like: 18-19 digits
+        if services.get_session_users(app_name=self.app_name, session_id=session_id, limit=1):
+            raise AlreadyExists(f"Session {session_id} already exists.")
+        try:
+            stored = services.do_create_session(
+                app_name=self.app_name, user_id=user_id, session_id=session_id,
+                delta=split_delta(state), now=time.time(), attributes=attributes,
+            )
+        except services.SessionExists as error:
+            raise AlreadyExists(str(error)) from error
+        except services.SessionError as error:
+            raise InvalidArgument(str(error)) from error
+        name = self.session_name(session_id)
+        return Response(operation(f"{name}/operations/{_operation_id()}", session_resource(name, stored)))
+
+    def get(self, request: Request, **kwargs: Any) -> Response:
+        scope = self.scope(None, write=False)
+        conditions = filters.parse(request.query_params.get("filter"), fields={"user_id"})
+        user_id = scope.only_user
+        for condition in conditions:
+            if condition.op != "=" or not isinstance(condition.value, str):
+                raise InvalidArgument('Filter sessions by user as user_id="USER".')
+            if user_id is not None and condition.value != user_id:
+                return Response({"sessions": []})  # a key of one user sees no one else's sessions
+            user_id = condition.value
+        size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+        offset = page_token(request.query_params.get("pageToken"))
+        stored = services.list_sessions(app_name=self.app_name, user_id=user_id, limit=size + 1, offset=offset)
+        out: dict[str, Any] = {
+            "sessions": [session_resource(self.session_name(each.session_id), each) for each in stored[:size]]
+        }
+        if len(stored) > size:
+            out["nextPageToken"] = str(offset + size)
+        return Response(out)
+
+
+class SessionView(SessionLookup):
+    """``{engine}/sessions/{id}``: get, patch, delete."""
+
+    def get(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        stored = self.load(session_id, write=False)
+        return Response(session_resource(self.session_name(session_id), stored))
+
+    def patch(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        body = message(request.data, _SESSION_FIELDS)
+        mask = field_mask(request.query_params.get("updateMask") or request.query_params.get("update_mask"), _UPDATABLE)
+        fields = mask if mask is not None else _UPDATABLE & {name for name, value in body.items() if value is not None}
+        stored = self.load(session_id, write=True)
+        keys = {"app_name": self.app_name, "user_id": stored.user_id, "session_id": session_id}
+        changes: dict[str, Any] = {}
+        if "display_name" in fields:
+            changes["display_name"] = string(body.get("display_name"), "displayName")
+        if "labels" in fields:
+            changes["labels"] = mapping(body.get("labels"), "labels")
+        if fields & {"ttl", "expire_time"}:
+            changes["expire_time"] = _expiry(body)
+        try:
+            services.do_update_session_attributes(**keys, changes=changes)
+            if "session_state" in fields:
+                _replace_state(keys, mapping(body.get("session_state"), "sessionState"))
+        except services.SessionNotFound as error:
+            raise NotFound(str(error)) from error
+        except services.SessionError as error:
+            raise InvalidArgument(str(error)) from error
+        return self.get(request, session_id)
+
+    def delete(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        stored = self.load(session_id, write=True)
+        services.do_delete_session(app_name=self.app_name, user_id=stored.user_id, session_id=session_id)
+        return Response(operation(f"{self.session_name(session_id)}/operations/{_operation_id()}"))
+
+
+class SessionOperationView(SessionLookup):
+    """``{session}/operations/{id}``: Cognizes' session operations are done when they are returned."""
+
+    def get(self, request: Request, session_id: str, operation_id: str, **kwargs: Any) -> Response:
+        stored = self.load(session_id, write=False)
+        name = self.session_name(session_id)
+        return Response(operation(f"{name}/operations/{operation_id}", session_resource(name, stored)))
+
+
+class AppendEventView(SessionLookup):
+    """``{session}:appendEvent``."""
+
+    def post(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        body = message(request.data, _EVENT_FIELDS)
+        user_id = self.owner(session_id, write=True)
+        event = _event(body)
+        if event.partial:
+            return Response({})  # streaming fragments: Cognizes stores the complete event that follows
+        new_event = to_new_event(trim_temp_state(event))
+        keys = {"app_name": self.app_name, "user_id": user_id, "session_id": session_id}
+        for _ in range(APPEND_ATTEMPTS):
+            head = services.get_session_head(**keys)
+            if head is None:
+                raise NotFound(f"Session {session_id} does not exist.")
+            try:
+                services.do_append_event(**keys, expected_version=head.version, event=new_event)
+                return Response({})
+            except services.StaleSession:
+                continue
+            except services.SessionNotFound as error:
+                raise NotFound(str(error)) from error
+            except services.SessionError as error:
+                raise AlreadyExists(str(error)) from error
+        raise Aborted(f"Session {session_id} is being written by others; retry.")
+
+
+class EventsView(SessionLookup):
+    """``{session}/events``: list, oldest first, ``filter=timestamp>="…"``."""
+
+    def get(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        user_id = self.owner(session_id, write=False)
+        since: float | None = None
+        for condition in filters.parse(request.query_params.get("filter"), fields={"timestamp"}):
+            if condition.op not in (">=", ">"):
+                raise InvalidArgument('Filter events by time as timestamp>="RFC 3339 time".')
+            moment = timestamp(str(condition.value), "timestamp").timestamp()
+            since = max(since or moment, moment + (1e-6 if condition.op == ">" else 0))
+        size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+        after = page_token(request.query_params.get("pageToken"))
+        pk = services.get_session_pk(app_name=self.app_name, user_id=user_id, session_id=session_id)
+        stored = services.get_events_after_pk(pk, after_version=after, since=since, limit=size + 1) if pk else None
+        if stored is None:
+            raise NotFound(f"Session {session_id} does not exist.")
+        name = self.session_name(session_id)
+        out: dict[str, Any] = {"sessionEvents": [event_resource(name, data) for _, data in stored[:size]]}
+        if len(stored) > size:
+            out["nextPageToken"] = str(stored[size - 1][0])
+        return Response(out)
+
+
+def session_resource(name: str, stored: services.StoredSession) -> dict[str, Any]:
+    attributes = stored.attributes or services.SessionAttributes()
+    out: dict[str, Any] = {
+        "name": name,
+        "userId": stored.user_id,
+        "sessionState": stored.merged_state(),
+        "createTime": rfc3339(attributes.create_time),
+        "updateTime": rfc3339(stored.last_update_time),
+    }
+    if attributes.display_name:
+        out["displayName"] = attributes.display_name
+    if attributes.labels:
+        out["labels"] = attributes.labels
+    if attributes.expire_time:
+        out["expireTime"] = rfc3339(attributes.expire_time)
+    return out
+
+
+def event_resource(session_name: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A stored ADK event as Vertex's SessionEvent, with the whole event as ``rawEvent``."""
+    event = Event.model_validate(data)
+    raw = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+    out: dict[str, Any] = {
+        "name": f"{session_name}/events/{event.id}",
+        "author": event.author,
+        "invocationId": event.invocation_id,
+        "timestamp": rfc3339(event.timestamp),
+        "rawEvent": raw,
+    }
+    if "content" in raw:
+        out["content"] = raw["content"]
+    actions = event.actions
+    out["actions"] = {
+        key: value
+        for key, value in {
+            "stateDelta": actions.state_delta, "artifactDelta": actions.artifact_delta,
+            "transferAgent": actions.transfer_to_agent, "escalate": actions.escalate,
+            "skipSummarization": actions.skip_summarization,
+        }.items()
+        if value not in (None, {})
+    }
+    metadata = {
+        "partial": event.partial, "turnComplete": event.turn_complete, "interrupted": event.interrupted,
+        "branch": event.branch, "customMetadata": event.custom_metadata,
+        "longRunningToolIds": sorted(event.long_running_tool_ids) if event.long_running_tool_ids else None,
+    }
+    out["eventMetadata"] = {key: value for key, value in metadata.items() if value is not None}
+    if event.error_code:
+        out["errorCode"] = event.error_code
+    if event.error_message:
+        out["errorMessage"] = event.error_message
+    return out
+
+
+def _event(body: dict[str, Any]) -> Event:
+    """The ADK event an ``appendEvent`` body describes; 400 if it describes none."""
+    author = string(body.get("author"), "author", required=True)
+    invocation_id = string(body.get("invocation_id"), "invocationId")
+    moment = timestamp(body["timestamp"], "timestamp").timestamp() if body.get("timestamp") else time.time()
+    raw = body.get("raw_event")
+    if raw is not None:
+        data = copy.deepcopy(mapping(raw, "rawEvent"))
+        for key in ("invocationId", "invocation_id", "author"):
+            data.pop(key, None)
+        # The resource's fields win, as in ADK's reader; rawEvent keeps the exact float
+        # when it is the same time, which the RFC 3339 field rounds to microseconds.
+        exact = data.get("timestamp")
+        if not isinstance(exact, (int, float)) or abs(exact - moment) >= 1e-6:
+            data["timestamp"] = moment
+        data.update(invocation_id=invocation_id, author=author)
+    else:
+        data = _event_from_fields(body, author=author, invocation_id=invocation_id, moment=moment)
+    try:
+        return Event.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:5])
+        raise InvalidArgument(f"The event is not valid: {problems}.") from None
+
+
+def _event_from_fields(body: dict[str, Any], *, author: str, invocation_id: str, moment: float) -> dict[str, Any]:
+    """An ADK event from Vertex's named fields, as ADK's Vertex reader rebuilds one without ``rawEvent``."""
+    actions = dict(body.get("actions") or {})
+    if "transfer_agent" in actions:
+        actions["transfer_to_agent"] = actions.pop("transfer_agent")
+    metadata = dict(body.get("event_metadata") or {})
+    custom = dict(mapping(metadata.pop("custom_metadata", None), "eventMetadata.customMetadata"))
+    if _COMPACTION_KEY in custom:
+        actions["compaction"] = custom.pop(_COMPACTION_KEY)
+    data: dict[str, Any] = {
+        "author": author, "invocation_id": invocation_id, "timestamp": moment,
+        "actions": {key: value for key, value in actions.items() if value is not None},
+        **{key: value for key, value in metadata.items() if value is not None},
+    }
+    if _USAGE_KEY in custom:
+        data["usage_metadata"] = custom.pop(_USAGE_KEY)
+    if custom:
+        data["custom_metadata"] = custom
+    for key in ("content", "error_code", "error_message"):
+        if body.get(key) is not None:
+            data[key] = body[key]
+    return data
+
+
+def _replace_state(keys: dict[str, str], state: dict[str, Any]) -> None:
+    """Replace the session's own state (a PATCH of ``sessionState``); shared keys are refused, not dropped."""
+    delta = split_delta(state)
+    if delta.app or delta.user:
+        raise InvalidArgument(
+            "app: and user: keys are shared by every session of the app or user: "
+            "change them with appendEvent's actions.state_delta."
+        )
+    for _ in range(APPEND_ATTEMPTS):
+        stored = services.get_session(**keys, num_recent_events=0)
+        if stored is None:
+            raise NotFound(f"Session {keys['session_id']} does not exist.")
+        try:
+            services.do_replace_session_state(**keys, state=delta.session, expected_version=stored.version)
+            return
+        except services.StaleSession:
+            continue
+    raise Aborted(f"Session {keys['session_id']} is being written by others; retry.")
+
+
+def _expiry(body: dict[str, Any]) -> datetime | None:
+    if body.get("ttl") is not None and body.get("expire_time") is not None:
+        raise InvalidArgument("Give ttl or expireTime, not both.")
+    if body.get("ttl") is not None:
+        return datetime.now(timezone.utc) + duration(body["ttl"], "ttl")
+    if body.get("expire_time") is not None:
+        return timestamp(body["expire_time"], "expireTime")
+    return None
+
+
+def _operation_id() -> str:
+    return str(time.time_ns())
+

@@ -1,0 +1,135 @@
+"""Google's JSON as Vertex AI clients write it: field names, timestamps, durations.
+
+Google's clients mix spellings in one body: top-level fields in lowerCamelCase,
+dicts the caller handed over in snake_case (``actions.state_delta``,
+``directMemoriesSource.direct_memories``). A proto3 JSON parser accepts both,
+so ``message`` does too, and refuses names it does not know, as Vertex does.
+Maps (state, scope, labels, metadata) are data: their keys are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
+from typing import Any, Union
+
+from vertex_app.errors import InvalidArgument
+
+# A message spec: field name (snake_case) → None (a value or map, kept as given),
+# another spec (a nested message), or a one-item list holding a spec (a repeated message).
+Spec = Mapping[str, Union[None, "Spec", list]]
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_DURATION = re.compile(r"^(-?\d+(?:\.\d{1,9})?)s$")
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+def snake(name: str) -> str:
+    return _CAMEL_BOUNDARY.sub("_", name).lower()
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def message(data: Any, spec: Spec, *, where: str = "") -> dict[str, Any]:
+    """``data`` with every field name in snake_case; 400 for a non-object or an unknown or repeated name."""
+    if not isinstance(data, dict):
+        raise InvalidArgument(f"{where or 'The request body'} must be a JSON object.")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = snake(key)
+        if name not in spec:
+            raise InvalidArgument(f"Unknown name \"{key}\" at '{where or 'body'}'.")
+        if name in out:
+            raise InvalidArgument(f"Field \"{name}\" is given twice at '{where or 'body'}'.")
+        inner = spec[name]
+        path = f"{where}.{name}" if where else name
+        if isinstance(inner, list) and value is not None:
+            if not isinstance(value, list):
+                raise InvalidArgument(f"'{path}' must be a list.")
+            value = [message(item, inner[0], where=f"{path}[{i}]") for i, item in enumerate(value)]
+        elif isinstance(inner, Mapping) and value is not None:
+            value = message(value, inner, where=path)
+        out[name] = value
+    return out
+
+
+def string(value: Any, name: str, *, required: bool = False) -> str:
+    """A string field; 400 if it is another type (or missing/empty when required)."""
+    if value is None or value == "":
+        if required:
+            raise InvalidArgument(f"'{name}' is required.")
+        return ""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"'{name}' must be a string.")
+    return value
+
+
+def mapping(value: Any, name: str) -> dict[str, Any]:
+    """A map field (JSON object); absent or null is empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"'{name}' must be a JSON object.")
+    return value
+
+
+def integer(value: Any, name: str, *, default: int, low: int, high: int) -> int:
+    """An integer field or query parameter (proto3 JSON may quote it) within [low, high]."""
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"'{name}' must be an integer.") from None
+    if isinstance(value, float) or not low <= number <= high:
+        raise InvalidArgument(f"'{name}' must be an integer from {low} to {high}.")
+    return number
+
+
+def timestamp(value: Any, name: str) -> datetime:
+    """An RFC 3339 timestamp (``Z`` or an offset, 0–9 fraction digits) as an aware datetime."""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"'{name}' must be an RFC 3339 timestamp string.")
+    text = _FRACTION.sub(r"\1", value.strip())  # Python keeps microseconds
+    try:
+        parsed = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        raise InvalidArgument(f"'{name}' is not an RFC 3339 timestamp: {value!r}.") from None
+    if parsed.tzinfo is None:
+        raise InvalidArgument(f"'{name}' needs a time zone ('Z' or an offset): {value!r}.")
+    return parsed
+
+
+def duration(value: Any, name: str) -> timedelta:
+    """A proto3 JSON duration such as ``"7200s"`` or ``"3.5s"``."""
+    match = _DURATION.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise InvalidArgument(f"'{name}' must be a duration in seconds such as \"3600s\".")
+    seconds = float(match.group(1))
+    if not 0 <= seconds <= 100 * 365 * 86400:
+        raise InvalidArgument(f"'{name}' must be between 0s and 100 years.")
+    return timedelta(seconds=seconds)
+
+
+def rfc3339(moment: datetime | float | None) -> str | None:
+    """A datetime or epoch seconds as Google writes timestamps (UTC, microseconds, ``Z``)."""
+    if moment is None:
+        return None
+    if not isinstance(moment, datetime):
+        moment = datetime.fromtimestamp(moment, tz=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def field_mask(value: Any, allowed: set[str]) -> set[str] | None:
+    """The fields an ``updateMask`` names (either spelling), or None when there is none."""
+    if value in (None, ""):
+        return None
+    names = {snake(part.strip()) for part in str(value).split(",") if part.strip()}
+    unknown = sorted(names - allowed)
+    if unknown:
+        raise InvalidArgument(f"updateMask names fields that cannot be updated: {', '.join(unknown)}.")
+    return names
