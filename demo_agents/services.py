@@ -7,6 +7,12 @@ From the project root::
 
 (``adk api_server`` takes the same options; the plugins add the audit log and memory ingestion.)
 
+or, through Cognizes' Vertex AI REST surface, as an agent written for Vertex would::
+
+    COGNIZES_API_KEY=cgz_… .venv/bin/adk web --session_service_uri cognizes+vertex://127.0.0.1:8000/ENGINE_ID \
+        --memory_service_uri cognizes+vertex://127.0.0.1:8000/ENGINE_ID demo_agents
+
+(ENGINE_ID from ``manage.py vertex_engine weather``). With ``cognizes://``,
 ``DATABASE_URL`` selects the database (the embedded PostgreSQL when unset);
 ``cognizes://`` takes no host, path or query. For your own agents directory, copy
 this file into it (adjust ``_ROOT`` or make ``cognizes`` importable), or write just
@@ -24,5 +30,7 @@ if _ROOT not in sys.path:
     sys.path.append(_ROOT)
 
 from cognizes.adk_services import register  # noqa: E402
+from cognizes.vertex import register as register_vertex  # noqa: E402
 
 register()
+register_vertex()

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 ADK = Path(sys.executable).parent / "adk"  # the console script of this venv's google-adk
 STARTUP_SECONDS = 60
+PLUGINS = ("cognizes.adk.AuditPlugin", "cognizes.adk.MemoryIngestionPlugin")
 
 
 def test_register_twice_leaves_one_factory_per_service():
@@ -61,11 +62,11 @@ def test_uri_naming_a_database_is_refused_pointing_at_database_url(uri):
 
 @pytest.mark.timeout(240)
 def test_api_server_runs_the_weather_agent_on_postgres(weather_app, tmp_path):
-    with _api_server(log=tmp_path / "adk.log") as base:
-        created = _request(f"{base}/apps/weather/users/ada/sessions", {"session_id": "s1"})
+    with api_server(log=tmp_path / "adk.log") as base:
+        created = request(f"{base}/apps/weather/users/ada/sessions", {"session_id": "s1"})
         assert created["id"] == "s1"
 
-        events = _request(f"{base}/run", {
+        events = request(f"{base}/run", {
             "app_name": "weather", "user_id": "ada", "session_id": "s1",
             "new_message": {"role": "user", "parts": [{"text": "What's the weather in London?"}]},
         }, timeout=STARTUP_SECONDS)
@@ -99,16 +100,18 @@ def _jobs(session_id: str) -> int:
 
 
 @contextmanager
-def _api_server(*, log: Path) -> Iterator[str]:
+def api_server(
+    *, log: Path, services_uri: str = "cognizes://", plugins: tuple[str, ...] = PLUGINS, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """``adk api_server`` on the demo agents and the test database, on a free port; yields its URL."""
     port = free_port()
-    env = {key: value for key, value in database_env().items()
+    env = {key: value for key, value in {**database_env(), **(env or {})}.items()
            if key not in {"GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"}}  # the offline model answers
     command = [
-        str(ADK), "api_server", "--session_service_uri", "cognizes://", "--memory_service_uri", "cognizes://",
+        str(ADK), "api_server", "--session_service_uri", services_uri, "--memory_service_uri", services_uri,
         # Artifacts in memory: ADK's default writes demo_agents/weather/.adk/ into the repo.
         "--artifact_service_uri", "memory://", "--no-reload", "--port", str(port),
-        "--extra_plugins", "cognizes.adk.AuditPlugin", "--extra_plugins", "cognizes.adk.MemoryIngestionPlugin",
+        *[option for plugin in plugins for option in ("--extra_plugins", plugin)],
         "demo_agents",
     ]
     base = f"http://127.0.0.1:{port}"
@@ -139,7 +142,7 @@ def _wait_until_listed(base: str, server: subprocess.Popen, *, log: Path) -> Non
     raise AssertionError(f"adk api_server did not list 'weather' within {STARTUP_SECONDS}s:\n{log.read_text()}")
 
 
-def _request(url: str, body: dict[str, Any] | None = None, *, timeout: float = 10) -> Any:
+def request(url: str, body: dict[str, Any] | None = None, *, timeout: float = 10) -> Any:
     request = urllib.request.Request(
         url, data=None if body is None else json.dumps(body).encode(), headers={"Content-Type": "application/json"},
     )
