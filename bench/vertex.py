@@ -1,0 +1,239 @@
+"""Benchmark: ADK's Vertex AI session client against Cognizes, vs the same calls in-process.
+
+An agent written for Vertex AI reaches Cognizes over HTTP through ADK's own
+``VertexAiSessionService`` (``cognizes.vertex``, express mode); an agent written
+for Cognizes calls ``PostgresSessionService`` in its own process. Both store the
+same rows. Two operations of every agent turn are timed, on one scratch database
+(``cognizes_bench_vertex``) of the same PostgreSQL:
+
+* ``append``  ``append_event`` of a user text event with a state delta, one
+  session per run, sequentially.
+* ``get``     ``get_session`` of a session holding ``--events`` events (ADK's
+  Vertex client always downloads every event: it GETs the session and its
+  events in parallel and pages through the events).
+
+To say where the time goes, a third line sends the same HTTP requests with a
+bare ``httpx.AsyncClient`` (the JSON the Vertex client sends, built once):
+``raw HTTP − in-process`` is the server (uvicorn, Django, DRF, the Vertex
+translation) and the loopback; ``Vertex client − raw HTTP`` is Google's client
+library (pydantic models, request building, aiohttp/httpx) and ADK's conversion.
+
+The server is a ``uvicorn`` process as ``make run`` starts it (pool of 20
+connections). Rounds are interleaved (each round runs the three ways back to
+back, the order rotating); the table shows medians over rounds of the per-call
+median and p95, and operations/s over each run. Ratios are against in-process.
+
+    .venv/bin/python bench/vertex.py [--rounds 5] [--appends 200] [--gets 100] [--events 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Awaitable, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.api import start_server, stop_server  # noqa: E402
+from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+from bench.timing import no_gc  # noqa: E402
+
+os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
+os.environ["DJANGO_DEBUG"] = "false"
+
+from cognizes import local  # noqa: E402
+
+BENCH_DB = "cognizes_bench_vertex"
+APP = "bench_vertex"
+USER = "bench_user"
+IN_PROCESS, RAW, VERTEX = "in-process", "raw HTTP", "Vertex client"
+MODES = (IN_PROCESS, RAW, VERTEX)
+
+
+@dataclass
+class Runs:
+    latencies: dict[tuple[str, str], list[list[float]]] = field(default_factory=dict)
+    throughput: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    def add(self, operation: str, mode: str, latencies: list[float], seconds: float) -> None:
+        self.latencies.setdefault((operation, mode), []).append(latencies)
+        self.throughput.setdefault((operation, mode), []).append(len(latencies) / seconds)
+
+
+def event(text: str, turn: int):
+    from google.adk.events.event import Event
+    from google.adk.events.event_actions import EventActions
+    from google.genai import types
+
+    return Event(
+        author="user", invocation_id=f"inv-{turn}",
+        content=types.Content(role="user", parts=[types.Part(text=text)]),
+        actions=EventActions(state_delta={"turn": turn, "user:last_seen": turn}),
+    )
+
+
+def append_body(adk_event) -> dict:
+    """What ADK's Vertex client sends for an appendEvent (see ../shared/vertex-wire.md)."""
+    return {
+        "author": adk_event.author, "invocationId": adk_event.invocation_id,
+        "timestamp": datetime.datetime.fromtimestamp(adk_event.timestamp, tz=datetime.timezone.utc).isoformat(),
+        "content": adk_event.content.model_dump(exclude_none=True, mode="json"),
+        "actions": {"state_delta": adk_event.actions.state_delta, "artifact_delta": {}, "requested_auth_configs": {}},
+        "eventMetadata": {},
+        "rawEvent": adk_event.model_dump(exclude_none=True, mode="json", by_alias=True),
+    }
+
+
+async def timed(calls: int, call: Callable[[int], Awaitable[object]]) -> tuple[list[float], float]:
+    latencies = []
+    started = time.perf_counter()
+    with no_gc():
+        for i in range(calls):
+            begin = time.perf_counter()
+            await call(i)
+            latencies.append(time.perf_counter() - begin)
+    return latencies, time.perf_counter() - started
+
+
+class Bench:
+    def __init__(self, base_url: str, engine_id: int, key: str, args: argparse.Namespace) -> None:
+        import httpx
+
+        from cognizes.adk import PostgresSessionService
+        from cognizes.vertex import VertexAiSessionService
+
+        self.args = args
+        self.services = {
+            IN_PROCESS: PostgresSessionService(),
+            VERTEX: VertexAiSessionService(base_url=base_url, engine_id=engine_id, api_key=key),
+        }
+        self.engine = f"{base_url}/v1beta1/reasoningEngines/{engine_id}"
+        self.http = httpx.AsyncClient(headers={"x-goog-api-key": key}, timeout=30)
+
+    async def session_with_events(self, count: int) -> str:
+        service = self.services[IN_PROCESS]
+        session = await service.create_session(app_name=APP, user_id=USER)
+        for turn in range(count):
+            await service.append_event(session, event(f"event {turn} of the history", turn))
+        return session.id
+
+    async def append(self, mode: str, runs: Runs) -> None:
+        service = self.services[IN_PROCESS if mode == RAW else mode]
+        session = await service.create_session(app_name=APP, user_id=USER)
+        if mode == RAW:
+            url = f"{self.engine}/sessions/{session.id}:appendEvent"
+
+            async def call(i: int) -> None:
+                (await self.http.post(url, json=append_body(event(f"message {i}", i)))).raise_for_status()
+        else:
+            async def call(i: int) -> None:
+                await service.append_event(session, event(f"message {i}", i))
+        runs.add("append", mode, *await timed(self.args.appends, call))
+
+    async def get(self, mode: str, session_id: str, runs: Runs) -> None:
+        if mode == RAW:
+            session_url = f"{self.engine}/sessions/{session_id}"
+
+            async def call(i: int) -> None:
+                session, events = await asyncio.gather(self.http.get(session_url), self.http.get(session_url + "/events"))
+                session.raise_for_status()
+                events.raise_for_status()
+                json.loads(events.content)
+        else:
+            service = self.services[mode]
+
+            async def call(i: int) -> None:
+                loaded = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
+                assert len(loaded.events) == self.args.events
+        runs.add("get", mode, *await timed(self.args.gets, call))
+
+
+async def benchmark(base_url: str, engine_id: int, key: str, args: argparse.Namespace) -> Runs:
+    bench = Bench(base_url, engine_id, key, args)
+    history = await bench.session_with_events(args.events)
+    runs = Runs()
+    bench.args = argparse.Namespace(**{**vars(args), "appends": 10, "gets": 5})
+    for mode in MODES:  # untimed: imports, connections, the client's first requests
+        await bench.append(mode, Runs())
+        await bench.get(mode, history, Runs())
+    bench.args = args
+    for round_no in range(args.rounds):
+        order = MODES[round_no % 3:] + MODES[: round_no % 3]
+        for mode in order:
+            await bench.append(mode, runs)
+        for mode in order:
+            await bench.get(mode, history, runs)
+        print(f"round {round_no + 1}/{args.rounds} done", flush=True)
+    await bench.http.aclose()
+    return runs
+
+
+def report(runs: Runs, args: argparse.Namespace) -> None:
+    print(f"\n{args.rounds} interleaved rounds; append: {args.appends} calls, get: {args.gets} calls of a session "
+          f"with {args.events} events. Medians over rounds.\n")
+    print(f"{'operation':<8} {'way':<14} {'ops/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'vs in-process':>14}")
+    for operation in ("append", "get"):
+        base = statistics.median(runs.throughput[operation, IN_PROCESS])
+        for mode in MODES:
+            rate = statistics.median(runs.throughput[operation, mode])
+            p50 = statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
+            p95 = statistics.median(statistics.quantiles(run, n=20)[-1] for run in runs.latencies[operation, mode]) * 1000
+            print(f"{operation:<8} {mode:<14} {rate:>8.1f} {p50:>8.2f} {p95:>8.2f} {rate / base:>13.2f}x")
+    print("\nwhere a call's time goes (p50): in-process = the service; raw HTTP - in-process = server and loopback; "
+          "Vertex client - raw HTTP = Google's client library and ADK's conversion")
+    for operation in ("append", "get"):
+        p50 = {mode: statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
+               for mode in MODES}
+        print(f"  {operation}: service {p50[IN_PROCESS]:.2f} ms, server+loopback {p50[RAW] - p50[IN_PROCESS]:.2f} ms, "
+              f"client library {p50[VERTEX] - p50[RAW]:.2f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--appends", type=int, default=200)
+    parser.add_argument("--gets", type=int, default=100)
+    parser.add_argument("--events", type=int, default=50, help="events of the session that get loads")
+    args = parser.parse_args()
+
+    server_url = local.database_url()
+    database_url = with_database(server_url, BENCH_DB)
+    recreate_databases(server_url, [BENCH_DB])
+    os.environ["DATABASE_URL"] = database_url
+    try:
+        import django
+
+        django.setup()
+        from django.conf import settings
+        from django.core.management import call_command
+
+        from access.services import do_create_api_key
+        from vertex_app.services import do_get_or_create_engine
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        call_command("migrate", verbosity=0)
+        engine_id = do_get_or_create_engine(app_name=APP).engine_id
+        _, key = do_create_api_key(name="bench", app_name=APP)
+        server = start_server(database_url, settings.REDIS_URL, conn_max_age=0, pool_size=20)
+        try:
+            runs = asyncio.run(benchmark(server.base_url, engine_id, key, args))
+        finally:
+            stop_server(server)
+        report(runs, args)
+    finally:
+        close_django_connections()
+        recreate_databases(server_url, [BENCH_DB], create=False)
+
+
+if __name__ == "__main__":
+    main()
