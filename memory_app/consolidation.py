@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from memory_app.extraction import get_extractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory
-from memory_app.services import do_remember
+from memory_app.services import Generation, do_remember
 from sessions_app import services as session_services
 
 logger = logging.getLogger(__name__)
@@ -29,11 +29,13 @@ KNOWN_MEMORIES_FOR_EXTRACTION = 50
 
 def do_enqueue_session(
     *, app_name: str, user_id: str, session_id: str, custom_metadata: dict[str, Any] | None = None,
-    run_inline: bool = False,
+    run_inline: bool = False, generation: Generation = Generation(),
 ) -> ConsolidationJob:
     """Record a job for the session's new events and run it (on a worker, or now)."""
+    generation.check()
     job = ConsolidationJob.objects.create(
-        app_name=app_name, user_id=user_id, session_id=session_id, custom_metadata=dict(custom_metadata or {})
+        app_name=app_name, user_id=user_id, session_id=session_id, custom_metadata=dict(custom_metadata or {}),
+        **_generation_fields(generation),
     )
     return _dispatch(job, run_inline)
 
@@ -41,14 +43,23 @@ def do_enqueue_session(
 def do_enqueue_events(
     *, app_name: str, user_id: str, events: list[dict[str, Any]], session_id: str = "",
     custom_metadata: dict[str, Any] | None = None, run_inline: bool = False,
-    extra_scope: dict[str, str] | None = None,
+    extra_scope: dict[str, str] | None = None, generation: Generation = Generation(),
 ) -> ConsolidationJob:
     """Record a job for events given directly (not read from the session store)."""
+    generation.check()
     job = ConsolidationJob.objects.create(
         app_name=app_name, user_id=user_id, session_id=session_id, events=events,
         custom_metadata=dict(custom_metadata or {}), extra_scope=dict(extra_scope or {}),
+        **_generation_fields(generation),
     )
     return _dispatch(job, run_inline)
+
+
+def _generation_fields(generation: Generation) -> dict[str, Any]:
+    return {
+        "consolidate": generation.consolidate, "metadata_merge": generation.metadata_merge,
+        "allowed_kinds": list(generation.allowed_kinds),
+    }
 
 
 def do_schedule_session(
@@ -139,6 +150,9 @@ def _run(job: ConsolidationJob) -> None:
     outcome = do_remember(
         app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=job_cause(job.pk),
         extra_scope=job.extra_scope,
+        generation=Generation(
+            consolidate=job.consolidate, metadata_merge=job.metadata_merge, allowed_kinds=tuple(job.allowed_kinds)
+        ),
     )
     job.watermark = watermark
     job.status, job.error, job.finished_at = JobStatus.DONE, "", timezone.now()

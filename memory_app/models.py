@@ -40,6 +40,15 @@ class Status(models.TextChoices):
     FORGOTTEN = "forgotten", "forgotten"
 
 
+class MetadataMerge(models.TextChoices):
+    """What a merge does with the metadata of a memory said again (Vertex Memory Bank's strategies)."""
+
+    KEEP_ALL = "keep_all", "keep all: a key given different values keeps them all, as a list"
+    MERGE = "merge", "merge: new keys are added, a key given again takes the new value"
+    OVERWRITE = "overwrite", "overwrite: the new metadata replaces the old"
+    REQUIRE_EXACT_MATCH = "require_exact_match", "require exact match: merge only memories with equal metadata"
+
+
 class MemoryQuerySet(models.QuerySet):
     def for_scope(self, app_name: str, user_id: str) -> MemoryQuerySet:
         return self.filter(app_name=app_name, user_id=user_id)
@@ -165,6 +174,14 @@ class ConsolidationJob(models.Model):
     )
     custom_metadata = models.JSONField(default=dict, blank=True)
     extra_scope = models.JSONField(default=dict, blank=True, help_text="Scope keys of the memories it makes.")
+    consolidate = models.BooleanField(
+        default=True, help_text="Merge with what is already known; off: every extracted memory is added as new."
+    )
+    metadata_merge = models.CharField(max_length=32, choices=MetadataMerge.choices, default=MetadataMerge.KEEP_ALL)
+    allowed_kinds = ArrayField(
+        models.CharField(max_length=32, choices=Kind.choices), default=list, blank=True,
+        help_text="Only memories of these kinds are kept; empty: every kind.",
+    )
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     memories_created = models.PositiveIntegerField(default=0)

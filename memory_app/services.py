@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory_app.embedders import get_embedder
-from memory_app.models import Kind, Memory, MemoryRevision, RevisionAction, Status
+from memory_app.models import Kind, Memory, MemoryRevision, MetadataMerge, RevisionAction, Status
 from memory_app.search import vector_literal
 from memory_app.text import content_words, normalise, search_text
 
@@ -55,6 +55,24 @@ class Candidate:
     """The id to give the memory if it is new (callers that name their memories)."""
 
 
+@dataclass(frozen=True)
+class Generation:
+    """How new memories join what is known (the options of Vertex Memory Bank's generation)."""
+
+    consolidate: bool = True
+    """Merge a memory said again into the known one; off: every candidate becomes a new memory."""
+    metadata_merge: str = MetadataMerge.KEEP_ALL
+    allowed_kinds: tuple[str, ...] = ()
+    """Keep only candidates of these kinds; empty: every kind."""
+
+    def check(self) -> None:
+        if self.metadata_merge not in MetadataMerge.values:
+            raise MemoryServiceError(f"Unknown metadata merge {self.metadata_merge!r}; one of {', '.join(MetadataMerge.values)}.")
+        unknown = sorted(set(self.allowed_kinds) - set(Kind.values))
+        if unknown:
+            raise MemoryServiceError(f"Unknown kinds {', '.join(unknown)}; one of {', '.join(Kind.values)}.")
+
+
 @dataclass
 class Outcome:
     created: list[UUID] = field(default_factory=list)
@@ -80,16 +98,18 @@ def do_remember(
     candidates: Iterable[Candidate],
     cause: str,
     extra_scope: dict[str, str] | None = None,
-    consolidate: bool = True,
+    generation: Generation = Generation(),
 ) -> Outcome:
     """Merge candidates into the user's memories: duplicates merge, contradictions supersede.
 
     Embeddings are computed before the transaction (they are the slow part);
     the comparisons and writes happen under the scope's advisory lock. Memories
     of another ``extra_scope`` are another scope: never merged with these.
-    Without ``consolidate`` every candidate becomes a new memory.
+    ``generation`` says whether and how candidates merge, and which kinds are kept.
     """
-    candidates = [c for c in candidates if c.text.strip()]
+    generation.check()
+    allowed = set(generation.allowed_kinds)
+    candidates = [c for c in candidates if c.text.strip() and (not allowed or c.kind in allowed)]
     for candidate in candidates:
         check_candidate(candidate)
     if not candidates:
@@ -101,7 +121,7 @@ def do_remember(
         _lock_scope(app_name, user_id)
         for candidate, vector in zip(candidates, vectors):
             _remember_one(
-                app_name, user_id, extra_scope or {}, candidate, vector, embedder.id, cause, outcome, consolidate
+                app_name, user_id, extra_scope or {}, candidate, vector, embedder.id, cause, outcome, generation
             )
     return outcome
 
@@ -115,11 +135,14 @@ def _remember_one(
     embedder_id: str,
     cause: str,
     outcome: Outcome,
-    consolidate: bool,
+    generation: Generation,
 ) -> None:
-    same = _find_same(app_name, user_id, extra_scope, candidate.text, vector) if consolidate else None
+    same = None
+    if generation.consolidate:
+        exact = candidate.metadata if generation.metadata_merge == MetadataMerge.REQUIRE_EXACT_MATCH else None
+        same = _find_same(app_name, user_id, extra_scope, candidate.text, vector, metadata=exact)
     if same is not None and not candidate.supersedes:
-        _merge(same, candidate, cause)
+        _merge(same, candidate, cause, metadata_merge=generation.metadata_merge)
         outcome.updated.append(same.id)
         return
     memory = Memory(
@@ -153,21 +176,32 @@ def _remember_one(
 
 
 def _find_same(
-    app_name: str, user_id: str, extra_scope: dict[str, str], text: str, embedding: np.ndarray
+    app_name: str,
+    user_id: str,
+    extra_scope: dict[str, str],
+    text: str,
+    embedding: np.ndarray,
+    *,
+    metadata: dict[str, Any] | None = None,
 ) -> Memory | None:
-    """An active memory of the scope that says the same thing: equal once normalised, or close in meaning with the same words."""
+    """An active memory of the scope that says the same thing: equal once normalised, or close in meaning with the same words.
+
+    With ``metadata``, only a memory with exactly that metadata counts.
+    """
     key, words = normalise(text), content_words(text)
     vector = vector_literal(embedding)
+    exact = None if metadata is None else json.dumps(metadata)
     with connection.cursor() as cursor:
         cursor.execute(
             """
             SELECT id, 1 - (embedding <=> %s::vector) AS similarity, text
             FROM memories
             WHERE app_name = %s AND user_id = %s AND extra_scope = %s::jsonb AND status = 'active'
+              AND (%s::jsonb IS NULL OR metadata = %s::jsonb)
             ORDER BY embedding <=> %s::vector
             LIMIT 5
             """,
-            [vector, app_name, user_id, json.dumps(extra_scope), vector],
+            [vector, app_name, user_id, json.dumps(extra_scope), exact, exact, vector],
         )
         for memory_id, similarity, existing in cursor.fetchall():
             near = (similarity or 0) >= NEAR_DUPLICATE_SIMILARITY and content_words(existing) == words
@@ -179,10 +213,15 @@ def _find_same(
     return None
 
 
-def _merge(memory: Memory, candidate: Candidate, cause: str) -> None:
+def _merge(memory: Memory, candidate: Candidate, cause: str, *, metadata_merge: str = MetadataMerge.KEEP_ALL) -> None:
     """Fold a repeated memory into the one already known: sources and metadata add up, strength renews."""
     memory.source_event_ids = list(dict.fromkeys([*memory.source_event_ids, *candidate.event_ids]))
-    memory.metadata = merge_metadata(memory.metadata, candidate.metadata)
+    if metadata_merge == MetadataMerge.OVERWRITE:
+        memory.metadata = dict(candidate.metadata)
+    elif metadata_merge == MetadataMerge.MERGE:
+        memory.metadata = {**memory.metadata, **candidate.metadata}
+    else:
+        memory.metadata = merge_metadata(memory.metadata, candidate.metadata)
     memory.importance = max(memory.importance, candidate.importance)
     memory.strength = 1.0
     if candidate.event_time and (memory.event_time is None or candidate.event_time > memory.event_time):

@@ -30,7 +30,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory_app import consolidation, services
-from memory_app.models import ConsolidationJob, JobStatus, Kind, Memory, MemoryRevision, RevisionAction, Status
+from memory_app.models import (
+    ConsolidationJob, JobStatus, Kind, Memory, MemoryRevision, MetadataMerge, RevisionAction, Status,
+)
 from memory_app.search import search_memories, search_weights
 from sessions_app import services as session_services
 from vertex_app import filters
@@ -196,7 +198,8 @@ class MemoriesView(MemoryBankView):
             text=string(body.get("fact"), "fact", required=True), kind=_kind(body.get("topics")),
             metadata=_metadata(body.get("metadata")), expires_at=_expiry(body), memory_id=memory_id,
         )
-        _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope, consolidate=False)
+        _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope,
+                  generation=services.Generation(consolidate=False))
         memory = Memory.objects.get(id=memory_id)
         return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
 
@@ -276,22 +279,20 @@ class GenerateView(MemoryBankView, SessionLookup):
                    if body.get(name) is not None]
         if len(sources) != 1:
             raise InvalidArgument("Give one of vertexSessionSource, directContentsSource or directMemoriesSource.")
-        metadata = _generation_metadata(body)
+        metadata, generation = _metadata(body.get("metadata")), _generation(body)
         if sources == ["direct_memories_source"]:
-            return self.remember(body, metadata)
-        if body.get("disable_consolidation"):
-            raise InvalidArgument("disableConsolidation is supported for directMemoriesSource only.")
+            return self.remember(body, metadata, generation)
         if sources == ["direct_contents_source"]:
             user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
             events = _contents_events(body["direct_contents_source"])
             job = consolidation.do_enqueue_events(
                 app_name=self.app_name, user_id=user_id, events=events, custom_metadata=metadata,
-                extra_scope=extra_scope,
+                extra_scope=extra_scope, generation=generation,
             )
             return Response(self.job_operation(job))
-        return Response(self.job_operation(self.from_session(body, metadata)))
+        return Response(self.job_operation(self.from_session(body, metadata, generation)))
 
-    def remember(self, body: dict[str, Any], metadata: dict[str, Any]) -> Response:
+    def remember(self, body: dict[str, Any], metadata: dict[str, Any], generation: services.Generation) -> Response:
         user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
         stated = body["direct_memories_source"].get("direct_memories") or []
         if not 1 <= len(stated) <= MAX_DIRECT_MEMORIES:
@@ -303,11 +304,12 @@ class GenerateView(MemoryBankView, SessionLookup):
             for item in stated
         ]
         cause = f"vertex generate {uuid.uuid4().hex[:12]}"
-        _remember(self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope,
-                  consolidate=not body.get("disable_consolidation"))
+        _remember(self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope, generation=generation)
         return Response(operation(f"{self.engine}/operations/{time.time_ns()}", self.generated(cause)))
 
-    def from_session(self, body: dict[str, Any], metadata: dict[str, Any]) -> ConsolidationJob:
+    def from_session(
+        self, body: dict[str, Any], metadata: dict[str, Any], generation: services.Generation
+    ) -> ConsolidationJob:
         source = body["vertex_session_source"]
         name = string(source.get("session"), "vertexSessionSource.session", required=True)
         match = re.search(r"reasoningEngines/(\d+)/sessions/([^/]+)$", name)
@@ -320,14 +322,15 @@ class GenerateView(MemoryBankView, SessionLookup):
         end = timestamp(source["end_time"], "endTime").timestamp() if source.get("end_time") else None
         if start is None and end is None and not extra_scope and user_id == owner:
             return consolidation.do_enqueue_session(
-                app_name=self.app_name, user_id=owner, session_id=session_id, custom_metadata=metadata
+                app_name=self.app_name, user_id=owner, session_id=session_id, custom_metadata=metadata,
+                generation=generation,
             )
         stored = session_services.get_events_after(app_name=self.app_name, user_id=owner, session_id=session_id) or []
         events = [event for _, event in stored if (start is None or event["timestamp"] >= start)
                   and (end is None or event["timestamp"] < end)]
         return consolidation.do_enqueue_events(
             app_name=self.app_name, user_id=user_id, events=events, session_id=session_id,
-            custom_metadata=metadata, extra_scope=extra_scope,
+            custom_metadata=metadata, extra_scope=extra_scope, generation=generation,
         )
 
 
@@ -344,8 +347,8 @@ class IngestEventsView(MemoryBankView):
         string(body.get("stream_id"), "streamId")
         events = _contents_events(body.get("direct_contents_source") or {})
         job = consolidation.do_enqueue_events(
-            app_name=self.app_name, user_id=user_id, events=events, custom_metadata=_generation_metadata(body),
-            extra_scope=extra_scope,
+            app_name=self.app_name, user_id=user_id, events=events, custom_metadata=_metadata(body.get("metadata")),
+            extra_scope=extra_scope, generation=_generation(body),
         )
         return Response(self.job_operation(job))
 
@@ -506,16 +509,23 @@ def _metadata_value(value: Any) -> dict[str, Any]:
     return {"stringValue": json.dumps(value, ensure_ascii=False)}
 
 
-def _generation_metadata(body: dict[str, Any]) -> dict[str, Any]:
-    strategy = str(body.get("metadata_merge_strategy") or "MERGE").upper()
-    if strategy not in ("MERGE", "METADATA_MERGE_STRATEGY_UNSPECIFIED"):
-        raise InvalidArgument(
-            f"metadataMergeStrategy {strategy} is not supported yet: Cognizes merges metadata (MERGE), "
-            "keeping every value a key was given."
-        )
-    if body.get("allowed_topics"):
-        raise InvalidArgument("allowedTopics is not supported yet.")
-    return _metadata(body.get("metadata"))
+_MERGES = {
+    "METADATA_MERGE_STRATEGY_UNSPECIFIED": MetadataMerge.KEEP_ALL,
+    "MERGE": MetadataMerge.MERGE,
+    "OVERWRITE": MetadataMerge.OVERWRITE,
+    "REQUIRE_EXACT_MATCH": MetadataMerge.REQUIRE_EXACT_MATCH,
+}
+
+
+def _generation(body: dict[str, Any]) -> services.Generation:
+    """The generation options of a generate or ingest request."""
+    strategy = str(body.get("metadata_merge_strategy") or "METADATA_MERGE_STRATEGY_UNSPECIFIED").upper()
+    if strategy not in _MERGES:
+        raise InvalidArgument(f"metadataMergeStrategy is one of {', '.join(_MERGES)}.")
+    allowed = tuple(_kind([topic]) for topic in body.get("allowed_topics") or [])
+    return services.Generation(
+        consolidate=not body.get("disable_consolidation"), metadata_merge=_MERGES[strategy], allowed_kinds=allowed
+    )
 
 
 def _contents_events(source: dict[str, Any]) -> list[dict[str, Any]]:

@@ -74,6 +74,45 @@ def test_generate_from_direct_memories_consolidates_unless_told_not_to(bank):
     assert Memory.objects.filter(text="Ada lives in Lisbon.").count() == 2
 
 
+def test_generate_honours_the_metadata_merge_strategy_and_allowed_topics(bank):
+    memories, engine = bank
+    tagged = {"source": {"string_value": "chat"}, "lang": {"string_value": "en"}}
+    memories.generate(name=engine, scope=ADA, config={"metadata": tagged},
+                      direct_memories_source={"direct_memories": [{"fact": "Ada lives in Lisbon."}]})
+
+    merged = memories.generate(
+        name=engine, scope=ADA, direct_memories_source={"direct_memories": [{"fact": "Ada lives in Lisbon."}]},
+        config={"metadata": {"source": {"string_value": "email"}}, "metadata_merge_strategy": "MERGE"},
+    ).response.generated_memories[0].memory
+    apart = memories.generate(
+        name=engine, scope=ADA, direct_memories_source={"direct_memories": [{"fact": "Ada lives in Lisbon."}]},
+        config={"metadata": {"source": {"string_value": "form"}}, "metadata_merge_strategy": "REQUIRE_EXACT_MATCH"},
+    ).response.generated_memories
+    only_preferences = memories.generate(
+        name=engine, scope=ADA, config={"allowed_topics": [{"managed_memory_topic": "USER_PREFERENCES"}]},
+        direct_memories_source={"direct_memories": [
+            {"fact": "Ada prefers tea.", "topics": [{"managed_memory_topic": "USER_PREFERENCES"}]},
+            {"fact": "Ada's meeting is at noon.", "topics": [{"managed_memory_topic": "KEY_CONVERSATION_DETAILS"}]},
+        ]},
+    ).response.generated_memories
+
+    assert {k: v.string_value for k, v in merged.metadata.items()} == {"source": "email", "lang": "en"}
+    assert [g.action.value for g in apart] == ["CREATED"]
+    assert [g.memory.fact for g in only_preferences] == ["Ada prefers tea."]
+
+
+def test_generate_from_contents_without_consolidation_adds_again(bank, celery_worker):
+    memories, engine = bank
+    said = {"events": [{"content": {"role": "user", "parts": [{"text": "I collect stamps."}]}}]}
+    memories.generate(name=engine, scope=ADA, direct_contents_source=said)
+
+    again = memories.generate(name=engine, scope=ADA, direct_contents_source=said,
+                              config={"disable_consolidation": True})
+
+    assert [g.action.value for g in again.response.generated_memories] == ["CREATED"]
+    assert Memory.objects.filter(text="I collect stamps.").count() == 2
+
+
 def test_generate_from_contents_waits_for_the_worker(bank, celery_worker):
     memories, engine = bank
 
