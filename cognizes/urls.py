@@ -19,6 +19,7 @@ memory = user + "memories/<str:memory_id>/"
 api_v1 = [
     path("apps/<str:app_name>/state/", sessions_api.AppStateView.as_view(), name="app-state"),
     path("apps/<str:app_name>/sessions/", sessions_api.AppSessionsView.as_view(), name="app-sessions"),
+    path("apps/<str:app_name>/memory-config/", memory_api.MemoryBankConfigView.as_view(), name="memory-config"),
     path(user + "state/", sessions_api.UserStateView.as_view(), name="user-state"),
     path(user + "sessions/", sessions_api.SessionsView.as_view(), name="sessions"),
     path(session, sessions_api.SessionView.as_view(), name="session"),

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import Case, IntegerField, QuerySet, When
 from django.http import HttpRequest
 from django.utils.html import format_html
 
 from memory_app import consolidation, services
-from memory_app.models import ConsolidationJob, Memory, MemoryRevision
+from memory_app.models import ConsolidationJob, Memory, MemoryBankConfig, MemoryRevision
 from memory_app.search import search_memories
 from sessions_app.admin import SessionAdmin
 from sessions_app.models import Session
@@ -21,6 +22,34 @@ ADMIN_CAUSE = "admin:{user}"
 
 def _cause(request: HttpRequest) -> str:
     return ADMIN_CAUSE.format(user=request.user.get_username())
+
+
+class MemoryBankConfigForm(forms.ModelForm):
+    class Meta:
+        model = MemoryBankConfig
+        fields = "__all__"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        config = MemoryBankConfig(**{name: value for name, value in data.items()})
+        try:
+            services.check_bank_config(config)
+        except services.MemoryServiceError as error:
+            raise forms.ValidationError(str(error)) from error
+        return data
+
+
+@admin.register(MemoryBankConfig)
+class MemoryBankConfigAdmin(admin.ModelAdmin):
+    """Per app: the topics and examples the model extractor works with, and how long memories live."""
+
+    form = MemoryBankConfigForm
+    list_display = ("app_name", "managed_topics", "custom_topic_list", "default_ttl", "updated_at")
+    search_fields = ("app_name",)
+
+    @admin.display(description="custom topics")
+    def custom_topic_list(self, config: MemoryBankConfig) -> str:
+        return ", ".join(config.custom_topic_labels())
 
 
 class RevisionInline(admin.TabularInline):
@@ -48,7 +77,7 @@ class MemoryAdmin(admin.ModelAdmin):
         "otherwise this matches text."
     )
     readonly_fields = (
-        "id", "app_name", "user_id", "text", "author", "kind", "importance", "strength", "access_count",
+        "id", "app_name", "user_id", "extra_scope", "text", "author", "kind", "topic", "importance", "strength", "access_count",
         "last_accessed_at", "source_session_id", "source_event_ids", "pretty_metadata", "event_time",
         "expires_at", "status", "superseded_by", "forgotten_at", "embedder", "created_at", "updated_at",
     )

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 
 from access.api import Pagination, ScopedView, paginated, valid
 from memory_app import consolidation, services
-from memory_app.models import ConsolidationJob, Kind, Memory, MemoryRevision, Status
+from memory_app.models import ConsolidationJob, Kind, Memory, MemoryBankConfig, MemoryRevision, Status
 from memory_app.search import search_memories
 from sessions_app.models import Session
 
@@ -29,7 +29,8 @@ class MemorySerializer(serializers.ModelSerializer):
     class Meta:
         model = Memory
         fields = [
-            "id", "text", "author", "kind", "importance", "strength", "access_count", "last_accessed_at",
+            "id", "text", "author", "kind", "topic", "extra_scope", "importance", "strength", "access_count",
+            "last_accessed_at",
             "source_session_id", "source_event_ids", "metadata", "event_time", "expires_at", "status",
             "superseded_by", "created_at", "updated_at",
         ]
@@ -52,6 +53,16 @@ class MemoryUpdateSerializer(serializers.Serializer):
 class RememberOutSerializer(serializers.Serializer):
     created = serializers.ListField(child=serializers.UUIDField())
     merged_into = serializers.ListField(child=serializers.UUIDField())
+
+
+class MemoryBankConfigSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MemoryBankConfig
+        fields = [
+            "managed_topics", "custom_topics", "examples", "default_ttl", "create_ttl", "generate_created_ttl",
+            "generate_updated_ttl", "updated_at",
+        ]
+        read_only_fields = ["updated_at"]
 
 
 class SearchSerializer(serializers.Serializer):
@@ -218,3 +229,27 @@ class JobView(ScopedView):
         if job is None:
             raise Http404
         return Response(JobSerializer(job).data)
+
+
+class MemoryBankConfigView(ScopedView):
+    """The app's memory bank config: topics and examples for extraction, TTLs. Changed by app-wide keys only."""
+
+    @extend_schema(operation_id="get_memory_config", responses=MemoryBankConfigSerializer)
+    def get(self, request: Request, app_name: str) -> Response:
+        return Response(MemoryBankConfigSerializer(services.get_bank_config(app_name)).data)
+
+    @extend_schema(operation_id="update_memory_config", request=MemoryBankConfigSerializer,
+                   responses=MemoryBankConfigSerializer)
+    def patch(self, request: Request, app_name: str) -> Response:
+        if self.scope.only_user:
+            raise Http404  # a key of one user cannot change what every user of the app gets
+        serializer = MemoryBankConfigSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        unknown = sorted(set(request.data) - set(serializer.fields))
+        if unknown:
+            raise ValidationError({name: ["Unknown field."] for name in unknown})
+        try:
+            config = services.do_configure_bank(app_name=app_name, changes=dict(serializer.validated_data))
+        except services.MemoryServiceError as error:
+            raise ValidationError(str(error)) from error
+        return Response(MemoryBankConfigSerializer(config).data)

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from memory_app.extraction import get_extractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory
-from memory_app.services import Generation, do_remember
+from memory_app.services import Generation, do_remember, get_bank_config
 from sessions_app import services as session_services
 
 logger = logging.getLogger(__name__)
@@ -143,7 +143,8 @@ def _run(job: ConsolidationJob) -> None:
         .values_list("id", "text")[:KNOWN_MEMORIES_FOR_EXTRACTION]
     )
     candidates = get_extractor().extract(
-        events, known=[(str(memory_id), text) for memory_id, text in known], session_id=job.session_id
+        events, known=[(str(memory_id), text) for memory_id, text in known], session_id=job.session_id,
+        config=get_bank_config(job.app_name),
     )
     if job.custom_metadata:
         candidates = [replace(c, metadata={**c.metadata, **job.custom_metadata}) for c in candidates]

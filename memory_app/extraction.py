@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memory_app.models import Kind
+from memory_app.models import Kind, MemoryBankConfig
 from memory_app.services import Candidate
 
 logger = logging.getLogger(__name__)
@@ -37,9 +37,17 @@ _KIND_PATTERNS = [
 class Extractor(ABC):
     @abstractmethod
     def extract(
-        self, events: list[dict[str, Any]], *, known: list[tuple[str, str]], session_id: str = ""
+        self,
+        events: list[dict[str, Any]],
+        *,
+        known: list[tuple[str, str]],
+        session_id: str = "",
+        config: MemoryBankConfig | None = None,
     ) -> list[Candidate]:
-        """Candidates from ``events``; ``known`` is (id, text) of the user's current memories."""
+        """Candidates from ``events``; ``known`` is (id, text) of the user's current memories.
+
+        ``config`` is the app's memory bank config: its topics and examples steer a model.
+        """
 
 
 def event_text(event: dict[str, Any]) -> str:
@@ -55,10 +63,15 @@ def _event_time(event: dict[str, Any]) -> datetime | None:
 
 
 class OfflineExtractor(Extractor):
-    """One candidate per meaningful text turn; the kind guessed from its wording."""
+    """One candidate per meaningful text turn; the kind guessed from its wording (custom topics need a model)."""
 
     def extract(
-        self, events: list[dict[str, Any]], *, known: list[tuple[str, str]], session_id: str = ""
+        self,
+        events: list[dict[str, Any]],
+        *,
+        known: list[tuple[str, str]],
+        session_id: str = "",
+        config: MemoryBankConfig | None = None,
     ) -> list[Candidate]:
         candidates = []
         for event in events:
@@ -85,23 +98,50 @@ class OfflineExtractor(Extractor):
 
 _INSTRUCTIONS = """You maintain long-term memories about a user of an AI agent.
 From the conversation, extract durable facts worth remembering in later conversations, in these
-topics: personal_info, preference, key_detail (key conversation details), instruction (explicit
-instructions to the agent), fact. Skip small talk, tool traffic and things only true right now.
+topics (the "kind" of a memory):
+{topics}
+Skip small talk, tool traffic and things only true right now.
 Each memory is one short self-contained sentence in the language of the conversation.
 Known memories are listed with ids; if a new memory contradicts or replaces one, list that id in
 "supersedes". Do not repeat known memories unchanged.
-Answer with JSON only: a list of objects {"text": str, "kind": str, "importance": number 0-1,
-"supersedes": [ids]}."""
+Answer with JSON only: a list of objects {{"text": str, "kind": str, "importance": number 0-1,
+"supersedes": [ids]}}.{examples}"""
+_MANAGED_TOPICS = {
+    Kind.PERSONAL_INFO: "personal information about the user",
+    Kind.PREFERENCE: "the user's preferences",
+    Kind.KEY_DETAIL: "key details of the conversation",
+    Kind.INSTRUCTION: "explicit instructions to the agent",
+}
+
+
+def instructions(config: MemoryBankConfig | None) -> str:
+    """The extraction instructions for an app: its topics (managed and custom) and its few-shot examples."""
+    managed = [Kind(k) for k in (config.managed_topics if config else [])] or list(_MANAGED_TOPICS)
+    topics = [f"- {kind.value}: {_MANAGED_TOPICS[kind]}" for kind in managed]
+    topics += [f"- {t['label']}: {t.get('description') or t['label']}" for t in (config.custom_topics if config else [])]
+    topics.append(f"- {Kind.FACT.value}: any other durable fact")
+    examples = ""
+    for example in config.examples if config else []:
+        conversation = "\n".join(f"{turn.get('role', 'user')}: {turn['text']}" for turn in example["conversation"])
+        memories = json.dumps([{"text": m["fact"], "kind": m.get("topic") or Kind.FACT.value} for m in example["memories"]],
+                              ensure_ascii=False)
+        examples += f"\n\nExample conversation:\n{conversation}\nExample answer: {memories}"
+    return _INSTRUCTIONS.format(topics="\n".join(topics), examples=examples)
 
 
 class LlmExtractor(Extractor):
-    """Memory Bank-style extraction with an ADK model (``BaseLlm``)."""
+    """Memory Bank-style extraction with an ADK model (``BaseLlm``), in the app's topics."""
 
     def __init__(self, model: Any) -> None:
         self.model = model
 
     def extract(
-        self, events: list[dict[str, Any]], *, known: list[tuple[str, str]], session_id: str = ""
+        self,
+        events: list[dict[str, Any]],
+        *,
+        known: list[tuple[str, str]],
+        session_id: str = "",
+        config: MemoryBankConfig | None = None,
     ) -> list[Candidate]:
         lines = [f"{e.get('author', '?')}: {text}" for e in events if (text := event_text(e))]
         if not lines:
@@ -109,7 +149,7 @@ class LlmExtractor(Extractor):
         prompt = "Known memories:\n" + (
             "\n".join(f"[{memory_id}] {text}" for memory_id, text in known) or "(none)"
         ) + "\n\nConversation:\n" + "\n".join(lines)
-        answer = asyncio.run(self._ask(prompt))
+        answer = asyncio.run(self._ask(prompt, instructions(config)))
         last = events[-1]
         metadata: dict[str, Any] = {}
         for event in events:
@@ -120,11 +160,13 @@ class LlmExtractor(Extractor):
             if not text:
                 continue
             kind = item.get("kind") if item.get("kind") in Kind.values else Kind.FACT
+            custom = item.get("kind") if config and item.get("kind") in config.custom_topic_labels() else ""
             candidates.append(
                 Candidate(
                     text=text,
                     author="user",
                     kind=kind,
+                    topic=custom,
                     importance=min(max(float(item.get("importance", 0.5) or 0.5), 0.0), 1.0),
                     event_ids=tuple(e["id"] for e in events if e.get("id")),
                     event_time=_event_time(last),
@@ -135,14 +177,14 @@ class LlmExtractor(Extractor):
             )
         return candidates
 
-    async def _ask(self, prompt: str) -> str:
+    async def _ask(self, prompt: str, system_instruction: str) -> str:
         from google.adk.models.llm_request import LlmRequest
         from google.genai import types
 
         request = LlmRequest(
             model=getattr(self.model, "model", None),
             contents=[types.Content(role="user", parts=[types.Part(text=prompt)])],
-            config=types.GenerateContentConfig(system_instruction=_INSTRUCTIONS, temperature=0),
+            config=types.GenerateContentConfig(system_instruction=system_instruction, temperature=0),
         )
         texts = []
         async for response in self.model.generate_content_async(request, stream=False):

@@ -20,6 +20,7 @@ from django.db.models.expressions import RawSQL
 from pgvector.django import HnswIndex, VectorField
 
 MAX_KEY_LENGTH = 128
+MAX_TOPIC_LENGTH = 64
 EMBEDDING_DIMENSIONS = 384
 TEXT_SEARCH_CONFIG = "english"
 
@@ -64,6 +65,9 @@ class Memory(models.Model):
     text = models.TextField(help_text="What is remembered, one self-contained statement.")
     author = models.CharField(max_length=256, blank=True, help_text="Who said it: 'user' or an agent's name.")
     kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.FACT, help_text="Topic of the memory.")
+    topic = models.CharField(
+        max_length=MAX_TOPIC_LENGTH, blank=True, help_text="A custom topic of the app's memory bank config, if any."
+    )
     importance = models.FloatField(default=0.5, help_text="0–1: how much it matters; slows decay.")
     strength = models.FloatField(default=1.0, help_text="1 when fresh; decays with time, rises with use.")
     access_count = models.PositiveIntegerField(default=0, help_text="How often search returned it.")
@@ -116,6 +120,49 @@ class Memory(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class MemoryBankConfig(models.Model):
+    """How an app's memories are extracted and kept (Vertex AI Memory Bank's memoryBankConfig).
+
+    Read by consolidation and every write of memories; edited in the admin, the
+    native API or Vertex's ``reasoningEngines`` PATCH. An app without one uses
+    the defaults: every managed topic, no custom topic, memories never expire.
+    """
+
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH, unique=True)
+    managed_topics = ArrayField(
+        models.CharField(max_length=32, choices=[c for c in Kind.choices if c[0] != Kind.FACT]),
+        default=list, blank=True, help_text="Managed topics the model extractor looks for; empty: all of them.",
+    )
+    custom_topics = models.JSONField(
+        default=list, blank=True,
+        help_text='Topics of the app\'s own: [{"label": "…", "description": "what belongs in it"}].',
+    )
+    examples = models.JSONField(
+        default=list, blank=True,
+        help_text='Few-shot examples for the model extractor: [{"conversation": [{"role": "user", "text": "…"}], '
+        '"memories": [{"fact": "…", "topic": "…"}]}].',
+    )
+    default_ttl = models.DurationField(null=True, blank=True, help_text="Memories expire this long after their last write.")
+    create_ttl = models.DurationField(null=True, blank=True, help_text="For memories created directly (overrides the default).")
+    generate_created_ttl = models.DurationField(
+        null=True, blank=True, help_text="For memories created by generation (overrides the default)."
+    )
+    generate_updated_ttl = models.DurationField(
+        null=True, blank=True, help_text="For memories a generation merged into (overrides the default)."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "memory_bank_configs"
+        verbose_name = "memory bank config"
+
+    def __str__(self) -> str:
+        return self.app_name
+
+    def custom_topic_labels(self) -> list[str]:
+        return [topic["label"] for topic in self.custom_topics]
 
 
 class RevisionAction(models.TextChoices):

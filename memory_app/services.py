@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Iterable
 from uuid import UUID, uuid4
 
@@ -19,7 +19,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory_app.embedders import get_embedder
-from memory_app.models import Kind, Memory, MemoryRevision, MetadataMerge, RevisionAction, Status
+from memory_app.models import (
+    MAX_TOPIC_LENGTH, Kind, Memory, MemoryBankConfig, MemoryRevision, MetadataMerge, RevisionAction, Status,
+)
 from memory_app.search import vector_literal
 from memory_app.text import content_words, normalise, search_text
 
@@ -53,6 +55,8 @@ class Candidate:
     """Ids of memories this one contradicts and replaces (the LLM extractor's verdict)."""
     memory_id: UUID | None = None
     """The id to give the memory if it is new (callers that name their memories)."""
+    topic: str = ""
+    """A custom topic of the app's memory bank config."""
 
 
 @dataclass(frozen=True)
@@ -73,11 +77,91 @@ class Generation:
             raise MemoryServiceError(f"Unknown kinds {', '.join(unknown)}; one of {', '.join(Kind.values)}.")
 
 
+@dataclass(frozen=True)
+class Expiry:
+    """When memories written now expire, by the app's memory bank config (None: never)."""
+
+    created_ttl: timedelta | None = None
+    updated_ttl: timedelta | None = None
+
+    @classmethod
+    def of(cls, config: MemoryBankConfig, *, created_directly: bool) -> Expiry:
+        created = config.create_ttl if created_directly else config.generate_created_ttl
+        return cls(created_ttl=created or config.default_ttl, updated_ttl=config.generate_updated_ttl or config.default_ttl)
+
+    def created(self) -> datetime | None:
+        return timezone.now() + self.created_ttl if self.created_ttl else None
+
+    def updated(self) -> datetime | None:
+        return timezone.now() + self.updated_ttl if self.updated_ttl else None
+
+
 @dataclass
 class Outcome:
     created: list[UUID] = field(default_factory=list)
     updated: list[UUID] = field(default_factory=list)
     superseded: list[UUID] = field(default_factory=list)
+
+
+def get_bank_config(app_name: str) -> MemoryBankConfig:
+    """The app's memory bank config (an unsaved default one if it has none)."""
+    return MemoryBankConfig.objects.filter(app_name=app_name).first() or MemoryBankConfig(app_name=app_name)
+
+
+def do_configure_bank(*, app_name: str, changes: dict[str, Any]) -> MemoryBankConfig:
+    """Change an app's memory bank config (only the fields in ``changes``), checked whole before it is saved."""
+    allowed = {
+        "managed_topics", "custom_topics", "examples", "default_ttl", "create_ttl", "generate_created_ttl",
+        "generate_updated_ttl",
+    }
+    unknown = sorted(set(changes) - allowed)
+    if unknown:
+        raise MemoryServiceError(f"Not a memory bank setting: {', '.join(unknown)}.")
+    with transaction.atomic():
+        config, _ = MemoryBankConfig.objects.select_for_update().get_or_create(app_name=app_name)
+        for name, value in changes.items():
+            setattr(config, name, value)
+        check_bank_config(config)
+        config.save()
+    return config
+
+
+def check_bank_config(config: MemoryBankConfig) -> None:
+    """Refuse a config the extractor could not use: unknown kinds, unnamed or clashing topics, odd examples, TTLs ≤ 0."""
+    managed = [kind for kind in Kind.values if kind != Kind.FACT]
+    if not isinstance(config.managed_topics, list) or any(k not in managed for k in config.managed_topics):
+        raise MemoryServiceError(f"managed_topics are some of {', '.join(managed)}.")
+    if not isinstance(config.custom_topics, list):
+        raise MemoryServiceError("custom_topics is a list of {label, description}.")
+    labels = []
+    for topic in config.custom_topics:
+        label = topic.get("label") if isinstance(topic, dict) else None
+        if not isinstance(label, str) or not label.strip() or len(label) > MAX_TOPIC_LENGTH or set(topic) - {"label", "description"}:
+            raise MemoryServiceError(f"A custom topic is {{label, description}} with a label of 1 to {MAX_TOPIC_LENGTH} characters.")
+        if not isinstance(topic.get("description", ""), str):
+            raise MemoryServiceError(f"The description of custom topic {label!r} is text.")
+        labels.append(label)
+    if len(set(labels)) != len(labels) or set(labels) & set(Kind.values):
+        raise MemoryServiceError("Custom topic labels are unique and differ from the managed topics.")
+    if not isinstance(config.examples, list) or not all(_valid_example(e) for e in config.examples):
+        raise MemoryServiceError(
+            'An example is {"conversation": [{"role", "text"}], "memories": [{"fact", "topic"?}]}.'
+        )
+    for name in ("default_ttl", "create_ttl", "generate_created_ttl", "generate_updated_ttl"):
+        ttl = getattr(config, name)
+        if ttl is not None and ttl <= timedelta(0):
+            raise MemoryServiceError(f"{name} is a positive duration.")
+
+
+def _valid_example(example: Any) -> bool:
+    if not isinstance(example, dict) or set(example) != {"conversation", "memories"}:
+        return False
+    turns, memories = example["conversation"], example["memories"]
+    return (
+        isinstance(turns, list) and isinstance(memories, list)
+        and all(isinstance(t, dict) and isinstance(t.get("text"), str) and isinstance(t.get("role", ""), str) for t in turns)
+        and all(isinstance(m, dict) and isinstance(m.get("fact"), str) and isinstance(m.get("topic", ""), str) for m in memories)
+    )
 
 
 def check_candidate(candidate: Candidate) -> None:
@@ -99,6 +183,7 @@ def do_remember(
     cause: str,
     extra_scope: dict[str, str] | None = None,
     generation: Generation = Generation(),
+    created_directly: bool = False,
 ) -> Outcome:
     """Merge candidates into the user's memories: duplicates merge, contradictions supersede.
 
@@ -106,14 +191,20 @@ def do_remember(
     the comparisons and writes happen under the scope's advisory lock. Memories
     of another ``extra_scope`` are another scope: never merged with these.
     ``generation`` says whether and how candidates merge, and which kinds are kept.
+    Expiry follows the app's memory bank config: ``created_directly`` memories
+    take its create TTL, generated ones its generate TTLs (a merge renews them).
     """
     generation.check()
     allowed = set(generation.allowed_kinds)
     candidates = [c for c in candidates if c.text.strip() and (not allowed or c.kind in allowed)]
+    config = get_bank_config(app_name)
     for candidate in candidates:
         check_candidate(candidate)
+        if candidate.topic and candidate.topic not in config.custom_topic_labels():
+            raise MemoryServiceError(f"{candidate.topic!r} is not a custom topic of {app_name}'s memory bank config.")
     if not candidates:
         return Outcome()
+    expiry = Expiry.of(config, created_directly=created_directly)
     embedder = get_embedder()
     vectors = embedder.embed_documents([c.text for c in candidates])
     outcome = Outcome()
@@ -121,7 +212,7 @@ def do_remember(
         _lock_scope(app_name, user_id)
         for candidate, vector in zip(candidates, vectors):
             _remember_one(
-                app_name, user_id, extra_scope or {}, candidate, vector, embedder.id, cause, outcome, generation
+                app_name, user_id, extra_scope or {}, candidate, vector, embedder.id, cause, outcome, generation, expiry
             )
     return outcome
 
@@ -136,13 +227,14 @@ def _remember_one(
     cause: str,
     outcome: Outcome,
     generation: Generation,
+    expiry: Expiry,
 ) -> None:
     same = None
     if generation.consolidate:
         exact = candidate.metadata if generation.metadata_merge == MetadataMerge.REQUIRE_EXACT_MATCH else None
         same = _find_same(app_name, user_id, extra_scope, candidate.text, vector, metadata=exact)
     if same is not None and not candidate.supersedes:
-        _merge(same, candidate, cause, metadata_merge=generation.metadata_merge)
+        _merge(same, candidate, cause, metadata_merge=generation.metadata_merge, expires_at=expiry.updated())
         outcome.updated.append(same.id)
         return
     memory = Memory(
@@ -152,13 +244,14 @@ def _remember_one(
         text=candidate.text.strip(),
         author=candidate.author,
         kind=candidate.kind,
+        topic=candidate.topic,
         importance=candidate.importance,
         source_session_id=candidate.session_id,
         source_event_ids=list(candidate.event_ids),
         metadata=dict(candidate.metadata),
         extra_scope=extra_scope,
         event_time=candidate.event_time,
-        expires_at=candidate.expires_at,
+        expires_at=candidate.expires_at or expiry.created(),
         embedding=vector,
         embedder=embedder_id,
         search_text=search_text(candidate.text),
@@ -213,8 +306,11 @@ def _find_same(
     return None
 
 
-def _merge(memory: Memory, candidate: Candidate, cause: str, *, metadata_merge: str = MetadataMerge.KEEP_ALL) -> None:
-    """Fold a repeated memory into the one already known: sources and metadata add up, strength renews."""
+def _merge(
+    memory: Memory, candidate: Candidate, cause: str, *, metadata_merge: str = MetadataMerge.KEEP_ALL,
+    expires_at: datetime | None = None,
+) -> None:
+    """Fold a repeated memory into the one already known: sources and metadata add up, strength (and expiry) renews."""
     memory.source_event_ids = list(dict.fromkeys([*memory.source_event_ids, *candidate.event_ids]))
     if metadata_merge == MetadataMerge.OVERWRITE:
         memory.metadata = dict(candidate.metadata)
@@ -226,7 +322,10 @@ def _merge(memory: Memory, candidate: Candidate, cause: str, *, metadata_merge: 
     memory.strength = 1.0
     if candidate.event_time and (memory.event_time is None or candidate.event_time > memory.event_time):
         memory.event_time = candidate.event_time
-    memory.save(update_fields=["source_event_ids", "metadata", "importance", "strength", "event_time", "updated_at"])
+    memory.expires_at = candidate.expires_at or expires_at or memory.expires_at
+    memory.save(update_fields=[
+        "source_event_ids", "metadata", "importance", "strength", "event_time", "expires_at", "updated_at",
+    ])
     _revise(memory, RevisionAction.MERGE, cause, text_before=memory.text, status_before=memory.status)
 
 
@@ -260,6 +359,7 @@ def do_edit_memory(
     text: str | None = None,
     metadata: dict[str, Any] | None = None,
     kind: str | None = None,
+    topic: str | None = None,
     expires_at: datetime | None = _UNCHANGED,
 ) -> Memory:
     """Change what a memory says and carries (only what is given), with one revision."""
@@ -269,6 +369,8 @@ def do_edit_memory(
         raise MemoryServiceError(f"Unknown kind {kind!r}; one of {', '.join(Kind.values)}.")
     if metadata is not None and not isinstance(metadata, dict):
         raise MemoryServiceError("metadata is a JSON object.")
+    if topic and topic not in get_bank_config(app_name).custom_topic_labels():
+        raise MemoryServiceError(f"{topic!r} is not a custom topic of {app_name}'s memory bank config.")
     embedder = get_embedder()
     vector = embedder.embed_documents([text])[0] if text is not None else None
     with transaction.atomic():
@@ -283,6 +385,9 @@ def do_edit_memory(
         if kind is not None:
             memory.kind = kind
             fields.append("kind")
+        if topic is not None:
+            memory.topic = topic
+            fields.append("topic")
         if expires_at is not _UNCHANGED:
             memory.expires_at = expires_at
             fields.append("expires_at")

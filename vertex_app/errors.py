@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -87,6 +88,7 @@ def error_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     return response
 
 
+@csrf_exempt  # API clients send no CSRF token: any method gets the JSON 404, not Django's CSRF page
 def not_found(request: Any, *args: Any, **kwargs: Any) -> JsonResponse:
     """What the Vertex surface answers for a path it does not serve."""
     return JsonResponse(body(404, f"The path {request.path} is not served here."), status=404)

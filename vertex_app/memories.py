@@ -150,8 +150,8 @@ class MemoryBankView(VertexView):
             "createTime": rfc3339(memory.created_at),
             "updateTime": rfc3339(memory.updated_at),
         }
-        if memory.kind in TOPICS:
-            out["topics"] = [{"managedMemoryTopic": TOPICS[memory.kind]}]
+        if memory.topic or memory.kind in TOPICS:
+            out["topics"] = [topic_id(memory.topic or memory.kind)]
         if memory.metadata:
             out["metadata"] = {key: _metadata_value(value) for key, value in memory.metadata.items()}
         if memory.expires_at:
@@ -194,12 +194,13 @@ class MemoriesView(MemoryBankView):
         memory_id = self.memory_uuid(chosen) if chosen else uuid.uuid4()
         if Memory.objects.filter(id=memory_id).exists():
             raise AlreadyExists(f"Memory {chosen} already exists.")
+        kind, topic = _topic(body.get("topics"))
         candidate = services.Candidate(
-            text=string(body.get("fact"), "fact", required=True), kind=_kind(body.get("topics")),
+            text=string(body.get("fact"), "fact", required=True), kind=kind, topic=topic,
             metadata=_metadata(body.get("metadata")), expires_at=_expiry(body), memory_id=memory_id,
         )
         _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope,
-                  generation=services.Generation(consolidate=False))
+                  generation=services.Generation(consolidate=False), created_directly=True)
         memory = Memory.objects.get(id=memory_id)
         return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
 
@@ -233,7 +234,7 @@ class MemoryView(MemoryBankView):
         if "metadata" in fields:
             changes["metadata"] = _metadata(body.get("metadata"))
         if "topics" in fields:
-            changes["kind"] = _kind(body.get("topics"))
+            changes["kind"], changes["topic"] = _topic(body.get("topics"))
         if fields & {"ttl", "expire_time"}:
             changes["expires_at"] = _expiry(body)
         try:
@@ -297,12 +298,7 @@ class GenerateView(MemoryBankView, SessionLookup):
         stated = body["direct_memories_source"].get("direct_memories") or []
         if not 1 <= len(stated) <= MAX_DIRECT_MEMORIES:
             raise InvalidArgument(f"Give 1 to {MAX_DIRECT_MEMORIES} direct memories.")
-        candidates = [
-            services.Candidate(
-                text=string(item.get("fact"), "fact", required=True), kind=_kind(item.get("topics")), metadata=metadata
-            )
-            for item in stated
-        ]
+        candidates = [_stated(item, metadata) for item in stated]
         cause = f"vertex generate {uuid.uuid4().hex[:12]}"
         _remember(self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope, generation=generation)
         return Response(operation(f"{self.engine}/operations/{time.time_ns()}", self.generated(cause)))
@@ -465,17 +461,31 @@ def _remember(app_name: str, user_id: str, candidates: list[services.Candidate],
         raise InvalidArgument(str(error)) from error
 
 
-def _kind(topics: Any) -> str:
-    """The memory kind of Vertex topics: the first managed topic's (plain fact without one)."""
+def _topic(topics: Any) -> tuple[str, str]:
+    """(kind, custom topic) of Vertex topics: the first one given (a plain fact without any)."""
     for topic in topics or []:
         if topic.get("custom_memory_topic_label"):
-            raise InvalidArgument("Custom memory topics are not supported yet; use a managed topic.")
+            return Kind.FACT, string(topic["custom_memory_topic_label"], "customMemoryTopicLabel")
         managed = str(topic.get("managed_memory_topic") or "").upper()
         if managed and managed != "MANAGED_TOPIC_ENUM_UNSPECIFIED":
             if managed not in KINDS:
                 raise InvalidArgument(f"Unknown managed topic {managed!r}; one of {', '.join(sorted(KINDS))}.")
-            return KINDS[managed]
-    return Kind.FACT
+            return KINDS[managed], ""
+    return Kind.FACT, ""
+
+
+def _stated(item: dict[str, Any], metadata: dict[str, Any]) -> services.Candidate:
+    """A direct memory of a generate request as a candidate."""
+    kind, topic = _topic(item.get("topics"))
+    return services.Candidate(text=string(item.get("fact"), "fact", required=True), kind=kind, topic=topic,
+                              metadata=metadata)
+
+
+def topic_id(topic: str) -> dict[str, str]:
+    """Vertex's MemoryTopicId of a memory kind or custom topic label."""
+    if topic in TOPICS:
+        return {"managedMemoryTopic": TOPICS[topic]}
+    return {"customMemoryTopicLabel": topic}
 
 
 def _metadata(value: Any) -> dict[str, Any]:
@@ -522,9 +532,15 @@ def _generation(body: dict[str, Any]) -> services.Generation:
     strategy = str(body.get("metadata_merge_strategy") or "METADATA_MERGE_STRATEGY_UNSPECIFIED").upper()
     if strategy not in _MERGES:
         raise InvalidArgument(f"metadataMergeStrategy is one of {', '.join(_MERGES)}.")
-    allowed = tuple(_kind([topic]) for topic in body.get("allowed_topics") or [])
+    allowed = []
+    for topic in body.get("allowed_topics") or []:
+        kind, custom = _topic([topic])
+        if custom:
+            raise InvalidArgument("allowedTopics takes managed topics only, for now.")
+        allowed.append(kind)
     return services.Generation(
-        consolidate=not body.get("disable_consolidation"), metadata_merge=_MERGES[strategy], allowed_kinds=allowed
+        consolidate=not body.get("disable_consolidation"), metadata_merge=_MERGES[strategy],
+        allowed_kinds=tuple(allowed),
     )
 
 

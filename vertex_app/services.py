@@ -30,3 +30,7 @@ def do_get_or_create_engine(*, app_name: str) -> Engine:
 def get_engine_app(engine_id: int) -> str | None:
     """The app served as ``reasoningEngines/{engine_id}``, or None."""
     return Engine.objects.filter(engine_id=engine_id).values_list("app_name", flat=True).first()
+
+
+def get_engine(app_name: str) -> Engine:
+    return Engine.objects.get(app_name=app_name)

@@ -7,13 +7,14 @@ follow a colon (``sessions/{id}:appendEvent``), so ids stop at ``/`` and ``:``.
 
 from django.urls import re_path
 
-from vertex_app import errors, memories, sessions
+from vertex_app import engines, errors, memories, sessions
 
 ENGINE = r"^v1beta1/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>\d{1,19})"
 SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 
 urlpatterns = [
+    re_path(ENGINE + r"$", engines.EngineView.as_view()),
     re_path(ENGINE + r"/sessions$", sessions.SessionsView.as_view()),
     re_path(SESSION + r"$", sessions.SessionView.as_view()),
     re_path(SESSION + r":appendEvent$", sessions.AppendEventView.as_view()),

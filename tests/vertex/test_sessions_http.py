@@ -281,5 +281,6 @@ def test_delete_answers_an_operation_and_then_404(http):
 
 def test_unknown_paths_and_methods_answer_in_googles_shape(server, http):
     assert http.get("nothing-here").json()["error"]["code"] == 404
+    assert http.patch("nothing-here", json={}).json()["error"]["code"] == 404
     assert http.put("sessions/s1", json={}).status_code == 405
     assert http.put("sessions/s1", json={}).json()["error"]["status"] == "METHOD_NOT_ALLOWED"
