@@ -56,6 +56,8 @@ class RememberOutSerializer(serializers.Serializer):
 
 
 class MemoryBankConfigSerializer(serializers.ModelSerializer):
+    updated_at = serializers.DateTimeField(read_only=True, allow_null=True, help_text="Null until first changed.")
+
     class Meta:
         model = MemoryBankConfig
         fields = [

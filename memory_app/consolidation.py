@@ -10,8 +10,8 @@ nothing twice. Jobs run on a Celery worker (``tasks.consolidate``), or inline.
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
-from datetime import timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -60,6 +60,70 @@ def _generation_fields(generation: Generation) -> dict[str, Any]:
         "consolidate": generation.consolidate, "metadata_merge": generation.metadata_merge,
         "allowed_kinds": list(generation.allowed_kinds),
     }
+
+
+@dataclass(frozen=True)
+class StreamTrigger:
+    """When a stream's pending events are turned into memories (Vertex's generation rule).
+
+    With none of the three set, at once. ``event_count``: once that many are pending;
+    ``idle``: once the stream has been quiet that long; ``interval``: that long after
+    the first pending event. The first condition met wins.
+    """
+
+    event_count: int | None = None
+    idle: timedelta | None = None
+    interval: timedelta | None = None
+
+    def waits(self) -> bool:
+        return bool(self.event_count or self.idle or self.interval)
+
+
+def do_ingest_stream(
+    *, app_name: str, user_id: str, stream: str, events: list[dict[str, Any]],
+    extra_scope: dict[str, str] | None = None, custom_metadata: dict[str, Any] | None = None,
+    generation: Generation = Generation(), trigger: StreamTrigger = StreamTrigger(), force_flush: bool = False,
+) -> ConsolidationJob:
+    """Add events to the stream's pending job, and generate from it when ``trigger`` (or ``force_flush``) says so.
+
+    One pending job per stream (and scope): events ingested again (same id) are
+    kept once; metadata adds up; the options of the job's first ingestion hold.
+    A due job runs through ``consolidate_when_due`` like a session's end.
+    """
+    generation.check()
+    key = {"app_name": app_name, "user_id": user_id, "stream": stream, "extra_scope": dict(extra_scope or {}),
+           "status": JobStatus.SCHEDULED}
+    for _ in range(3):
+        try:
+            with transaction.atomic():
+                job = ConsolidationJob.objects.select_for_update().filter(**key).first()
+                created = job is None
+                if created:
+                    job = ConsolidationJob(**key, events=[], **_generation_fields(generation))
+                seen = {event.get("id") for event in job.events if event.get("id")}
+                job.events = [*job.events, *(e for e in events if not e.get("id") or e["id"] not in seen)]
+                job.custom_metadata = {**job.custom_metadata, **(custom_metadata or {})}
+                due = force_flush or not trigger.waits() or len(job.events) >= (trigger.event_count or 10**9)
+                job.not_before = timezone.now() if due else _stream_due(job, trigger)
+                job.save()
+        except IntegrityError:  # another process opened the stream's pending job meanwhile: add to that one
+            continue
+        if due or (created and job.not_before):
+            from memory_app.tasks import consolidate_when_due
+
+            countdown = max(0.0, (job.not_before - timezone.now()).total_seconds())
+            transaction.on_commit(lambda: consolidate_when_due.apply_async((job.pk,), countdown=countdown))
+        return job
+    raise RuntimeError(f"could not add events to stream {stream!r}")
+
+
+def _stream_due(job: ConsolidationJob, trigger: StreamTrigger) -> datetime | None:
+    """When a pending stream job is due by time: quiet for ``idle``, or ``interval`` after it opened."""
+    now = timezone.now()
+    times = [now + trigger.idle] if trigger.idle else []
+    if trigger.interval:
+        times.append((job.created_at or now) + trigger.interval)
+    return min(times) if times else None
 
 
 def do_schedule_session(

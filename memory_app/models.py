@@ -221,6 +221,10 @@ class ConsolidationJob(models.Model):
     )
     custom_metadata = models.JSONField(default=dict, blank=True)
     extra_scope = models.JSONField(default=dict, blank=True, help_text="Scope keys of the memories it makes.")
+    stream = models.CharField(
+        max_length=MAX_KEY_LENGTH, null=True, blank=True,
+        help_text="The event stream it collects (Vertex ingestEvents; '' is the default stream); none for other jobs.",
+    )
     consolidate = models.BooleanField(
         default=True, help_text="Merge with what is already known; off: every extracted memory is added as new."
     )
@@ -246,8 +250,14 @@ class ConsolidationJob(models.Model):
         indexes = [models.Index(fields=["app_name", "user_id", "session_id"], name="jobs_by_session")]
         constraints = [
             models.UniqueConstraint(
-                fields=["app_name", "user_id", "session_id"], condition=models.Q(status="scheduled"),
+                fields=["app_name", "user_id", "session_id"],
+                condition=models.Q(status="scheduled", stream__isnull=True),
                 name="jobs_one_scheduled_per_session",
+            ),
+            models.UniqueConstraint(
+                fields=["app_name", "user_id", "stream", "extra_scope"],
+                condition=models.Q(status="scheduled", stream__isnull=False),
+                name="jobs_one_pending_per_stream",
             ),
         ]
 

@@ -331,20 +331,29 @@ class GenerateView(MemoryBankView, SessionLookup):
 
 
 class IngestEventsView(MemoryBankView):
-    """``{engine}/memories:ingestEvents``: events of a stream, consolidated by a worker.
+    """``{engine}/memories:ingestEvents``: events of a stream, turned into memories by a worker.
 
-    Cognizes generates from every ingestion at once (as Vertex does without a
-    generation rule or with ``forceFlush``); consolidation merges what repeats.
+    Without a generation rule (or with ``forceFlush``) the stream's pending events
+    are generated from at once; with one, once ``eventCount`` events are pending,
+    the stream has been idle for ``idleDuration``, or ``fixedInterval`` has passed.
     """
 
     def post(self, request: Request, **kwargs: Any) -> Response:
         body = message(request.data, _INGEST_FIELDS)
         user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
-        string(body.get("stream_id"), "streamId")
-        events = _contents_events(body.get("direct_contents_source") or {})
-        job = consolidation.do_enqueue_events(
-            app_name=self.app_name, user_id=user_id, events=events, custom_metadata=_metadata(body.get("metadata")),
-            extra_scope=extra_scope, generation=_generation(body),
+        rule = (body.get("generation_trigger_config") or {}).get("generation_rule") or {}
+        if rule.get("overlap_event_count"):
+            raise InvalidArgument("overlapEventCount is not supported yet.")
+        job = consolidation.do_ingest_stream(
+            app_name=self.app_name, user_id=user_id, stream=string(body.get("stream_id"), "streamId"),
+            events=_contents_events(body.get("direct_contents_source") or {}), extra_scope=extra_scope,
+            custom_metadata=_metadata(body.get("metadata")), generation=_generation(body),
+            trigger=consolidation.StreamTrigger(
+                event_count=integer(rule.get("event_count"), "eventCount", default=0, low=0, high=10_000) or None,
+                idle=duration(rule["idle_duration"], "idleDuration") if rule.get("idle_duration") else None,
+                interval=duration(rule["fixed_interval"], "fixedInterval") if rule.get("fixed_interval") else None,
+            ),
+            force_flush=body.get("force_flush") is True,
         )
         return Response(self.job_operation(job))
 

@@ -89,3 +89,21 @@ async def test_search_returns_at_most_three_memories_as_vertex_does(vertex):
     ])
 
     assert len(await recalled(memory, "what does Ada play?")) == 3
+
+
+async def test_a_generation_rule_holds_events_until_it_is_met(vertex, celery_worker):
+    memory = vertex.memory()
+    rule = {"generation_trigger_config": {"generation_rule": {"event_count": 2}}, "stream_id": "chat-7"}
+
+    await memory.add_events_to_memory(app_name=APP, user_id="ada", events=[said("user", "I live in Lisbon.")],
+                                      custom_metadata=rule)
+    await background_ingestions_succeed()
+    await asyncio.sleep(1.0)
+    assert await recalled(memory, "where does Ada live?") == []
+
+    await memory.add_events_to_memory(app_name=APP, user_id="ada", events=[said("user", "I have a cat named Miso.")],
+                                      custom_metadata=rule)
+    await background_ingestions_succeed()
+
+    texts = await eventually(lambda: recalled(memory, "where does Ada live?"))
+    assert texts[0] == "I live in Lisbon." and "I have a cat named Miso." in texts
