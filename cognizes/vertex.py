@@ -64,42 +64,31 @@ class _Endpoint:
         return agentplatform.Client(api_key=self.api_key, http_options=http_options).aio
 
 
-class VertexAiSessionService(_VertexAiSessionService):
+class _OnCognizes:
+    """What both services change: where the client goes and how it authenticates."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        engine_id: str | int,
+        api_key: str | None = None,
+        project: str | None = None,
+        location: str | None = None,
+    ) -> None:
+        super().__init__(project=project, location=location, agent_engine_id=str(engine_id))  # type: ignore[call-arg]
+        self._endpoint = _Endpoint(base_url, api_key, project, location)
+
+    def _build_api_client(self) -> Any:
+        return self._endpoint.client()
+
+
+class VertexAiSessionService(_OnCognizes, _VertexAiSessionService):
     """ADK's ``VertexAiSessionService`` on a Cognizes server."""
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        engine_id: str | int,
-        api_key: str | None = None,
-        project: str | None = None,
-        location: str | None = None,
-    ) -> None:
-        super().__init__(project=project, location=location, agent_engine_id=str(engine_id))
-        self._endpoint = _Endpoint(base_url, api_key, project, location)
 
-    def _build_api_client(self) -> Any:
-        return self._endpoint.client()
-
-
-class VertexAiMemoryBankService(_VertexAiMemoryBankService):
+class VertexAiMemoryBankService(_OnCognizes, _VertexAiMemoryBankService):
     """ADK's ``VertexAiMemoryBankService`` on a Cognizes server."""
-
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        engine_id: str | int,
-        api_key: str | None = None,
-        project: str | None = None,
-        location: str | None = None,
-    ) -> None:
-        super().__init__(project=project, location=location, agent_engine_id=str(engine_id))
-        self._endpoint = _Endpoint(base_url, api_key, project, location)
-
-    def _build_api_client(self) -> Any:
-        return self._endpoint.client()
 
 
 def register() -> None:

@@ -164,6 +164,11 @@ def _valid_example(example: Any) -> bool:
     )
 
 
+def check_topic(config: MemoryBankConfig, topic: str) -> None:
+    if topic not in config.custom_topic_labels():
+        raise MemoryServiceError(f"{topic!r} is not a custom topic of {config.app_name}'s memory bank config.")
+
+
 def check_candidate(candidate: Candidate) -> None:
     if not candidate.text.strip():
         raise MemoryServiceError("A memory needs text.")
@@ -200,8 +205,8 @@ def do_remember(
     config = get_bank_config(app_name)
     for candidate in candidates:
         check_candidate(candidate)
-        if candidate.topic and candidate.topic not in config.custom_topic_labels():
-            raise MemoryServiceError(f"{candidate.topic!r} is not a custom topic of {app_name}'s memory bank config.")
+        if candidate.topic:
+            check_topic(config, candidate.topic)
     if not candidates:
         return Outcome()
     expiry = Expiry.of(config, created_directly=created_directly)
@@ -369,8 +374,8 @@ def do_edit_memory(
         raise MemoryServiceError(f"Unknown kind {kind!r}; one of {', '.join(Kind.values)}.")
     if metadata is not None and not isinstance(metadata, dict):
         raise MemoryServiceError("metadata is a JSON object.")
-    if topic and topic not in get_bank_config(app_name).custom_topic_labels():
-        raise MemoryServiceError(f"{topic!r} is not a custom topic of {app_name}'s memory bank config.")
+    if topic:
+        check_topic(get_bank_config(app_name), topic)
     embedder = get_embedder()
     vector = embedder.embed_documents([text])[0] if text is not None else None
     with transaction.atomic():
@@ -378,19 +383,13 @@ def do_edit_memory(
         before = memory.text
         if text is not None and text.strip() != memory.text:
             _set_text(memory, text, vector, embedder.id)
-        fields = []
-        if metadata is not None:
-            memory.metadata = metadata
-            fields.append("metadata")
-        if kind is not None:
-            memory.kind = kind
-            fields.append("kind")
-        if topic is not None:
-            memory.topic = topic
-            fields.append("topic")
+        changes = {"metadata": metadata, "kind": kind, "topic": topic}
+        fields = [name for name, value in changes.items() if value is not None]
         if expires_at is not _UNCHANGED:
-            memory.expires_at = expires_at
+            changes["expires_at"] = expires_at
             fields.append("expires_at")
+        for name in fields:
+            setattr(memory, name, changes[name])
         if fields:
             memory.save(update_fields=[*fields, "updated_at"])
         _revise(memory, RevisionAction.UPDATE, cause, text_before=before, status_before=memory.status)

@@ -22,7 +22,6 @@ import json
 import re
 import time
 import uuid
-from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from django.db.models import QuerySet
@@ -39,7 +38,7 @@ from vertex_app import filters
 from vertex_app.base import VertexView, operation, page_token
 from vertex_app.errors import AlreadyExists, InvalidArgument, NotFound
 from vertex_app.sessions import SessionLookup
-from vertex_app.wire import duration, field_mask, integer, mapping, message, rfc3339, string, timestamp
+from vertex_app.wire import duration, expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
 TOPICS = {
     Kind.PERSONAL_INFO: "USER_PERSONAL_INFO",
@@ -197,7 +196,7 @@ class MemoriesView(MemoryBankView):
         kind, topic = _topic(body.get("topics"))
         candidate = services.Candidate(
             text=string(body.get("fact"), "fact", required=True), kind=kind, topic=topic,
-            metadata=_metadata(body.get("metadata")), expires_at=_expiry(body), memory_id=memory_id,
+            metadata=_metadata(body.get("metadata")), expires_at=expiry(body), memory_id=memory_id,
         )
         _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope,
                   generation=services.Generation(consolidate=False), created_directly=True)
@@ -236,7 +235,7 @@ class MemoryView(MemoryBankView):
         if "topics" in fields:
             changes["kind"], changes["topic"] = _topic(body.get("topics"))
         if fields & {"ttl", "expire_time"}:
-            changes["expires_at"] = _expiry(body)
+            changes["expires_at"] = expiry(body)
         try:
             memory = services.do_edit_memory(
                 memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id, cause="vertex update", **changes
@@ -569,16 +568,6 @@ def _contents_events(source: dict[str, Any]) -> list[dict[str, Any]]:
     if not events:
         raise InvalidArgument("directContentsSource.events is empty.")
     return events
-
-
-def _expiry(body: dict[str, Any]) -> datetime | None:
-    if body.get("ttl") is not None and body.get("expire_time") is not None:
-        raise InvalidArgument("Give ttl or expireTime, not both.")
-    if body.get("ttl") is not None:
-        return datetime.now(timezone.utc) + duration(body["ttl"], "ttl")
-    if body.get("expire_time") is not None:
-        return timestamp(body["expire_time"], "expireTime")
-    return None
 
 
 _TIME_FIELDS = {"create_time": "created_at", "update_time": "updated_at"}

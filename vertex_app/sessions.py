@@ -23,7 +23,6 @@ import copy
 import re
 import time
 import uuid
-from datetime import datetime, timezone
 from typing import Any
 
 from google.adk.events.event import Event
@@ -36,9 +35,7 @@ from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from vertex_app import filters
 from vertex_app.base import VertexView, operation, page_token
 from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
-from vertex_app.wire import (
-    duration, field_mask, integer, mapping, message, rfc3339, string, timestamp,
-)
+from vertex_app.wire import expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 APPEND_ATTEMPTS = 10
@@ -114,7 +111,7 @@ class SessionsView(SessionLookup):
         attributes = services.SessionAttributes(
             display_name=string(body.get("display_name"), "displayName"),
             labels=mapping(body.get("labels"), "labels"),
-            expire_time=_expiry(body),
+            expire_time=expiry(body),
         )
         session_id = session_id or str(uuid.uuid4().int >> 65)  # Vertex-like: 18-19 digits
         if services.get_session_users(app_name=self.app_name, session_id=session_id, limit=1):
@@ -171,7 +168,7 @@ class SessionView(SessionLookup):
         if "labels" in fields:
             changes["labels"] = mapping(body.get("labels"), "labels")
         if fields & {"ttl", "expire_time"}:
-            changes["expire_time"] = _expiry(body)
+            changes["expire_time"] = expiry(body)
         try:
             services.do_update_session_attributes(**keys, changes=changes)
             if "session_state" in fields:
@@ -369,16 +366,6 @@ def _replace_state(keys: dict[str, str], state: dict[str, Any]) -> None:
         except services.StaleSession:
             continue
     raise Aborted(f"Session {keys['session_id']} is being written by others; retry.")
-
-
-def _expiry(body: dict[str, Any]) -> datetime | None:
-    if body.get("ttl") is not None and body.get("expire_time") is not None:
-        raise InvalidArgument("Give ttl or expireTime, not both.")
-    if body.get("ttl") is not None:
-        return datetime.now(timezone.utc) + duration(body["ttl"], "ttl")
-    if body.get("expire_time") is not None:
-        return timestamp(body["expire_time"], "expireTime")
-    return None
 
 
 def _operation_id() -> str:

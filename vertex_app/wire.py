@@ -115,6 +115,17 @@ def duration(value: Any, name: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def expiry(body: dict[str, Any]) -> datetime | None:
+    """When a resource expires by its ``ttl`` or ``expireTime`` (one of them at most), or None."""
+    if body.get("ttl") is not None and body.get("expire_time") is not None:
+        raise InvalidArgument("Give ttl or expireTime, not both.")
+    if body.get("ttl") is not None:
+        return datetime.now(timezone.utc) + duration(body["ttl"], "ttl")
+    if body.get("expire_time") is not None:
+        return timestamp(body["expire_time"], "expireTime")
+    return None
+
+
 def rfc3339(moment: datetime | float | None) -> str | None:
     """A datetime or epoch seconds as Google writes timestamps (UTC, microseconds, ``Z``)."""
     if moment is None:

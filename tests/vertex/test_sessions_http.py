@@ -7,8 +7,6 @@ import json
 
 import httpx
 import pytest
-from google.adk.events.event import Event
-from google.adk.events.event_actions import EventActions
 
 from cognizes.adk import PostgresSessionService
 from sessions_app.models import Event as StoredEvent, Session
