@@ -218,7 +218,7 @@ class SessionIngestView(ScopedView):
 
     @extend_schema(request=None, responses={202: JobSerializer})
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
-        if not Session.objects.filter(app_name=app_name, user_id=user_id, session_id=session_id).exists():
+        if not Session.objects.live().filter(app_name=app_name, user_id=user_id, session_id=session_id).exists():
             raise Http404
         job = consolidation.do_enqueue_session(app_name=app_name, user_id=user_id, session_id=session_id)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -108,15 +108,18 @@ class EventInline(admin.TabularInline):
 
 @admin.register(Session)
 class SessionAdmin(_VersionedStateAdmin):
-    list_display = ("session_id", "app_name", "user_id", "event_count", "update_time")
+    list_display = ("session_id", "app_name", "user_id", "display_name", "event_count", "update_time", "expire_time")
     list_filter = ("app_name", "update_time")
     search_fields = ("session_id", "user_id", "app_name")
     date_hierarchy = "update_time"
     fields = (
-        "app_name", "user_id", "session_id", "state", "loaded_version", "version", "create_time", "update_time",
-        "traces",
+        "app_name", "user_id", "session_id", "display_name", "labels", "expire_time", "state", "loaded_version",
+        "version", "create_time", "update_time", "traces",
     )
-    readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")
+    readonly_fields = (
+        "app_name", "user_id", "session_id", "display_name", "labels", "expire_time", "version", "create_time",
+        "update_time", "traces",
+    )
     inlines = [EventInline]
     change_form_template = "admin/sessions_app/session/change_form.html"  # adds the live events panel
 

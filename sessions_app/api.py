@@ -146,7 +146,7 @@ class AppSessionsView(ScopedView):
         responses=paginated(SessionOutSerializer),
     )
     def get(self, request: Request, app_name: str) -> Response:
-        queryset = Session.objects.filter(app_name=app_name)
+        queryset = Session.objects.live().filter(app_name=app_name)
         if self.scope.only_user:
             queryset = queryset.filter(user_id=self.scope.only_user)
         return _list_sessions(request, self, queryset)
@@ -159,7 +159,7 @@ class SessionsView(ScopedView):
         responses=paginated(SessionOutSerializer),
     )
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
-        return _list_sessions(request, self, Session.objects.filter(app_name=app_name, user_id=user_id))
+        return _list_sessions(request, self, Session.objects.live().filter(app_name=app_name, user_id=user_id))
 
     @extend_schema(operation_id="create_session", request=SessionCreateSerializer, responses={201: SessionOutSerializer})
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
@@ -198,7 +198,7 @@ class SessionView(ScopedView):
 class EventsView(ScopedView):
     @extend_schema(parameters=[AfterVersionSerializer], responses=paginated(EventOutSerializer))
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
-        session = Session.objects.filter(app_name=app_name, user_id=user_id, session_id=session_id).first()
+        session = Session.objects.live().filter(app_name=app_name, user_id=user_id, session_id=session_id).first()
         if session is None:
             raise Http404
         after = valid(AfterVersionSerializer, request.query_params, strict=False).get("after_version", 0)

@@ -11,8 +11,15 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from django.db import models
+from django.db.models.functions import Now
 
 MAX_KEY_LENGTH = 128
+
+
+class SessionQuerySet(models.QuerySet):
+    def live(self) -> SessionQuerySet:
+        """Sessions not past their expire time (an expired one is as if deleted; services.py's ``_live``)."""
+        return self.filter(models.Q(expire_time__isnull=True) | models.Q(expire_time__gt=Now()))
 
 
 class Session(models.Model):
@@ -35,6 +42,8 @@ class Session(models.Model):
     expire_time = models.DateTimeField(
         null=True, blank=True, help_text="When the session expires, as given by its creator (Vertex's ttl/expireTime)."
     )
+
+    objects = SessionQuerySet.as_manager()
 
     class Meta:
         db_table = "sessions"

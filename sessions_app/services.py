@@ -113,6 +113,12 @@ class NewEvent:
     state_delta: StateDelta
 
 
+def _live(alias: str = "") -> str:
+    """The one predicate for "not expired": an expired session is as if deleted until the beat task removes it."""
+    p = f"{alias}." if alias else ""
+    return f"({p}expire_time IS NULL OR {p}expire_time > now())"
+
+
 def check_key(name: str, value: str) -> str:
     """Validate an app name, user id or session id."""
     if not isinstance(value, str) or not value.strip():
@@ -189,6 +195,9 @@ def do_create_session(
     with connection.cursor() as cursor:
         cursor.execute(_CREATE_SQL, params)
         version, app_state, user_state = cursor.fetchone()
+        if version is None and _delete_expired(cursor, app_name=app_name, user_id=user_id, session_id=session_id):
+            cursor.execute(_CREATE_SQL, params)  # the id was held by an expired session, which is now gone
+            version, app_state, user_state = cursor.fetchone()
     if version is None:
         raise SessionExists(f"Session with id {session_id} already exists.")
     return StoredSession(
@@ -206,13 +215,13 @@ def do_create_session(
 
 _GET_SQL = """
 SELECT s.id, s.state, s.version, s.last_update_time,
-       COALESCE(a.state, '{}'), COALESCE(u.state, '{}'),
+       COALESCE(a.state, '{{}}'), COALESCE(u.state, '{{}}'),
        s.create_time, s.display_name, s.labels, s.expire_time
 FROM sessions s
 LEFT JOIN app_states a ON a.app_name = s.app_name
 LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
-WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s
-"""
+WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s AND {live}
+""".format(live=_live("s"))
 
 
 def get_session(
@@ -268,14 +277,14 @@ def list_sessions(
     *, app_name: str, user_id: str | None = None, limit: int | None = None, offset: int = 0
 ) -> list[StoredSession]:
     """Sessions of an app (or of one user), oldest update first, without events; a page with ``limit``."""
-    sql = """
+    sql = f"""
         SELECT s.user_id, s.session_id, s.state, s.version, s.last_update_time,
-               COALESCE(u.state, '{}'),
-               COALESCE((SELECT state FROM app_states WHERE app_name = %s), '{}'),
+               COALESCE(u.state, '{{}}'),
+               COALESCE((SELECT state FROM app_states WHERE app_name = %s), '{{}}'),
                s.create_time, s.display_name, s.labels, s.expire_time
         FROM sessions s
         LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
-        WHERE s.app_name = %s
+        WHERE s.app_name = %s AND {_live("s")}
     """
     params: list[Any] = [app_name, app_name]
     if user_id is not None:
@@ -339,7 +348,8 @@ def do_update_session_attributes(
     values = [json.dumps(value) if name == "labels" else value for name, value in changes.items()]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE sessions SET {assignments} WHERE app_name = %s AND user_id = %s AND session_id = %s",
+            f"UPDATE sessions SET {assignments} WHERE app_name = %s AND user_id = %s AND session_id = %s "
+            f"AND {_live()}",
             [*values, app_name, user_id, session_id],
         )
         if cursor.rowcount == 0:
@@ -350,10 +360,34 @@ def get_session_users(*, app_name: str, session_id: str, limit: int = 2) -> list
     """The users of the app that have a session with this id (for callers that know only the id)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT user_id FROM sessions WHERE app_name = %s AND session_id = %s ORDER BY user_id LIMIT %s",
+            f"SELECT user_id FROM sessions WHERE app_name = %s AND session_id = %s AND {_live()} "
+            "ORDER BY user_id LIMIT %s",
             [app_name, session_id, limit],
         )
         return [user for (user,) in cursor.fetchall()]
+
+
+def _delete_expired(cursor: Any, **keys: str) -> int:
+    """Delete expired sessions (of these keys, if given) with their events; how many went."""
+    where = " AND ".join(f"{column} = %({column})s" for column in keys)
+    cursor.execute(
+        f"""
+        WITH s AS (
+            DELETE FROM sessions WHERE expire_time <= now() {"AND " + where if where else ""} RETURNING id
+        ), e AS (
+            DELETE FROM events WHERE session_id IN (SELECT id FROM s)
+        )
+        SELECT count(*) FROM s
+        """,
+        keys,
+    )
+    return cursor.fetchone()[0]
+
+
+def do_delete_expired_sessions() -> int:
+    """Remove every expired session and its events (they are already invisible); how many were removed."""
+    with connection.cursor() as cursor:
+        return _delete_expired(cursor)
 
 
 def do_delete_session(*, app_name: str, user_id: str, session_id: str) -> bool:
@@ -383,7 +417,7 @@ WITH s AS (
         last_update_time = %(ts)s,
         update_time = to_timestamp(%(ts)s)
     WHERE app_name = %(app)s AND user_id = %(user)s AND session_id = %(sid)s
-      AND version = %(expected)s
+      AND version = %(expected)s AND {live}
     RETURNING id, version
 ), e AS (
     INSERT INTO events (session_id, version, event_id, invocation_id, author, branch,
@@ -413,7 +447,7 @@ _USER_MERGE_SQL = """, u AS (
 
 _APPEND_STATEMENTS = {
     (has_app, has_user): _APPEND_SQL.format(
-        scoped=(_APP_MERGE_SQL if has_app else "") + (_USER_MERGE_SQL if has_user else "")
+        scoped=(_APP_MERGE_SQL if has_app else "") + (_USER_MERGE_SQL if has_user else ""), live=_live()
     )
     for has_app in (False, True)
     for has_user in (False, True)
@@ -467,11 +501,12 @@ def get_session_head(*, app_name: str, user_id: str, session_id: str) -> Session
     """The session's version, update time and newest event id (for writers without a version)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """
+            f"""
             SELECT s.version, s.last_update_time,
                    (SELECT event_id FROM events WHERE session_id = s.id ORDER BY version DESC LIMIT 1)
             FROM sessions s
             WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s
+              AND {_live("s")}
             """,
             [app_name, user_id, session_id],
         )
@@ -490,9 +525,10 @@ def do_replace_session_state(
     check_scoped_state(state)
     with connection.cursor() as cursor:
         cursor.execute(
-            """
+            f"""
             UPDATE sessions SET state = %s::jsonb, version = version + 1
             WHERE app_name = %s AND user_id = %s AND session_id = %s AND version = %s
+              AND {_live()}
             RETURNING version
             """,
             [json.dumps(state), app_name, user_id, session_id, expected_version],
@@ -583,7 +619,7 @@ def check_scoped_state(state: Any) -> None:
 def _raise_missing_or_stale(*, app_name: str, user_id: str, session_id: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT 1 FROM sessions WHERE app_name = %s AND user_id = %s AND session_id = %s",
+            "SELECT 1 FROM sessions WHERE app_name = %s AND user_id = %s AND session_id = %s AND " + _live(),
             [app_name, user_id, session_id],
         )
         exists = cursor.fetchone() is not None
@@ -619,7 +655,7 @@ def get_session_pk(*, app_name: str, user_id: str, session_id: str) -> int | Non
     """The session's row id (what event notifications carry), or None if there is no such session."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id FROM sessions WHERE app_name = %s AND user_id = %s AND session_id = %s",
+            "SELECT id FROM sessions WHERE app_name = %s AND user_id = %s AND session_id = %s AND " + _live(),
             [app_name, user_id, session_id],
         )
         row = cursor.fetchone()
@@ -666,9 +702,10 @@ def do_patch_session_state(
     check_scoped_state(patch)
     with connection.cursor() as cursor:
         cursor.execute(
-            """
+            f"""
             UPDATE sessions SET state = (state || %s::jsonb) - %s::text[], version = version + 1
             WHERE app_name = %s AND user_id = %s AND session_id = %s AND version = %s
+              AND {_live()}
             RETURNING version
             """,
             [*_merge_patch(patch), app_name, user_id, session_id, expected_version],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import httpx
 import pytest
@@ -282,3 +283,15 @@ def test_unknown_paths_and_methods_answer_in_googles_shape(server, http):
     assert http.patch("nothing-here", json={}).json()["error"]["code"] == 404
     assert http.put("sessions/s1", json={}).status_code == 405
     assert http.put("sessions/s1", json={}).json()["error"]["status"] == "METHOD_NOT_ALLOWED"
+
+
+def test_a_session_with_a_ttl_is_gone_once_it_expires(http):
+    create(http, "alice", "brief", ttl="1s")
+    create(http, "alice", "lasting")
+    assert http.get("sessions/brief").status_code == 200
+
+    time.sleep(1.2)
+
+    assert http.get("sessions/brief").status_code == 404
+    assert [s["name"].rsplit("/", 1)[1] for s in http.get("sessions").json()["sessions"]] == ["lasting"]
+    assert http.post("sessions/brief:appendEvent", json={"author": "user"}).status_code == 404

@@ -1,0 +1,91 @@
+"""Session expiry (Vertex's ttl / expireTime): an expired session is as if deleted at once, and removed hourly."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from django_celery_beat.models import PeriodicTask
+
+from sessions_app import services
+from sessions_app.models import Event, Session
+from sessions_app.tasks import remove_expired
+
+pytestmark = pytest.mark.django_db
+
+APP = "expiry_app"
+
+
+def create(session_id: str, *, expires_in: timedelta | None) -> services.StoredSession:
+    expire_time = datetime.now(timezone.utc) + expires_in if expires_in is not None else None
+    return services.do_create_session(
+        app_name=APP, user_id="ada", session_id=session_id, delta=services.StateDelta(session={"a": 1}),
+        now=time.time(), attributes=services.SessionAttributes(expire_time=expire_time),
+    )
+
+
+def append(session_id: str, version: int) -> int:
+    event = services.NewEvent(
+        event_id=f"e{version}", invocation_id="i", author="user", branch=None, timestamp=time.time(),
+        data_json="{}", preview="", state_delta=services.StateDelta(),
+    )
+    return services.do_append_event(app_name=APP, user_id="ada", session_id=session_id, expected_version=version,
+                                    event=event)
+
+
+def test_an_expired_session_is_invisible_and_refuses_writes():
+    create("old", expires_in=timedelta(seconds=-1))
+    create("fresh", expires_in=timedelta(hours=1))
+    create("forever", expires_in=None)
+
+    assert services.get_session(app_name=APP, user_id="ada", session_id="old") is None
+    assert [s.session_id for s in services.list_sessions(app_name=APP)] == ["old", "fresh", "forever"][1:]
+    assert services.get_session_pk(app_name=APP, user_id="ada", session_id="old") is None
+    with pytest.raises(services.SessionNotFound):
+        append("old", 1)
+    assert append("fresh", 1) == 2
+
+
+@pytest.mark.django_db(transaction=True)  # now() is the transaction's start: let time pass between statements
+def test_a_session_becomes_invisible_when_its_time_comes():
+    create("soon", expires_in=timedelta(seconds=1))
+    assert services.get_session(app_name=APP, user_id="ada", session_id="soon") is not None
+
+    time.sleep(1.2)
+
+    assert services.get_session(app_name=APP, user_id="ada", session_id="soon") is None
+
+
+def test_an_expired_sessions_id_can_be_used_again():
+    create("s1", expires_in=timedelta(seconds=-1))
+
+    again = create("s1", expires_in=None)
+
+    assert again.version == 1 and services.get_session(app_name=APP, user_id="ada", session_id="s1").state == {"a": 1}
+
+
+def test_the_hourly_task_removes_expired_sessions_with_their_events():
+    create("old", expires_in=timedelta(hours=1))
+    append("old", 1)
+    Session.objects.filter(session_id="old").update(expire_time=datetime.now(timezone.utc) - timedelta(seconds=1))
+    create("kept", expires_in=None)
+
+    remove_expired()
+
+    assert list(Session.objects.values_list("session_id", flat=True)) == ["kept"]
+    assert Event.objects.count() == 0
+    assert PeriodicTask.objects.get(task="sessions_app.remove_expired").interval.every == 1
+
+
+def test_the_native_api_does_not_show_expired_sessions():
+    from tests.api.conftest import client_for
+
+    create("old", expires_in=timedelta(seconds=-1))
+    create("fresh", expires_in=None)
+    api = client_for(APP)
+
+    listed = api.get(f"/api/v1/apps/{APP}/users/ada/sessions/").json()["results"]
+    assert [s["id"] for s in listed] == ["fresh"]
+    assert api.get(f"/api/v1/apps/{APP}/users/ada/sessions/old/").status_code == 404
+    assert api.get(f"/api/v1/apps/{APP}/users/ada/sessions/old/events/").status_code == 404
