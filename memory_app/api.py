@@ -62,7 +62,7 @@ class MemoryBankConfigSerializer(serializers.ModelSerializer):
         model = MemoryBankConfig
         fields = [
             "managed_topics", "custom_topics", "examples", "default_ttl", "create_ttl", "generate_created_ttl",
-            "generate_updated_ttl", "updated_at",
+            "generate_updated_ttl", "revision_ttl", "updated_at",
         ]
         read_only_fields = ["updated_at"]
 

@@ -58,7 +58,8 @@ def do_enqueue_events(
 def _generation_fields(generation: Generation) -> dict[str, Any]:
     return {
         "consolidate": generation.consolidate, "metadata_merge": generation.metadata_merge,
-        "allowed_kinds": list(generation.allowed_kinds),
+        "allowed_kinds": list(generation.allowed_kinds), "revision_labels": dict(generation.revision_labels),
+        "revision_ttl": generation.revision_ttl,
     }
 
 
@@ -216,7 +217,8 @@ def _run(job: ConsolidationJob) -> None:
         app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=job_cause(job.pk),
         extra_scope=job.extra_scope,
         generation=Generation(
-            consolidate=job.consolidate, metadata_merge=job.metadata_merge, allowed_kinds=tuple(job.allowed_kinds)
+            consolidate=job.consolidate, metadata_merge=job.metadata_merge, allowed_kinds=tuple(job.allowed_kinds),
+            revision_labels=job.revision_labels, revision_ttl=job.revision_ttl,
         ),
     )
     job.watermark = watermark

@@ -30,7 +30,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memory_app.models import Kind, Memory, RevisionAction, Status
+from memory_app.models import Kind, Memory, MemoryRevision, RevisionAction, Status
 
 # An access multiplies strength by 1 + ACCESS_BOOST * ln(1 + accesses): ×1.35 after one, ×2.2 after ten.
 ACCESS_BOOST = 0.5
@@ -60,8 +60,9 @@ WITH forgotten AS (
     RETURNING id, text, metadata
 )
 INSERT INTO memory_revisions
-    (memory_id, action, text_before, text_after, status_before, status_after, metadata_after, cause, created_at)
-SELECT id, %(action)s, text, text, %(active)s, %(forgotten)s, metadata, %(cause)s, %(now)s
+    (memory_id, action, text_before, text_after, status_before, status_after, metadata_after, cause, created_at,
+     labels)
+SELECT id, %(action)s, text, text, %(active)s, %(forgotten)s, metadata, %(cause)s, %(now)s, '{{}}'::jsonb
 FROM forgotten
 """
 
@@ -73,6 +74,7 @@ class DecayReport:
     forgotten_weak: int = 0
     forgotten_expired: int = 0
     purged: int = 0
+    revisions_expired: int = 0
 
 
 def do_decay(*, now: datetime | None = None) -> DecayReport:
@@ -107,6 +109,12 @@ def do_purge_forgotten(*, now: datetime | None = None) -> int:
         # The ORM delete also clears superseded_by on memories that point at a purged one.
         _, deleted = Memory.objects.filter(status=Status.FORGOTTEN, forgotten_at__lt=cutoff).only("id").delete()
     return deleted.get(Memory._meta.label, 0)
+
+
+def do_purge_expired_revisions(*, now: datetime | None = None) -> int:
+    """Delete revisions past their TTL (the memory stays; only its history shortens)."""
+    deleted, _ = MemoryRevision.objects.filter(expires_at__lte=now or timezone.now()).delete()
+    return deleted
 
 
 def half_life_days() -> dict[str, float]:

@@ -152,6 +152,9 @@ class MemoryBankConfig(models.Model):
     generate_updated_ttl = models.DurationField(
         null=True, blank=True, help_text="For memories a generation merged into (overrides the default)."
     )
+    revision_ttl = models.DurationField(
+        null=True, blank=True, help_text="Revisions are deleted this long after they are written; empty: kept."
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -186,6 +189,10 @@ class MemoryRevision(models.Model):
     status_after = models.CharField(max_length=16, blank=True)
     metadata_after = models.JSONField(default=dict, blank=True)
     cause = models.CharField(max_length=256, help_text="What made the change: a job, a person, a call.")
+    labels = models.JSONField(default=dict, blank=True, help_text="Labels given with the change (Vertex's revisionLabels).")
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="Deleted after this time (the revision TTL); kept for good if empty."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -233,6 +240,8 @@ class ConsolidationJob(models.Model):
         models.CharField(max_length=32, choices=Kind.choices), default=list, blank=True,
         help_text="Only memories of these kinds are kept; empty: every kind.",
     )
+    revision_labels = models.JSONField(default=dict, blank=True, help_text="Labels of the revisions it writes.")
+    revision_ttl = models.DurationField(null=True, blank=True, help_text="TTL of the revisions it writes.")
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     memories_created = models.PositiveIntegerField(default=0)

@@ -68,6 +68,10 @@ class Generation:
     metadata_merge: str = MetadataMerge.KEEP_ALL
     allowed_kinds: tuple[str, ...] = ()
     """Keep only candidates of these kinds; empty: every kind."""
+    revision_labels: dict[str, str] = field(default_factory=dict)
+    """Labels of the revisions written."""
+    revision_ttl: timedelta | None = None
+    """How long the revisions written are kept (else the app's config says)."""
 
     def check(self) -> None:
         if self.metadata_merge not in MetadataMerge.values:
@@ -75,6 +79,12 @@ class Generation:
         unknown = sorted(set(self.allowed_kinds) - set(Kind.values))
         if unknown:
             raise MemoryServiceError(f"Unknown kinds {', '.join(unknown)}; one of {', '.join(Kind.values)}.")
+        if not isinstance(self.revision_labels, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.revision_labels.items()
+        ):
+            raise MemoryServiceError("Revision labels map strings to strings.")
+        if self.revision_ttl is not None and self.revision_ttl <= timedelta(0):
+            raise MemoryServiceError("A revision TTL is a positive duration.")
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,20 @@ class Expiry:
         return timezone.now() + self.updated_ttl if self.updated_ttl else None
 
 
+@dataclass(frozen=True)
+class RevisionMark:
+    """What every revision of one write carries: its labels and when it is deleted."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    expires_at: datetime | None = None
+
+    @classmethod
+    def of(cls, config: MemoryBankConfig, generation: Generation | None = None) -> RevisionMark:
+        ttl = (generation.revision_ttl if generation else None) or config.revision_ttl
+        return cls(labels=dict(generation.revision_labels) if generation else {},
+                   expires_at=timezone.now() + ttl if ttl else None)
+
+
 @dataclass
 class Outcome:
     created: list[UUID] = field(default_factory=list)
@@ -112,7 +136,7 @@ def do_configure_bank(*, app_name: str, changes: dict[str, Any]) -> MemoryBankCo
     """Change an app's memory bank config (only the fields in ``changes``), checked whole before it is saved."""
     allowed = {
         "managed_topics", "custom_topics", "examples", "default_ttl", "create_ttl", "generate_created_ttl",
-        "generate_updated_ttl",
+        "generate_updated_ttl", "revision_ttl",
     }
     unknown = sorted(set(changes) - allowed)
     if unknown:
@@ -147,7 +171,7 @@ def check_bank_config(config: MemoryBankConfig) -> None:
         raise MemoryServiceError(
             'An example is {"conversation": [{"role", "text"}], "memories": [{"fact", "topic"?}]}.'
         )
-    for name in ("default_ttl", "create_ttl", "generate_created_ttl", "generate_updated_ttl"):
+    for name in ("default_ttl", "create_ttl", "generate_created_ttl", "generate_updated_ttl", "revision_ttl"):
         ttl = getattr(config, name)
         if ttl is not None and ttl <= timedelta(0):
             raise MemoryServiceError(f"{name} is a positive duration.")
@@ -210,6 +234,7 @@ def do_remember(
     if not candidates:
         return Outcome()
     expiry = Expiry.of(config, created_directly=created_directly)
+    mark = RevisionMark.of(config, generation)
     embedder = get_embedder()
     vectors = embedder.embed_documents([c.text for c in candidates])
     outcome = Outcome()
@@ -217,7 +242,8 @@ def do_remember(
         _lock_scope(app_name, user_id)
         for candidate, vector in zip(candidates, vectors):
             _remember_one(
-                app_name, user_id, extra_scope or {}, candidate, vector, embedder.id, cause, outcome, generation, expiry
+                app_name, user_id, extra_scope or {}, candidate, vector, embedder.id, cause, outcome, generation, expiry,
+                mark,
             )
     return outcome
 
@@ -233,13 +259,14 @@ def _remember_one(
     outcome: Outcome,
     generation: Generation,
     expiry: Expiry,
+    mark: RevisionMark,
 ) -> None:
     same = None
     if generation.consolidate:
         exact = candidate.metadata if generation.metadata_merge == MetadataMerge.REQUIRE_EXACT_MATCH else None
         same = _find_same(app_name, user_id, extra_scope, candidate.text, vector, metadata=exact)
     if same is not None and not candidate.supersedes:
-        _merge(same, candidate, cause, metadata_merge=generation.metadata_merge, expires_at=expiry.updated())
+        _merge(same, candidate, cause, metadata_merge=generation.metadata_merge, expires_at=expiry.updated(), mark=mark)
         outcome.updated.append(same.id)
         return
     memory = Memory(
@@ -262,14 +289,14 @@ def _remember_one(
         search_text=search_text(candidate.text),
     )
     memory.save()
-    _revise(memory, RevisionAction.CREATE, cause, text_before="", status_before="")
+    _revise(memory, RevisionAction.CREATE, cause, text_before="", status_before="", mark=mark)
     outcome.created.append(memory.id)
     olds = Memory.objects.for_scope(app_name, user_id).active().filter(extra_scope=extra_scope)
     for old in olds.filter(id__in=_uuids(candidate.supersedes)):
         before = old.status
         old.status, old.superseded_by = Status.SUPERSEDED, memory
         old.save(update_fields=["status", "superseded_by", "updated_at"])
-        _revise(old, RevisionAction.SUPERSEDE, cause, text_before=old.text, status_before=before)
+        _revise(old, RevisionAction.SUPERSEDE, cause, text_before=old.text, status_before=before, mark=mark)
         outcome.superseded.append(old.id)
 
 
@@ -313,7 +340,7 @@ def _find_same(
 
 def _merge(
     memory: Memory, candidate: Candidate, cause: str, *, metadata_merge: str = MetadataMerge.KEEP_ALL,
-    expires_at: datetime | None = None,
+    expires_at: datetime | None = None, mark: RevisionMark | None = None,
 ) -> None:
     """Fold a repeated memory into the one already known: sources and metadata add up, strength (and expiry) renews."""
     memory.source_event_ids = list(dict.fromkeys([*memory.source_event_ids, *candidate.event_ids]))
@@ -331,7 +358,7 @@ def _merge(
     memory.save(update_fields=[
         "source_event_ids", "metadata", "importance", "strength", "event_time", "expires_at", "updated_at",
     ])
-    _revise(memory, RevisionAction.MERGE, cause, text_before=memory.text, status_before=memory.status)
+    _revise(memory, RevisionAction.MERGE, cause, text_before=memory.text, status_before=memory.status, mark=mark)
 
 
 def merge_metadata(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -366,16 +393,20 @@ def do_edit_memory(
     kind: str | None = None,
     topic: str | None = None,
     expires_at: datetime | None = _UNCHANGED,
+    generation: Generation | None = None,
 ) -> Memory:
-    """Change what a memory says and carries (only what is given), with one revision."""
+    """Change what a memory says and carries (only what is given), with one revision (labelled by ``generation``)."""
     if text is not None:
         check_candidate(Candidate(text=text))
     if kind is not None and kind not in Kind.values:
         raise MemoryServiceError(f"Unknown kind {kind!r}; one of {', '.join(Kind.values)}.")
     if metadata is not None and not isinstance(metadata, dict):
         raise MemoryServiceError("metadata is a JSON object.")
+    config = get_bank_config(app_name)
     if topic:
-        check_topic(get_bank_config(app_name), topic)
+        check_topic(config, topic)
+    if generation is not None:
+        generation.check()
     embedder = get_embedder()
     vector = embedder.embed_documents([text])[0] if text is not None else None
     with transaction.atomic():
@@ -392,7 +423,8 @@ def do_edit_memory(
             setattr(memory, name, changes[name])
         if fields:
             memory.save(update_fields=[*fields, "updated_at"])
-        _revise(memory, RevisionAction.UPDATE, cause, text_before=before, status_before=memory.status)
+        _revise(memory, RevisionAction.UPDATE, cause, text_before=before, status_before=memory.status,
+                mark=RevisionMark.of(config, generation))
     return memory
 
 
@@ -479,7 +511,11 @@ def _get_for_update(memory_id: UUID | str, app_name: str, user_id: str) -> Memor
     return memory
 
 
-def _revise(memory: Memory, action: str, cause: str, *, text_before: str, status_before: str) -> None:
+def _revise(
+    memory: Memory, action: str, cause: str, *, text_before: str, status_before: str, mark: RevisionMark | None = None
+) -> None:
+    """Record a change; without a ``mark``, with the app's default revision TTL and no labels."""
+    mark = mark or RevisionMark.of(get_bank_config(memory.app_name))
     MemoryRevision.objects.create(
         memory=memory,
         action=action,
@@ -489,6 +525,8 @@ def _revise(memory: Memory, action: str, cause: str, *, text_before: str, status
         status_after=memory.status,
         metadata_after=memory.metadata,
         cause=cause[:256],
+        labels=mark.labels,
+        expires_at=mark.expires_at,
     )
 
 

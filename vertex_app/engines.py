@@ -3,7 +3,7 @@
 Vertex configures Memory Bank on the engine resource; in Cognizes that is the
 app's ``MemoryBankConfig`` (memory_app), the same one the admin and the native
 API edit. One customization config per engine (no per-scope-key configs);
-memory revisions are always kept. ``similaritySearchConfig`` and
+memory revisions cannot be turned off (they keep their TTL, ``memoryRevisionDefaultTtl``). ``similaritySearchConfig`` and
 ``generationConfig`` name Google's models and are accepted but have no effect:
 Cognizes embeds and extracts with its own (COGNIZES_EMBEDDER, COGNIZES_MEMORY_MODEL).
 """
@@ -104,6 +104,7 @@ def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:
     if ttl is not None:
         granular = ttl.get("granular_ttl_config") or {}
         changes["default_ttl"] = _ttl(ttl.get("default_ttl"), "defaultTtl")
+        changes["revision_ttl"] = _ttl(ttl.get("memory_revision_default_ttl"), "memoryRevisionDefaultTtl")
         changes.update({name: _ttl(granular.get(name), name) for name in _GRANULAR})
     return changes
 
@@ -150,6 +151,8 @@ def _bank_resource(config: MemoryBankConfig) -> dict[str, Any]:
     ttl: dict[str, Any] = {}
     if config.default_ttl:
         ttl["defaultTtl"] = f"{int(config.default_ttl.total_seconds())}s"
+    if config.revision_ttl:
+        ttl["memoryRevisionDefaultTtl"] = f"{int(config.revision_ttl.total_seconds())}s"
     if granular:
         ttl["granularTtlConfig"] = {camel(name): value for name, value in granular.items()}
     if ttl:

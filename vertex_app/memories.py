@@ -25,6 +25,7 @@ import uuid
 from typing import Any, Iterable
 
 from django.db.models import QuerySet
+from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -199,7 +200,7 @@ class MemoriesView(MemoryBankView):
             metadata=_metadata(body.get("metadata")), expires_at=expiry(body), memory_id=memory_id,
         )
         _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope,
-                  generation=services.Generation(consolidate=False), created_directly=True)
+                  generation=services.Generation(consolidate=False, **_revision_options(body)), created_directly=True)
         memory = Memory.objects.get(id=memory_id)
         return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
 
@@ -238,7 +239,8 @@ class MemoryView(MemoryBankView):
             changes["expires_at"] = expiry(body)
         try:
             memory = services.do_edit_memory(
-                memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id, cause="vertex update", **changes
+                memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id, cause="vertex update",
+                generation=services.Generation(**_revision_options(body)), **changes,
             )
         except services.MemoryServiceError as error:
             raise InvalidArgument(str(error)) from error
@@ -442,9 +444,10 @@ class RevisionsView(MemoryBankView):
             if revision is None:
                 raise NotFound(f"Revision {revision_id} does not exist.")
             return Response(self.revision(memory, revision))
-        conditions = filters.parse(request.query_params.get("filter"), fields={"labels.*"})
-        if conditions:  # Cognizes' revisions carry no labels, so no labels filter matches any
-            return Response({"memoryRevisions": []})
+        for condition in filters.parse(request.query_params.get("filter"), fields={"labels.*"}):
+            if condition.op != "=":
+                raise InvalidArgument('Filter revisions by label as labels.KEY="VALUE".')
+            revisions = revisions.filter(**{f"labels__{condition.field.removeprefix('labels.')}": str(condition.value)})
         size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
         offset = page_token(request.query_params.get("pageToken"))
         page = list(revisions[offset : offset + size + 1])
@@ -454,12 +457,15 @@ class RevisionsView(MemoryBankView):
         return Response(out)
 
     def revision(self, memory: Memory, revision: MemoryRevision) -> dict[str, Any]:
-        return {
+        out = {
             "name": f"{self.memory_name(memory)}/revisions/{revision.id}",
             "createTime": rfc3339(revision.created_at),
             "fact": revision.text_after or revision.text_before,
-            "labels": {},
+            "labels": revision.labels,
         }
+        if revision.expires_at:
+            out["expireTime"] = rfc3339(revision.expires_at)
+        return out
 
 
 def _remember(app_name: str, user_id: str, candidates: list[services.Candidate], **options: Any) -> None:
@@ -548,8 +554,25 @@ def _generation(body: dict[str, Any]) -> services.Generation:
         allowed.append(kind)
     return services.Generation(
         consolidate=not body.get("disable_consolidation"), metadata_merge=_MERGES[strategy],
-        allowed_kinds=tuple(allowed),
+        allowed_kinds=tuple(allowed), **_revision_options(body),
     )
+
+
+def _revision_options(body: dict[str, Any]) -> dict[str, Any]:
+    """The labels and TTL a request gives the revisions it writes."""
+    if body.get("disable_memory_revisions"):
+        raise InvalidArgument("Cognizes always keeps memory revisions (they are how a change is rolled back).")
+    if body.get("revision_ttl") is not None and body.get("revision_expire_time") is not None:
+        raise InvalidArgument("Give revisionTtl or revisionExpireTime, not both.")
+    ttl = duration(body["revision_ttl"], "revisionTtl") if body.get("revision_ttl") is not None else None
+    if body.get("revision_expire_time") is not None:
+        ttl = timestamp(body["revision_expire_time"], "revisionExpireTime") - timezone.now()
+        if ttl.total_seconds() <= 0:
+            raise InvalidArgument("revisionExpireTime is in the past.")
+    labels = mapping(body.get("revision_labels"), "revisionLabels")
+    if not all(isinstance(value, str) for value in labels.values()):
+        raise InvalidArgument("revisionLabels map strings to strings.")
+    return {"revision_labels": labels, "revision_ttl": ttl}
 
 
 def _contents_events(source: dict[str, Any]) -> list[dict[str, Any]]:

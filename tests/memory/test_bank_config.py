@@ -116,3 +116,23 @@ def test_the_native_api_reads_and_changes_the_config():
     assert client_for(APP, user_id="ada").patch(url, {"custom_topics": []}, format="json").status_code == 404
     assert client_for("other_app").get(url).status_code == 404
     assert MemoryBankConfig.objects.get(app_name=APP).custom_topics == [PETS]
+
+
+def test_revisions_expire_by_the_config_or_the_write_and_are_purged_then():
+    from memory_app.decay import do_purge_expired_revisions
+    from memory_app.models import MemoryRevision
+    from memory_app.services import Generation
+
+    configure(revision_ttl=timedelta(days=7))
+    kept_a_week = remember("I live in Lisbon.")
+    labelled = remember("I have a cat.", generation=Generation(revision_labels={"src": "chat"},
+                                                               revision_ttl=timedelta(hours=1)))
+
+    week, hour = (MemoryRevision.objects.get(memory=m) for m in (kept_a_week, labelled))
+    assert timedelta(days=6) < week.expires_at - timezone.now() <= timedelta(days=7) and week.labels == {}
+    assert timedelta(minutes=59) < hour.expires_at - timezone.now() <= timedelta(hours=1)
+    assert hour.labels == {"src": "chat"}
+
+    assert do_purge_expired_revisions(now=timezone.now() + timedelta(days=1)) == 1
+    assert list(MemoryRevision.objects.values_list("memory_id", flat=True)) == [kept_a_week.id]
+    assert Memory.objects.count() == 2  # the memories stay; only their history shortens

@@ -207,6 +207,22 @@ def test_rollback_and_revisions(bank):
     assert unknown.value.code == 400
 
 
+def test_revisions_carry_the_labels_and_ttl_of_their_request(bank):
+    memories, engine = bank
+    created = memories.create(name=engine, fact="Ada is 30.", scope=ADA, config={"revision_ttl": "3600s"}).response
+    memories.generate(name=engine, scope=ADA, direct_memories_source={"direct_memories": [{"fact": "Ada is 30."}]},
+                      config={"revision_labels": {"source": "birthday"}})
+
+    revisions = list(memories.revisions.list(name=created.name))
+    assert [r.labels for r in revisions] in ([{}, {"source": "birthday"}], [None, {"source": "birthday"}])
+    assert revisions[0].expire_time is not None and revisions[1].expire_time is None
+    labelled = list(memories.revisions.list(name=created.name, config={"filter": 'labels.source="birthday"'}))
+    assert [r.name for r in labelled] == [revisions[1].name]
+    with pytest.raises(ClientError) as refused:
+        memories.create(name=engine, fact="x y", scope=ADA, config={"disable_memory_revisions": True})
+    assert refused.value.code == 400
+
+
 def test_retrieve_profiles_answers_an_empty_set(bank):
     memories, engine = bank
     assert memories.retrieve_profiles(name=engine, scope=ADA).profiles in ({}, None)

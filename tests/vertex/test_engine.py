@@ -40,7 +40,7 @@ BANK = {
                                    "topics": [{"customMemoryTopicLabel": "pets"}]}],
         }],
     }],
-    "ttlConfig": {"defaultTtl": "86400s", "granularTtlConfig": {"createTtl": "3600s"}},
+    "ttlConfig": {"defaultTtl": "86400s", "memoryRevisionDefaultTtl": "604800s", "granularTtlConfig": {"createTtl": "3600s"}},
 }
 
 
@@ -57,6 +57,7 @@ def test_patching_the_engine_sets_the_apps_memory_bank_config(server):
     assert config.examples == [{"conversation": [{"role": "user", "text": "My cat is Miso."}],
                                 "memories": [{"fact": "The user has a cat called Miso.", "topic": "pets"}]}]
     assert (config.default_ttl, config.create_ttl) == (timedelta(days=1), timedelta(hours=1))
+    assert config.revision_ttl == timedelta(days=7)
     assert engine["name"] == f"reasoningEngines/{server.engine_id}" and engine["displayName"] == APP
     assert engine["contextSpec"]["memoryBankConfig"] == BANK
 
