@@ -17,6 +17,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Now
 from pgvector.django import HnswIndex, VectorField
 
 MAX_KEY_LENGTH = 128
@@ -56,6 +57,10 @@ class MemoryQuerySet(models.QuerySet):
 
     def active(self) -> MemoryQuerySet:
         return self.filter(status=Status.ACTIVE)
+
+    def current(self) -> MemoryQuerySet:
+        """Active and not past their expiry: what search finds (the hourly task forgets expired ones later)."""
+        return self.active().filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=Now()))
 
 
 class Memory(models.Model):

@@ -27,6 +27,10 @@ _TOKEN = re.compile(
 )
 
 
+_MAP_KEY = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
+"""A map key a filter may name: letters, digits, '-' and single '_' (no ORM lookup hides in it)."""
+
+
 @dataclass(frozen=True)
 class Condition:
     field: str
@@ -46,8 +50,9 @@ def parse(text: str | None, *, fields: set[str]) -> list[Condition]:
         if len(tokens) < 3 or tokens[0][0] != "word" or tokens[1][0] != "op" or tokens[2][0] not in ("word", "string"):
             raise InvalidArgument(f"Unsupported filter {text!r}: write comparisons such as user_id=\"u\" joined by AND.")
         (_, name), (_, op), (kind, raw) = tokens[:3]
-        field = ".".join(snake(part) for part in name.split("."))
-        if not _known(field, fields):
+        head, _, key = name.partition(".")
+        field = snake(head) + (f".{key}" if key else "")  # a map key (scope.agentName) keeps its spelling
+        if not _MAP_KEY.fullmatch(key or "x") or not _known(field, fields):
             raise InvalidArgument(f"Unsupported filter field {name!r}; supported: {', '.join(sorted(fields))}.")
         conditions.append(Condition(field=field, op=op, value=_value(kind, raw)))
         tokens = tokens[3:]

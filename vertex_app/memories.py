@@ -24,6 +24,7 @@ import time
 import uuid
 from typing import Any, Iterable
 
+from django.db import IntegrityError
 from django.db.models import QuerySet
 from django.utils import timezone
 from rest_framework.request import Request
@@ -31,7 +32,7 @@ from rest_framework.response import Response
 
 from memory_app import consolidation, services
 from memory_app.models import (
-    ConsolidationJob, JobStatus, Kind, Memory, MemoryRevision, MetadataMerge, RevisionAction, Status,
+    ConsolidationJob, JobStatus, Kind, Memory, MemoryRevision, MetadataMerge, RevisionAction,
 )
 from memory_app.search import search_memories, search_weights
 from sessions_app import services as session_services
@@ -115,8 +116,8 @@ class MemoryBankView(VertexView):
         return user_id, scope
 
     def memories(self) -> QuerySet[Memory]:
-        """The engine app's active memories (what the Vertex surface shows), narrowed to a one-user key's user."""
-        queryset = Memory.objects.filter(app_name=self.app_name, status=Status.ACTIVE)
+        """The engine app's current memories (what the Vertex surface shows), narrowed to a one-user key's user."""
+        queryset = Memory.objects.current().filter(app_name=self.app_name)
         only_user = self.scope(None, write=False).only_user
         return queryset.filter(user_id=only_user) if only_user else queryset
 
@@ -369,8 +370,7 @@ class RetrieveView(MemoryBankView):
         groups = _metadata_groups(body.get("filter_groups"))
         if body.get("memory_types") not in (None, [], ["NATURAL_LANGUAGE_COLLECTION"]):
             raise InvalidArgument("Only NATURAL_LANGUAGE_COLLECTION memories exist here.")
-        scoped = Memory.objects.filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope,
-                                       status=Status.ACTIVE)
+        scoped = Memory.objects.current().filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope)
         similarity = body.get("similarity_search_params")
         if similarity is None:
             params = body.get("simple_retrieval_params") or {}
@@ -425,10 +425,11 @@ class RollbackView(MemoryBankView):
         body = message(request.data, {"target_revision_id": None})
         target = str(body.get("target_revision_id") or "").rsplit("/", 1)[-1]
         memory = self.memory(memory_id, write=True, any_status=True)
-        if not target.isdigit() or not memory.revisions.filter(id=int(target)).exists():
+        revision_id = _revision_id(target)
+        if revision_id is None or not memory.revisions.filter(id=revision_id).exists():
             raise InvalidArgument(f"targetRevisionId {target!r} is not a revision of this memory.")
         memory = services.do_rollback(
-            revision_id=int(target), app_name=self.app_name, user_id=memory.user_id, cause="vertex rollback"
+            revision_id=revision_id, app_name=self.app_name, user_id=memory.user_id, cause="vertex rollback"
         )
         return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
 
@@ -440,7 +441,8 @@ class RevisionsView(MemoryBankView):
         memory = self.memory(memory_id, write=False, any_status=True)
         revisions = memory.revisions.order_by("id")
         if revision_id is not None:
-            revision = revisions.filter(id=int(revision_id)).first() if revision_id.isdigit() else None
+            number = _revision_id(revision_id)
+            revision = revisions.filter(id=number).first() if number is not None else None
             if revision is None:
                 raise NotFound(f"Revision {revision_id} does not exist.")
             return Response(self.revision(memory, revision))
@@ -468,11 +470,18 @@ class RevisionsView(MemoryBankView):
         return out
 
 
+def _revision_id(text: str) -> int | None:
+    """A revision id as the database holds them (a bigint), or None for anything else."""
+    return int(text) if text.isdigit() and len(text) <= 18 else None
+
+
 def _remember(app_name: str, user_id: str, candidates: list[services.Candidate], **options: Any) -> None:
     try:
         services.do_remember(app_name=app_name, user_id=user_id, candidates=candidates, **options)
     except services.MemoryServiceError as error:
         raise InvalidArgument(str(error)) from error
+    except IntegrityError as error:  # a memory id chosen twice at the same moment
+        raise AlreadyExists("That memory already exists.") from error
 
 
 def _topic(topics: Any) -> tuple[str, str]:

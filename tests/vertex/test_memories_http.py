@@ -136,3 +136,23 @@ def test_list_pages_and_orders(http):
 def test_an_unknown_operation_is_404(http):
     assert http.get("operations/generate-999999").status_code == 404
     assert http.get("operations/whatever").status_code == 404
+
+
+def test_odd_ids_and_filter_keys_get_4xx_not_500(http):
+    memory = remember(http, "Ada likes tea.")
+    path = memory["name"].split("/", 2)[2]
+
+    assert http.get(f"{path}/revisions/{'9' * 30}").status_code == 404
+    assert http.post(f"{path}:rollback", json={"targetRevisionId": "9" * 30}).status_code == 400
+    assert http.get("memories", params={"filter": 'scope.agent__in="x"'}).status_code == 400
+    assert http.get(f"{path}/revisions", params={"filter": 'labels.a__contains="x"'}).status_code == 400
+    assert http.get("operations/generate-" + "9" * 30).status_code == 404
+
+
+def test_a_scope_key_filter_keeps_its_spelling(http):
+    remember(http, "Ada's travel fact.", {"user_id": "ada", "agentName": "travel"})
+
+    listed = http.get("memories", params={"filter": 'scope.agentName="travel"'}).json()["memories"]
+
+    assert [m["fact"] for m in listed] == ["Ada's travel fact."]
+    assert listed[0]["scope"] == {"app_name": "vertex_shop", "user_id": "ada", "agentName": "travel"}
