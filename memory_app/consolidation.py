@@ -104,7 +104,8 @@ def do_ingest_stream(
                 seen = {event.get("id") for event in job.events if event.get("id")}
                 job.events = [*job.events, *(e for e in events if not e.get("id") or e["id"] not in seen)]
                 job.custom_metadata = {**job.custom_metadata, **(custom_metadata or {})}
-                due = force_flush or not trigger.waits() or len(job.events) >= (trigger.event_count or 10**9)
+                counted = trigger.event_count is not None and len(job.events) >= trigger.event_count
+                due = force_flush or not trigger.waits() or counted
                 job.not_before = timezone.now() if due else _stream_due(job, trigger)
                 job.save()
         except IntegrityError:  # another process opened the stream's pending job meanwhile: add to that one

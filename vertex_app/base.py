@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from access.api import Scope, check_scope
 from access.authentication import BearerKeyAuthentication
-from vertex_app import errors
+from vertex_app import errors, names
 from vertex_app.auth import GoogleApiKeyAuthentication
 from vertex_app.services import get_engine_app
 
@@ -42,9 +42,7 @@ class VertexView(APIView):
             raise errors.NotFound(f"reasoningEngines/{engine_id} does not exist.")
         check_scope(request, app_name, None, write=False)
         self.app_name = app_name
-        project, location = kwargs.get("project"), kwargs.get("location")
-        prefix = f"projects/{project}/locations/{location}/" if project else ""
-        self.engine = f"{prefix}reasoningEngines/{engine_id}"
+        self.engine = names.engine(engine_id, project=kwargs.get("project"), location=kwargs.get("location"))
 
     def scope(self, user_id: str | None, *, write: bool) -> Scope:
         """The caller's scope for this user of the engine's app (404 for another user's key)."""

@@ -10,7 +10,6 @@ Cognizes embeds and extracts with its own (COGNIZES_EMBEDDER, COGNIZES_MEMORY_MO
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -19,6 +18,7 @@ from rest_framework.response import Response
 
 from memory_app import services
 from memory_app.models import MemoryBankConfig
+from vertex_app import names
 from vertex_app.base import VertexView, operation
 from vertex_app.errors import InvalidArgument
 from vertex_app.memories import KINDS, TOPICS, topic_id
@@ -64,7 +64,7 @@ class EngineView(VertexView):
                 services.do_configure_bank(app_name=self.app_name, changes=_config_changes(bank))
             except services.MemoryServiceError as error:
                 raise InvalidArgument(str(error)) from error
-        return Response(operation(f"{self.engine}/operations/{time.time_ns()}", self.resource()))
+        return Response(operation(names.operation(self.engine), self.resource()))
 
     def resource(self) -> dict[str, Any]:
         engine = get_engine(self.app_name)

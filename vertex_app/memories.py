@@ -19,8 +19,6 @@
 from __future__ import annotations
 
 import json
-import re
-import time
 import uuid
 from typing import Any, Iterable
 
@@ -36,7 +34,7 @@ from memory_app.models import (
 )
 from memory_app.search import search_memories, search_weights
 from sessions_app import services as session_services
-from vertex_app import filters
+from vertex_app import filters, names
 from vertex_app.base import VertexView, operation, page_token
 from vertex_app.errors import AlreadyExists, InvalidArgument, NotFound
 from vertex_app.sessions import SessionLookup
@@ -57,7 +55,6 @@ DEFAULT_TOP_K, MAX_TOP_K = 3, 100  # Vertex's: "at most 3 … values above 100 w
 MAX_DIRECT_MEMORIES = 5
 MAX_SCOPE_KEYS = 5
 _MEMORY_IDS = uuid.UUID("0f7f5bb0-7e0b-4d43-9a36-8f3c1c0a7d21")  # namespace of caller-chosen memory ids
-_GENERATE_OPERATION = re.compile(r"^generate-(\d{1,18})$")
 
 _TOPIC = {"managed_memory_topic": None, "custom_memory_topic_label": None}
 _MEMORY_FIELDS = {
@@ -140,7 +137,7 @@ class MemoryBankView(VertexView):
             return uuid.uuid5(_MEMORY_IDS, f"{self.app_name}/{memory_id}")
 
     def memory_name(self, memory: Memory | uuid.UUID) -> str:
-        return f"{self.engine}/memories/{getattr(memory, 'id', memory)}"
+        return names.memory(self.engine, getattr(memory, "id", memory))
 
     def resource(self, memory: Memory) -> dict[str, Any]:
         scope = {"app_name": memory.app_name, **({"user_id": memory.user_id} if memory.user_id else {})}
@@ -172,12 +169,12 @@ class MemoryBankView(VertexView):
             entry: dict[str, Any] = {"memory": self.resource(revision.memory), "action": action}
             previous = revision.memory.revisions.filter(id__lt=revision.id).order_by("-id").first()
             if previous is not None and action != "CREATED":
-                entry["previousRevision"] = f"{self.memory_name(revision.memory)}/revisions/{previous.id}"
+                entry["previousRevision"] = names.revision(self.memory_name(revision.memory), previous.id)
             generated.append(entry)
         return {"generatedMemories": generated}
 
     def job_operation(self, job: ConsolidationJob) -> dict[str, Any]:
-        name = f"{self.engine}/operations/generate-{job.pk}"
+        name = names.generate_operation(self.engine, job.pk)
         if job.status == JobStatus.FAILED:
             return {"name": name, "done": True, "error": {"code": 13, "message": job.error or "Generation failed."}}
         if job.status != JobStatus.DONE:
@@ -203,7 +200,7 @@ class MemoriesView(MemoryBankView):
         _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope,
                   generation=services.Generation(consolidate=False, **_revision_options(body)), created_directly=True)
         memory = Memory.objects.get(id=memory_id)
-        return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
+        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory)))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
         queryset = _filtered(self.memories(), request.query_params.get("filter"))
@@ -245,12 +242,12 @@ class MemoryView(MemoryBankView):
             )
         except services.MemoryServiceError as error:
             raise InvalidArgument(str(error)) from error
-        return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
+        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory)))
 
     def delete(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
         memory = self.memory(memory_id, write=True)
         services.do_delete_memory(memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id)
-        return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}"))
+        return Response(operation(names.operation(self.memory_name(memory))))
 
 
 class MemoryOperationView(MemoryBankView):
@@ -258,15 +255,15 @@ class MemoryOperationView(MemoryBankView):
 
     def get(self, request: Request, memory_id: str, operation_id: str, **kwargs: Any) -> Response:
         memory = self.memory(memory_id, write=False)
-        return Response(operation(f"{self.memory_name(memory)}/operations/{operation_id}", self.resource(memory)))
+        return Response(operation(names.operation(self.memory_name(memory), operation_id), self.resource(memory)))
 
 
 class EngineOperationView(MemoryBankView):
     """``{engine}/operations/{id}``: generation and ingestion, done when their consolidation job is."""
 
     def get(self, request: Request, operation_id: str, **kwargs: Any) -> Response:
-        match = _GENERATE_OPERATION.match(operation_id)
-        job = ConsolidationJob.objects.filter(pk=int(match.group(1)), app_name=self.app_name).first() if match else None
+        job_id = names.generate_job(operation_id)
+        job = ConsolidationJob.objects.filter(pk=job_id, app_name=self.app_name).first() if job_id else None
         if job is None:
             raise NotFound(f"Operation {operation_id} does not exist.")
         self.scope(job.user_id or None, write=False)
@@ -303,17 +300,16 @@ class GenerateView(MemoryBankView, SessionLookup):
         candidates = [_stated(item, metadata) for item in stated]
         cause = f"vertex generate {uuid.uuid4().hex[:12]}"
         _remember(self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope, generation=generation)
-        return Response(operation(f"{self.engine}/operations/{time.time_ns()}", self.generated(cause)))
+        return Response(operation(names.operation(self.engine), self.generated(cause)))
 
     def from_session(
         self, body: dict[str, Any], metadata: dict[str, Any], generation: services.Generation
     ) -> ConsolidationJob:
         source = body["vertex_session_source"]
         name = string(source.get("session"), "vertexSessionSource.session", required=True)
-        match = re.search(r"reasoningEngines/(\d+)/sessions/([^/]+)$", name)
-        if match is None or match.group(1) != str(self.kwargs["engine_id"]):
+        session_id = names.session_of(name, int(self.kwargs["engine_id"]))
+        if session_id is None:
             raise InvalidArgument("vertexSessionSource.session names a session of this engine: …/reasoningEngines/ID/sessions/SID.")
-        session_id = match.group(2)
         owner = self.owner(session_id, write=True)
         user_id, extra_scope = self.memory_scope(body.get("scope") or {"user_id": owner}, write=True)
         start = timestamp(source["start_time"], "startTime").timestamp() if source.get("start_time") else None
@@ -415,7 +411,7 @@ class PurgeView(MemoryBankView):
         if force:
             for memory in matched:
                 services.do_delete_memory(memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id)
-        return Response(operation(f"{self.engine}/operations/{time.time_ns()}", {"purgeCount": str(len(matched))}))
+        return Response(operation(names.operation(self.engine), {"purgeCount": str(len(matched))}))
 
 
 class RollbackView(MemoryBankView):
@@ -431,7 +427,7 @@ class RollbackView(MemoryBankView):
         memory = services.do_rollback(
             revision_id=revision_id, app_name=self.app_name, user_id=memory.user_id, cause="vertex rollback"
         )
-        return Response(operation(f"{self.memory_name(memory)}/operations/{time.time_ns()}", self.resource(memory)))
+        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory)))
 
 
 class RevisionsView(MemoryBankView):
@@ -460,7 +456,7 @@ class RevisionsView(MemoryBankView):
 
     def revision(self, memory: Memory, revision: MemoryRevision) -> dict[str, Any]:
         out = {
-            "name": f"{self.memory_name(memory)}/revisions/{revision.id}",
+            "name": names.revision(self.memory_name(memory), revision.id),
             "createTime": rfc3339(revision.created_at),
             "fact": revision.text_after or revision.text_before,
             "labels": revision.labels,

@@ -32,7 +32,7 @@ from rest_framework.response import Response
 
 from sessions_app import services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
-from vertex_app import filters
+from vertex_app import filters, names
 from vertex_app.base import VertexView, operation, page_token
 from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from vertex_app.wire import expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
@@ -66,7 +66,7 @@ class SessionLookup(VertexView):
     """Finds a session of the engine's app by the id a Vertex URL names."""
 
     def session_name(self, session_id: str) -> str:
-        return f"{self.engine}/sessions/{session_id}"
+        return names.session(self.engine, session_id)
 
     def load(self, session_id: str, *, write: bool) -> services.StoredSession:
         """The session without events; 404 if the caller may not see it."""
@@ -126,7 +126,7 @@ class SessionsView(SessionLookup):
         except services.SessionError as error:
             raise InvalidArgument(str(error)) from error
         name = self.session_name(session_id)
-        return Response(operation(f"{name}/operations/{_operation_id()}", session_resource(name, stored)))
+        return Response(operation(names.operation(name), session_resource(name, stored)))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
         scope = self.scope(None, write=False)
@@ -182,7 +182,7 @@ class SessionView(SessionLookup):
     def delete(self, request: Request, session_id: str, **kwargs: Any) -> Response:
         stored = self.load(session_id, write=True)
         services.do_delete_session(app_name=self.app_name, user_id=stored.user_id, session_id=session_id)
-        return Response(operation(f"{self.session_name(session_id)}/operations/{_operation_id()}"))
+        return Response(operation(names.operation(self.session_name(session_id))))
 
 
 class SessionOperationView(SessionLookup):
@@ -191,7 +191,7 @@ class SessionOperationView(SessionLookup):
     def get(self, request: Request, session_id: str, operation_id: str, **kwargs: Any) -> Response:
         stored = self.load(session_id, write=False)
         name = self.session_name(session_id)
-        return Response(operation(f"{name}/operations/{operation_id}", session_resource(name, stored)))
+        return Response(operation(names.operation(name, operation_id), session_resource(name, stored)))
 
 
 class AppendEventView(SessionLookup):
@@ -268,7 +268,7 @@ def event_resource(session_name: str, data: dict[str, Any]) -> dict[str, Any]:
     event = Event.model_validate(data)
     raw = event.model_dump(mode="json", by_alias=True, exclude_none=True)
     out: dict[str, Any] = {
-        "name": f"{session_name}/events/{event.id}",
+        "name": names.event(session_name, event.id),
         "author": event.author,
         "invocationId": event.invocation_id,
         "timestamp": rfc3339(event.timestamp),
@@ -366,8 +366,4 @@ def _replace_state(keys: dict[str, str], state: dict[str, Any]) -> None:
         except services.StaleSession:
             continue
     raise Aborted(f"Session {keys['session_id']} is being written by others; retry.")
-
-
-def _operation_id() -> str:
-    return str(time.time_ns())
 

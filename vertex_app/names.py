@@ -1,0 +1,58 @@
+"""Resource names of the Vertex surface, built and read in this one place.
+
+Google's clients use the names the server returns verbatim as their next path,
+so every name keeps the spelling of the engine the caller used: express
+``reasoningEngines/{id}`` or project ``projects/{p}/locations/{l}/reasoningEngines/{id}``.
+Cognizes' operations finish when they are returned, except generation, whose
+operation is its consolidation job (``…/operations/generate-{job}``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+_GENERATE = re.compile(r"^generate-(\d{1,18})$")
+_SESSION = re.compile(r"reasoningEngines/(\d+)/sessions/([^/:]+)$")
+
+
+def engine(engine_id: int, *, project: str | None = None, location: str | None = None) -> str:
+    prefix = f"projects/{project}/locations/{location}/" if project else ""
+    return f"{prefix}reasoningEngines/{engine_id}"
+
+
+def session(engine_name: str, session_id: str) -> str:
+    return f"{engine_name}/sessions/{session_id}"
+
+
+def event(session_name: str, event_id: str) -> str:
+    return f"{session_name}/events/{event_id}"
+
+
+def memory(engine_name: str, memory_id: object) -> str:
+    return f"{engine_name}/memories/{memory_id}"
+
+
+def revision(memory_name: str, revision_id: int) -> str:
+    return f"{memory_name}/revisions/{revision_id}"
+
+
+def operation(parent: str, operation_id: str | None = None) -> str:
+    """An operation of ``parent``; a new id unless one is given."""
+    return f"{parent}/operations/{operation_id or time.time_ns()}"
+
+
+def generate_operation(engine_name: str, job_id: int) -> str:
+    return operation(engine_name, f"generate-{job_id}")
+
+
+def generate_job(operation_id: str) -> int | None:
+    """The consolidation job a generation operation id stands for, or None."""
+    match = _GENERATE.match(operation_id)
+    return int(match.group(1)) if match else None
+
+
+def session_of(name: str, engine_id: int) -> str | None:
+    """The session id in a session's resource name, if it is a session of this engine."""
+    match = _SESSION.search(name)
+    return match.group(2) if match and match.group(1) == str(engine_id) else None
