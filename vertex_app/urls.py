@@ -1,7 +1,8 @@
 """Vertex AI Agent Engine paths, in both spellings clients use.
 
 Express mode: ``v1beta1/reasoningEngines/{id}/…``; project mode:
-``v1beta1/projects/{p}/locations/{l}/reasoningEngines/{id}/…``. Custom methods
+``v1beta1/projects/{p}/locations/{l}/reasoningEngines/{id}/…`` (and ``v1/``, for
+clients set to the GA version). Custom methods
 follow a colon (``sessions/{id}:appendEvent``), so ids stop at ``/`` and ``:``.
 """
 
@@ -9,7 +10,7 @@ from django.urls import re_path
 
 from vertex_app import engines, errors, memories, sessions
 
-ENGINE = r"^v1beta1/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>\d{1,19})"
+ENGINE = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>\d{1,19})"
 SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 
@@ -32,5 +33,5 @@ urlpatterns = [
     re_path(MEMORY + r"/revisions/(?P<revision_id>[^/:]+)$", memories.RevisionsView.as_view()),
     re_path(MEMORY + r"/operations/(?P<operation_id>[^/:]+)$", memories.MemoryOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", memories.EngineOperationView.as_view()),
-    re_path(r"^v1beta1/", errors.not_found),
+    re_path(r"^v1(?:beta1)?/", errors.not_found),
 ]

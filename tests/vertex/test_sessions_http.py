@@ -54,6 +54,8 @@ def test_project_mode_paths_reach_the_same_sessions_and_names_keep_their_prefix(
 
     assert response.status_code == 200
     assert response.json()["name"] == f"{prefix}/sessions/s1"
+    ga = httpx.get(f"{server.base_url}v1/{prefix}/sessions/s1", headers={"Authorization": f"Bearer {server.key}"})
+    assert ga.status_code == 200  # clients set to the GA version (v1) reach the same surface
 
 
 @pytest.mark.parametrize(
