@@ -72,6 +72,11 @@ class Event(models.Model):
     branch = models.CharField(max_length=512, null=True, blank=True)
     timestamp = models.FloatField(help_text="Exact epoch seconds of the event.")
     data = models.JSONField(help_text="The full ADK event.")
+    raw_event = models.JSONField(
+        null=True, blank=True,
+        help_text="A Vertex client's rawEvent as sent, kept when it holds what this ADK's Event does not "
+        "(fields of a newer ADK): returned verbatim to Vertex clients.",
+    )
     preview = models.CharField(max_length=200, blank=True, help_text="Short text of the event for people.")
 
     class Meta:

@@ -111,6 +111,8 @@ class NewEvent:
     data_json: str
     preview: str
     state_delta: StateDelta
+    raw_json: str | None = None
+    """A Vertex client's rawEvent, verbatim, when ``data_json`` does not hold all of it."""
 
 
 def _live(alias: str = "") -> str:
@@ -421,9 +423,9 @@ WITH s AS (
     RETURNING id, version
 ), e AS (
     INSERT INTO events (session_id, version, event_id, invocation_id, author, branch,
-                        timestamp, data, preview)
+                        timestamp, data, preview, raw_event)
     SELECT s.id, s.version, %(event_id)s, %(invocation_id)s, %(author)s, %(branch)s,
-           %(ts)s, %(data)s::jsonb, %(preview)s
+           %(ts)s, %(data)s::jsonb, %(preview)s, %(raw)s::jsonb
     FROM s
 ){scoped}
 SELECT version FROM s
@@ -478,6 +480,7 @@ def do_append_event(
         "branch": event.branch,
         "data": event.data_json,
         "preview": event.preview,
+        "raw": event.raw_json,
     }
     try:
         with connection.cursor() as cursor:
@@ -674,25 +677,39 @@ def get_events_after(
     return None if pk is None else get_events_after_pk(pk, after_version=after_version)
 
 
-def get_events_after_pk(
-    session_pk: int, *, after_version: int = 0, since: float | None = None, limit: int | None = None
-) -> list[tuple[int, dict[str, Any]]] | None:
-    """``get_events_after`` by row id, for callers that resolved (and scope-checked) the session already.
-
-    ``since`` keeps events at or after that time (epoch seconds); ``limit`` pages.
-    """
+def get_events_after_pk(session_pk: int, *, after_version: int = 0) -> list[tuple[int, dict[str, Any]]] | None:
+    """``get_events_after`` by row id, for callers that resolved (and scope-checked) the session already."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT s.id, e.version, e.data FROM sessions s "
             "LEFT JOIN events e ON e.session_id = s.id AND e.version > %s "
-            "AND (%s::float8 IS NULL OR e.timestamp >= %s::float8) "
-            "WHERE s.id = %s ORDER BY e.version LIMIT %s",
-            [after_version, since, since, session_pk, limit],
+            "WHERE s.id = %s ORDER BY e.version",
+            [after_version, session_pk],
         )
         rows = cursor.fetchall()
     if not rows:
         return None
     return [(version, _json(data)) for _, version, data in rows if version is not None]
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    version: int
+    data: dict[str, Any]
+    raw_event: dict[str, Any] | None
+
+
+def get_event_page(
+    session_pk: int, *, after_version: int = 0, since: float | None = None, limit: int = 100
+) -> list[StoredEvent]:
+    """A page of a session's events in order, with any rawEvent kept verbatim; ``since`` in epoch seconds."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT version, data, raw_event FROM events WHERE session_id = %s AND version > %s "
+            "AND (%s::float8 IS NULL OR timestamp >= %s::float8) ORDER BY version LIMIT %s",
+            [session_pk, after_version, since, since, limit],
+        )
+        return [StoredEvent(version, _json(data), raw and _json(raw)) for version, data, raw in cursor.fetchall()]
 
 
 def do_patch_session_state(

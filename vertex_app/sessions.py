@@ -20,9 +20,11 @@ Google's shapes in, Cognizes' services out, the same rows as ADK's
 from __future__ import annotations
 
 import copy
+import json
 import re
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from google.adk.events.event import Event
@@ -204,6 +206,8 @@ class AppendEventView(SessionLookup):
         if event.partial:
             return Response({})  # streaming fragments: Cognizes stores the complete event that follows
         new_event = to_new_event(trim_temp_state(event))
+        if body.get("raw_event") is not None and _raw(event) != _as_sent(body["raw_event"], event):
+            new_event = replace(new_event, raw_json=json.dumps(_as_sent(body["raw_event"], event), ensure_ascii=False))
         keys = {"app_name": self.app_name, "user_id": user_id, "session_id": session_id}
         for _ in range(APPEND_ATTEMPTS):
             head = services.get_session_head(**keys)
@@ -235,13 +239,13 @@ class EventsView(SessionLookup):
         size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
         after = page_token(request.query_params.get("pageToken"))
         pk = services.get_session_pk(app_name=self.app_name, user_id=user_id, session_id=session_id)
-        stored = services.get_events_after_pk(pk, after_version=after, since=since, limit=size + 1) if pk else None
-        if stored is None:
+        if pk is None:
             raise NotFound(f"Session {session_id} does not exist.")
+        stored = services.get_event_page(pk, after_version=after, since=since, limit=size + 1)
         name = self.session_name(session_id)
-        out: dict[str, Any] = {"sessionEvents": [event_resource(name, data) for _, data in stored[:size]]}
+        out: dict[str, Any] = {"sessionEvents": [event_resource(name, event) for event in stored[:size]]}
         if len(stored) > size:
-            out["nextPageToken"] = str(stored[size - 1][0])
+            out["nextPageToken"] = str(stored[size - 1].version)
         return Response(out)
 
 
@@ -263,10 +267,10 @@ def session_resource(name: str, stored: services.StoredSession) -> dict[str, Any
     return out
 
 
-def event_resource(session_name: str, data: dict[str, Any]) -> dict[str, Any]:
-    """A stored ADK event as Vertex's SessionEvent, with the whole event as ``rawEvent``."""
-    event = Event.model_validate(data)
-    raw = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+def event_resource(session_name: str, stored: services.StoredEvent) -> dict[str, Any]:
+    """A stored ADK event as Vertex's SessionEvent, with the whole event as ``rawEvent`` (verbatim if kept)."""
+    event = Event.model_validate(stored.data)
+    raw = stored.raw_event or _raw(event)
     out: dict[str, Any] = {
         "name": names.event(session_name, event.id),
         "author": event.author,
@@ -297,6 +301,17 @@ def event_resource(session_name: str, data: dict[str, Any]) -> dict[str, Any]:
     if event.error_message:
         out["errorMessage"] = event.error_message
     return out
+
+
+def _raw(event: Event) -> dict[str, Any]:
+    """An ADK event as ADK's Vertex client sends it as ``rawEvent``."""
+    return event.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _as_sent(raw: dict[str, Any], event: Event) -> dict[str, Any]:
+    """A client's rawEvent with the fields the resource sets (author, invocation, time) as stored."""
+    kept = {key: value for key, value in raw.items() if key not in ("invocation_id", "author", "timestamp")}
+    return {**kept, "invocationId": event.invocation_id, "author": event.author, "timestamp": event.timestamp}
 
 
 def _event(body: dict[str, Any]) -> Event:

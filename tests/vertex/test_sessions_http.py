@@ -297,3 +297,31 @@ def test_a_session_with_a_ttl_is_gone_once_it_expires(http):
     assert http.get("sessions/brief").status_code == 404
     assert [s["name"].rsplit("/", 1)[1] for s in http.get("sessions").json()["sessions"]] == ["lasting"]
     assert http.post("sessions/brief:appendEvent", json={"author": "user"}).status_code == 404
+
+
+def test_raw_event_fields_this_adk_does_not_know_come_back_verbatim(server, http):
+    """A client on a newer ADK sends Event fields ours drops: Cognizes keeps its rawEvent as sent."""
+    create(http, "alice", "s1")
+    raw = {"id": "e1", "author": "user", "invocationId": "i1", "timestamp": 1796032800.25,
+           "content": {"role": "user", "parts": [{"text": "hi"}]}, "actions": {"stateDelta": {}},
+           "futureField": {"nested": [1, 2]}}
+
+    http.post("sessions/s1:appendEvent", json={"author": "user", "invocationId": "i1",
+                                               "timestamp": "2026-11-30T10:00:00.25Z", "rawEvent": raw})
+
+    (event,) = http.get("sessions/s1/events").json()["sessionEvents"]
+    assert event["rawEvent"]["futureField"] == {"nested": [1, 2]}
+    assert event["rawEvent"]["content"] == raw["content"]
+
+
+async def test_events_of_this_adk_are_stored_once_not_twice(vertex):
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    sessions = vertex.sessions()
+    session = await sessions.create_session(app_name=APP, user_id="alice")
+    await sessions.append_event(session, Event(author="user", invocation_id="i", content=types.Content(
+        role="user", parts=[types.Part(text="hello")])))
+
+    rows = await asyncio.to_thread(lambda: list(StoredEvent.objects.values_list("raw_event", flat=True)))
+    assert rows == [None]  # everything ADK sent is in the stored ADK event
