@@ -21,7 +21,7 @@ from memory_app.models import MemoryBankConfig
 from vertex_app import names
 from vertex_app.base import VertexView, operation
 from vertex_app.errors import InvalidArgument
-from vertex_app.memories import KINDS, TOPICS, topic_id
+from vertex_app.memory_fields import KINDS, TOPICS, topic_id
 from vertex_app.services import get_engine
 from vertex_app.wire import camel, duration, field_mask, message, rfc3339
 

@@ -18,35 +18,24 @@
 
 from __future__ import annotations
 
-import json
 import uuid
-from typing import Any, Iterable
+from typing import Any
 
 from django.db import IntegrityError
 from django.db.models import QuerySet
-from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory_app import consolidation, services
-from memory_app.models import (
-    ConsolidationJob, JobStatus, Kind, Memory, MemoryRevision, MetadataMerge, RevisionAction,
-)
+from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevision, RevisionAction
 from memory_app.search import search_memories, search_weights
 from sessions_app import services as session_services
-from vertex_app import filters, names
+from vertex_app import filters, memory_fields, memory_filters, names
 from vertex_app.base import VertexView, operation, page_token
 from vertex_app.errors import AlreadyExists, InvalidArgument, NotFound
 from vertex_app.sessions import SessionLookup
 from vertex_app.wire import duration, expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
-TOPICS = {
-    Kind.PERSONAL_INFO: "USER_PERSONAL_INFO",
-    Kind.PREFERENCE: "USER_PREFERENCES",
-    Kind.KEY_DETAIL: "KEY_CONVERSATION_DETAILS",
-    Kind.INSTRUCTION: "EXPLICIT_INSTRUCTIONS",
-}
-KINDS = {topic: kind for kind, topic in TOPICS.items()}
 ACTIONS = {
     RevisionAction.CREATE: "CREATED", RevisionAction.MERGE: "UPDATED", RevisionAction.UPDATE: "UPDATED",
     RevisionAction.SUPERSEDE: "DELETED", RevisionAction.FORGET: "DELETED",
@@ -90,7 +79,6 @@ _RETRIEVE_FIELDS = {
     "simple_retrieval_params": {"page_size": None, "page_token": None},
 }
 _PURGE_FIELDS = {"filter": None, "filter_groups": [{"filters": [_METADATA_FILTER]}], "force": None}
-_LIST_FILTER_FIELDS = {"scope.*", "fact", "create_time", "update_time"}
 
 
 class MemoryBankView(VertexView):
@@ -148,10 +136,10 @@ class MemoryBankView(VertexView):
             "createTime": rfc3339(memory.created_at),
             "updateTime": rfc3339(memory.updated_at),
         }
-        if memory.topic or memory.kind in TOPICS:
-            out["topics"] = [topic_id(memory.topic or memory.kind)]
+        if memory.topic or memory.kind in memory_fields.TOPICS:
+            out["topics"] = [memory_fields.topic_id(memory.topic or memory.kind)]
         if memory.metadata:
-            out["metadata"] = {key: _metadata_value(value) for key, value in memory.metadata.items()}
+            out["metadata"] = {key: memory_fields.metadata_value(value) for key, value in memory.metadata.items()}
         if memory.expires_at:
             out["expireTime"] = rfc3339(memory.expires_at)
         return out
@@ -192,19 +180,19 @@ class MemoriesView(MemoryBankView):
         memory_id = self.memory_uuid(chosen) if chosen else uuid.uuid4()
         if Memory.objects.filter(id=memory_id).exists():
             raise AlreadyExists(f"Memory {chosen} already exists.")
-        kind, topic = _topic(body.get("topics"))
+        kind, topic = memory_fields.kind_and_topic(body.get("topics"))
         candidate = services.Candidate(
             text=string(body.get("fact"), "fact", required=True), kind=kind, topic=topic,
-            metadata=_metadata(body.get("metadata")), expires_at=expiry(body), memory_id=memory_id,
+            metadata=memory_fields.plain_metadata(body.get("metadata")), expires_at=expiry(body), memory_id=memory_id,
         )
         _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope,
-                  generation=services.Generation(consolidate=False, **_revision_options(body)), created_directly=True)
+                  generation=services.Generation(consolidate=False, **memory_fields.revision_options(body)), created_directly=True)
         memory = Memory.objects.get(id=memory_id)
         return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory)))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
-        queryset = _filtered(self.memories(), request.query_params.get("filter"))
-        order = _order(request.query_params.get("orderBy") or request.query_params.get("order_by"))
+        queryset = memory_filters.filtered(self.memories(), request.query_params.get("filter"))
+        order = memory_filters.order(request.query_params.get("orderBy") or request.query_params.get("order_by"))
         size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
         offset = page_token(request.query_params.get("pageToken"))
         page = list(queryset.order_by(*order)[offset : offset + size + 1])
@@ -230,15 +218,15 @@ class MemoryView(MemoryBankView):
         if "fact" in fields:
             changes["text"] = string(body.get("fact"), "fact", required=True)
         if "metadata" in fields:
-            changes["metadata"] = _metadata(body.get("metadata"))
+            changes["metadata"] = memory_fields.plain_metadata(body.get("metadata"))
         if "topics" in fields:
-            changes["kind"], changes["topic"] = _topic(body.get("topics"))
+            changes["kind"], changes["topic"] = memory_fields.kind_and_topic(body.get("topics"))
         if fields & {"ttl", "expire_time"}:
             changes["expires_at"] = expiry(body)
         try:
             memory = services.do_edit_memory(
                 memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id, cause="vertex update",
-                generation=services.Generation(**_revision_options(body)), **changes,
+                generation=services.Generation(**memory_fields.revision_options(body)), **changes,
             )
         except services.MemoryServiceError as error:
             raise InvalidArgument(str(error)) from error
@@ -279,12 +267,12 @@ class GenerateView(MemoryBankView, SessionLookup):
                    if body.get(name) is not None]
         if len(sources) != 1:
             raise InvalidArgument("Give one of vertexSessionSource, directContentsSource or directMemoriesSource.")
-        metadata, generation = _metadata(body.get("metadata")), _generation(body)
+        metadata, generation = memory_fields.plain_metadata(body.get("metadata")), memory_fields.generation(body)
         if sources == ["direct_memories_source"]:
             return self.remember(body, metadata, generation)
         if sources == ["direct_contents_source"]:
             user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
-            events = _contents_events(body["direct_contents_source"])
+            events = memory_fields.contents_events(body["direct_contents_source"])
             job = consolidation.do_enqueue_events(
                 app_name=self.app_name, user_id=user_id, events=events, custom_metadata=metadata,
                 extra_scope=extra_scope, generation=generation,
@@ -297,7 +285,7 @@ class GenerateView(MemoryBankView, SessionLookup):
         stated = body["direct_memories_source"].get("direct_memories") or []
         if not 1 <= len(stated) <= MAX_DIRECT_MEMORIES:
             raise InvalidArgument(f"Give 1 to {MAX_DIRECT_MEMORIES} direct memories.")
-        candidates = [_stated(item, metadata) for item in stated]
+        candidates = [memory_fields.stated(item, metadata) for item in stated]
         cause = f"vertex generate {uuid.uuid4().hex[:12]}"
         _remember(self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope, generation=generation)
         return Response(operation(names.operation(self.engine), self.generated(cause)))
@@ -344,8 +332,8 @@ class IngestEventsView(MemoryBankView):
             raise InvalidArgument("overlapEventCount is not supported yet.")
         job = consolidation.do_ingest_stream(
             app_name=self.app_name, user_id=user_id, stream=string(body.get("stream_id"), "streamId"),
-            events=_contents_events(body.get("direct_contents_source") or {}), extra_scope=extra_scope,
-            custom_metadata=_metadata(body.get("metadata")), generation=_generation(body),
+            events=memory_fields.contents_events(body.get("direct_contents_source") or {}), extra_scope=extra_scope,
+            custom_metadata=memory_fields.plain_metadata(body.get("metadata")), generation=memory_fields.generation(body),
             trigger=consolidation.StreamTrigger(
                 event_count=integer(rule.get("event_count"), "eventCount", default=0, low=0, high=10_000) or None,
                 idle=duration(rule["idle_duration"], "idleDuration") if rule.get("idle_duration") else None,
@@ -363,7 +351,7 @@ class RetrieveView(MemoryBankView):
         body = message(request.data, _RETRIEVE_FIELDS)
         user_id, extra_scope = self.memory_scope(body.get("scope"), write=False)
         conditions = filters.parse(body.get("filter"), fields={"fact", "create_time", "update_time"})
-        groups = _metadata_groups(body.get("filter_groups"))
+        groups = memory_filters.metadata_groups(body.get("filter_groups"))
         if body.get("memory_types") not in (None, [], ["NATURAL_LANGUAGE_COLLECTION"]):
             raise InvalidArgument("Only NATURAL_LANGUAGE_COLLECTION memories exist here.")
         scoped = Memory.objects.current().filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope)
@@ -371,7 +359,7 @@ class RetrieveView(MemoryBankView):
         if similarity is None:
             params = body.get("simple_retrieval_params") or {}
             size = integer(params.get("page_size"), "pageSize", default=DEFAULT_TOP_K, low=1, high=10**9)
-            memories = _matching(_filtered(scoped, conditions=conditions), groups)
+            memories = memory_filters.matching(memory_filters.filtered(scoped, conditions=conditions), groups)
             page = memories[: min(size, MAX_TOP_K)]
             # No nextPageToken: Google's client fails to page :retrieve; list memories to page.
             return Response({"retrievedMemories": [{"memory": self.resource(m)} for m in page]})
@@ -380,9 +368,9 @@ class RetrieveView(MemoryBankView):
         narrowed = bool(conditions or groups)
         hits = search_memories(app_name=self.app_name, user_id=user_id, query=query, extra_scope=extra_scope,
                                limit=top_k * 5 if narrowed else top_k)
-        rows = {m.id: m for m in _filtered(scoped.filter(id__in=[hit.id for hit in hits]), conditions=conditions)}
+        rows = {m.id: m for m in memory_filters.filtered(scoped.filter(id__in=[hit.id for hit in hits]), conditions=conditions)}
         found = [(rows[hit.id], hit.score) for hit in hits if hit.id in rows]
-        found = [(memory, score) for memory, score in found if _matches_groups(memory, groups)][:top_k]
+        found = [(memory, score) for memory, score in found if memory_filters.matches_groups(memory, groups)][:top_k]
         best = _best_score()
         return Response({"retrievedMemories": [
             {"memory": self.resource(memory), "distance": round(max(0.0, 1 - score / best), 6)}
@@ -407,7 +395,7 @@ class PurgeView(MemoryBankView):
         force = body.get("force") is True
         if force:
             self.scope(None, write=True)
-        matched = _matching(_filtered(self.memories(), body.get("filter")), _metadata_groups(body.get("filter_groups")))
+        matched = memory_filters.matching(memory_filters.filtered(self.memories(), body.get("filter")), memory_filters.metadata_groups(body.get("filter_groups")))
         if force:
             for memory in matched:
                 services.do_delete_memory(memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id)
@@ -478,206 +466,6 @@ def _remember(app_name: str, user_id: str, candidates: list[services.Candidate],
         raise InvalidArgument(str(error)) from error
     except IntegrityError as error:  # a memory id chosen twice at the same moment
         raise AlreadyExists("That memory already exists.") from error
-
-
-def _topic(topics: Any) -> tuple[str, str]:
-    """(kind, custom topic) of Vertex topics: the first one given (a plain fact without any)."""
-    for topic in topics or []:
-        if topic.get("custom_memory_topic_label"):
-            return Kind.FACT, string(topic["custom_memory_topic_label"], "customMemoryTopicLabel")
-        managed = str(topic.get("managed_memory_topic") or "").upper()
-        if managed and managed != "MANAGED_TOPIC_ENUM_UNSPECIFIED":
-            if managed not in KINDS:
-                raise InvalidArgument(f"Unknown managed topic {managed!r}; one of {', '.join(sorted(KINDS))}.")
-            return KINDS[managed], ""
-    return Kind.FACT, ""
-
-
-def _stated(item: dict[str, Any], metadata: dict[str, Any]) -> services.Candidate:
-    """A direct memory of a generate request as a candidate."""
-    kind, topic = _topic(item.get("topics"))
-    return services.Candidate(text=string(item.get("fact"), "fact", required=True), kind=kind, topic=topic,
-                              metadata=metadata)
-
-
-def topic_id(topic: str) -> dict[str, str]:
-    """Vertex's MemoryTopicId of a memory kind or custom topic label."""
-    if topic in TOPICS:
-        return {"managedMemoryTopic": TOPICS[topic]}
-    return {"customMemoryTopicLabel": topic}
-
-
-def _metadata(value: Any) -> dict[str, Any]:
-    """Vertex metadata (``{key: {stringValue|doubleValue|boolValue|timestampValue}}``) as plain JSON values."""
-    plain = {}
-    for key, typed in mapping(value, "metadata").items():
-        plain[key] = _metadata_plain(typed, f"metadata.{key}")
-    return plain
-
-
-def _metadata_plain(typed: Any, where: str) -> Any:
-    fields = message(typed, {"string_value": None, "double_value": None, "bool_value": None, "timestamp_value": None},
-                     where=where)
-    given = [(name, value) for name, value in fields.items() if value is not None]
-    if len(given) != 1:
-        raise InvalidArgument(f"'{where}' holds exactly one of stringValue, doubleValue, boolValue, timestampValue.")
-    name, value = given[0]
-    expected = {"string_value": str, "double_value": (int, float), "bool_value": bool, "timestamp_value": str}[name]
-    if not isinstance(value, expected) or (name == "double_value" and isinstance(value, bool)):
-        raise InvalidArgument(f"'{where}.{name}' has the wrong type.")
-    return rfc3339(timestamp(value, where)) if name == "timestamp_value" else value
-
-
-def _metadata_value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, (int, float)):
-        return {"doubleValue": value}
-    if isinstance(value, str):
-        return {"stringValue": value}
-    return {"stringValue": json.dumps(value, ensure_ascii=False)}
-
-
-_MERGES = {
-    "METADATA_MERGE_STRATEGY_UNSPECIFIED": MetadataMerge.KEEP_ALL,
-    "MERGE": MetadataMerge.MERGE,
-    "OVERWRITE": MetadataMerge.OVERWRITE,
-    "REQUIRE_EXACT_MATCH": MetadataMerge.REQUIRE_EXACT_MATCH,
-}
-
-
-def _generation(body: dict[str, Any]) -> services.Generation:
-    """The generation options of a generate or ingest request."""
-    strategy = str(body.get("metadata_merge_strategy") or "METADATA_MERGE_STRATEGY_UNSPECIFIED").upper()
-    if strategy not in _MERGES:
-        raise InvalidArgument(f"metadataMergeStrategy is one of {', '.join(_MERGES)}.")
-    allowed = []
-    for topic in body.get("allowed_topics") or []:
-        kind, custom = _topic([topic])
-        if custom:
-            raise InvalidArgument("allowedTopics takes managed topics only, for now.")
-        allowed.append(kind)
-    return services.Generation(
-        consolidate=not body.get("disable_consolidation"), metadata_merge=_MERGES[strategy],
-        allowed_kinds=tuple(allowed), **_revision_options(body),
-    )
-
-
-def _revision_options(body: dict[str, Any]) -> dict[str, Any]:
-    """The labels and TTL a request gives the revisions it writes."""
-    if body.get("disable_memory_revisions"):
-        raise InvalidArgument("Cognizes always keeps memory revisions (they are how a change is rolled back).")
-    if body.get("revision_ttl") is not None and body.get("revision_expire_time") is not None:
-        raise InvalidArgument("Give revisionTtl or revisionExpireTime, not both.")
-    ttl = duration(body["revision_ttl"], "revisionTtl") if body.get("revision_ttl") is not None else None
-    if body.get("revision_expire_time") is not None:
-        ttl = timestamp(body["revision_expire_time"], "revisionExpireTime") - timezone.now()
-        if ttl.total_seconds() <= 0:
-            raise InvalidArgument("revisionExpireTime is in the past.")
-    labels = mapping(body.get("revision_labels"), "revisionLabels")
-    if not all(isinstance(value, str) for value in labels.values()):
-        raise InvalidArgument("revisionLabels map strings to strings.")
-    return {"revision_labels": labels, "revision_ttl": ttl}
-
-
-def _contents_events(source: dict[str, Any]) -> list[dict[str, Any]]:
-    """Direct contents as the ADK-shaped events consolidation reads."""
-    events = []
-    for i, item in enumerate(source.get("events") or []):
-        content = mapping(item.get("content"), f"events[{i}].content")
-        if not isinstance(content.get("parts", []), list):
-            raise InvalidArgument(f"events[{i}].content.parts must be a list.")
-        event: dict[str, Any] = {"author": "user" if content.get("role", "user") == "user" else "model", "content": content}
-        if item.get("event_id"):
-            event["id"] = string(item["event_id"], f"events[{i}].eventId")
-        if item.get("event_time"):
-            event["timestamp"] = timestamp(item["event_time"], f"events[{i}].eventTime").timestamp()
-        events.append(event)
-    if not events:
-        raise InvalidArgument("directContentsSource.events is empty.")
-    return events
-
-
-_TIME_FIELDS = {"create_time": "created_at", "update_time": "updated_at"}
-_LOOKUPS = {"=": "", ">": "__gt", ">=": "__gte", "<": "__lt", "<=": "__lte"}
-
-
-def _filtered(
-    queryset: QuerySet[Memory], text: str | None = None, *, conditions: Iterable[filters.Condition] = ()
-) -> QuerySet[Memory]:
-    """Memories matching an AIP-160 filter over scope keys, the fact and the times."""
-    for condition in [*filters.parse(text, fields=_LIST_FILTER_FIELDS), *conditions]:
-        if condition.op == "!=" or (condition.op != "=" and condition.field not in _TIME_FIELDS):
-            raise InvalidArgument(f"Filter {condition.field} with '=' (times also with <, <=, >, >=).")
-        value = str(condition.value)
-        if condition.field in _TIME_FIELDS:
-            lookup = _TIME_FIELDS[condition.field] + _LOOKUPS[condition.op]
-            queryset = queryset.filter(**{lookup: timestamp(value, condition.field)})
-        elif condition.field == "fact":
-            queryset = queryset.filter(text=value)
-        elif condition.field == "scope.user_id":
-            queryset = queryset.filter(user_id=value)
-        elif condition.field == "scope.app_name":
-            queryset = queryset.filter(app_name=value)
-        else:
-            queryset = queryset.filter(**{f"extra_scope__{condition.field.removeprefix('scope.')}": value})
-    return queryset
-
-
-def _order(text: str | None) -> list[str]:
-    """``orderBy``: create_time (default, newest first) or update_time, ascending unless ``desc``."""
-    if not text:
-        return ["-created_at", "id"]
-    order = []
-    for part in text.split(","):
-        words = part.split()
-        column = _TIME_FIELDS.get(words[0].strip() if words else "", None) if words else None
-        if column is None or len(words) > 2 or (len(words) == 2 and words[1].lower() not in ("asc", "desc")):
-            raise InvalidArgument("orderBy is create_time or update_time, optionally followed by desc.")
-        order.append(("-" if len(words) == 2 and words[1].lower() == "desc" else "") + column)
-    return [*order, "id"]
-
-
-def _metadata_groups(groups: Any) -> list[list[dict[str, Any]]]:
-    """``filterGroups`` (OR of ANDs over metadata) checked and made plain."""
-    parsed = []
-    for i, group in enumerate(groups or []):
-        conjunction = []
-        for j, item in enumerate(group.get("filters") or []):
-            where = f"filterGroups[{i}].filters[{j}]"
-            op = str(item.get("op") or "EQUAL").upper()
-            if op not in ("EQUAL", "OPERATOR_UNSPECIFIED", "GREATER_THAN", "LESS_THAN"):
-                raise InvalidArgument(f"'{where}.op' is EQUAL, GREATER_THAN or LESS_THAN.")
-            conjunction.append({
-                "key": string(item.get("key"), f"{where}.key", required=True),
-                "value": _metadata_plain(item.get("value"), f"{where}.value"),
-                "op": "EQUAL" if op == "OPERATOR_UNSPECIFIED" else op,
-                "negate": bool(item.get("negate")),
-            })
-        parsed.append(conjunction)
-    return parsed
-
-
-def _matching(queryset: QuerySet[Memory], groups: list[list[dict[str, Any]]]) -> list[Memory]:
-    return [memory for memory in queryset.order_by("-created_at", "id") if _matches_groups(memory, groups)]
-
-
-def _matches_groups(memory: Memory, groups: list[list[dict[str, Any]]]) -> bool:
-    if not groups:
-        return True
-    return any(all(_matches(memory.metadata, condition) for condition in group) for group in groups)
-
-
-def _matches(metadata: dict[str, Any], condition: dict[str, Any]) -> bool:
-    present = metadata.get(condition["key"])
-    values = present if isinstance(present, list) else [present]  # a merged key keeps every value it was given
-    wanted = condition["value"]
-    if condition["op"] == "EQUAL":
-        result = wanted in values
-    else:
-        comparable = [v for v in values if isinstance(v, type(wanted)) and not isinstance(v, bool)]
-        result = any(v > wanted if condition["op"] == "GREATER_THAN" else v < wanted for v in comparable)
-    return result != condition["negate"]
 
 
 def _best_score() -> float:
