@@ -23,6 +23,8 @@ from rest_framework.views import APIView, exception_handler
 from access.models import ApiKey
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+BIGINT = 2**63 - 1
+"""The largest id, version or offset PostgreSQL stores: integer inputs stop here (a larger one is a 400, not a 500)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ class ScopedView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
+        if any("\x00" in str(value) for value in kwargs.values()):
+            raise exceptions.ParseError("Ids in the URL may not contain NUL (%00) characters.")
+        if "session_id" in kwargs:  # as ADK's services: a padded id names the session created from it
+            self.kwargs["session_id"] = kwargs["session_id"] = kwargs["session_id"].strip()
         self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"))
 
 
@@ -64,6 +70,18 @@ def check_scope(request: Request, app_name: str, user_id: str | None, *, write: 
     raise exceptions.PermissionDenied("Staff only.")
 
 
+class IdConverter:
+    """``<id:…>`` in URLs: a row id PostgreSQL can hold (1 to 18 digits); anything longer matches no route (404)."""
+
+    regex = "[0-9]{1,18}"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
 class Conflict(exceptions.APIException):
     """409: the resource changed since the caller read it (or already exists)."""
 
@@ -75,6 +93,12 @@ class Conflict(exceptions.APIException):
 class Pagination(LimitOffsetPagination):
     default_limit = 100
     max_limit = 1000
+
+    def get_offset(self, request: Request) -> int:
+        offset = super().get_offset(request)
+        if offset > BIGINT:
+            raise exceptions.ValidationError({"offset": [f"Ensure this value is at most {BIGINT}."]})
+        return offset
 
 
 @lru_cache(maxsize=None)

@@ -28,7 +28,10 @@ class LimitedJSONParser(JSONParser):
         body = stream.read(limit + 1) if stream is not None else b""
         if len(body) > limit:
             raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
-        data = super().parse(io.BytesIO(body), media_type, parser_context)
+        try:
+            data = super().parse(io.BytesIO(body), media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("The JSON is nested too deeply.") from None
         if _has_nul(data):
             raise exceptions.ParseError("Text may not contain NUL (\\u0000) characters; PostgreSQL cannot store them.")
         return data

@@ -1,12 +1,15 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from access.api import IdConverter
 from cognizes import run_api
 from memory_app import api as memory_api
 from sessions_app import api as sessions_api
 from tracing_app import api as tracing_api
+
+register_converter(IdConverter, "id")
 
 admin.site.site_header = "Cognizes"
 admin.site.site_title = "Cognizes admin"
@@ -29,7 +32,7 @@ api_v1 = [
     path(session + "run/stream/", run_api.RunStreamView.as_view(), name="run-stream"),
     path(session + "state/", sessions_api.SessionStateView.as_view(), name="session-state"),
     path(session + "memory-jobs/", memory_api.SessionIngestView.as_view(), name="session-ingest"),
-    path(user + "memory-jobs/<int:job_id>/", memory_api.JobView.as_view(), name="memory-job"),
+    path(user + "memory-jobs/<id:job_id>/", memory_api.JobView.as_view(), name="memory-job"),
     path(user + "memories/", memory_api.MemoriesView.as_view(), name="memories"),
     path(user + "memories/search/", memory_api.MemorySearchView.as_view(), name="memory-search"),
     path(memory, memory_api.MemoryView.as_view(), name="memory"),

@@ -16,7 +16,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import Pagination, ScopedView, paginated, valid
+from access.api import BIGINT, Pagination, ScopedView, paginated, valid
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Kind, Memory, MemoryBankConfig, MemoryRevision, Status
 from memory_app.search import search_memories
@@ -93,7 +93,7 @@ class RevisionSerializer(serializers.ModelSerializer):
 
 
 class RollbackSerializer(serializers.Serializer):
-    revision_id = serializers.IntegerField(min_value=1)
+    revision_id = serializers.IntegerField(min_value=1, max_value=BIGINT)
 
 
 class JobSerializer(serializers.ModelSerializer):

@@ -70,7 +70,7 @@ class PostgresSessionService(BaseSessionService):
             _load_session,
             app_name=app_name,
             user_id=user_id,
-            session_id=session_id,
+            session_id=session_id.strip(),  # as create_session and ADK's own services: padded ids name the same session
             num_recent_events=config.num_recent_events,
             after_timestamp=config.after_timestamp,
         )
@@ -83,7 +83,7 @@ class PostgresSessionService(BaseSessionService):
     @override
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         await run_in_db_thread(
-            services.do_delete_session, app_name=app_name, user_id=user_id, session_id=session_id
+            services.do_delete_session, app_name=app_name, user_id=user_id, session_id=session_id.strip()
         )
 
     @override

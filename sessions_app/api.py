@@ -27,7 +27,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import Conflict, Pagination, ScopedView, paginated, valid
+from access.api import BIGINT, Conflict, Pagination, ScopedView, paginated, valid
 from cognizes import sse
 from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
@@ -60,7 +60,7 @@ class EventOutSerializer(serializers.Serializer):
 class EventAppendSerializer(serializers.Serializer):
     event = serializers.DictField(help_text="An ADK Event as JSON (author, content, actions, ...).")
     expected_version = serializers.IntegerField(
-        min_value=0, help_text="The session version you last saw; 409 Conflict if the session moved on."
+        min_value=0, max_value=BIGINT, help_text="The session version you last saw; 409 Conflict if the session moved on."
     )
 
 
@@ -71,16 +71,16 @@ class StateOutSerializer(serializers.Serializer):
 
 class StatePatchSerializer(serializers.Serializer):
     state = serializers.DictField(help_text="Keys to set; a null value removes the key (JSON merge patch).")
-    expected_version = serializers.IntegerField(min_value=0, help_text="The version you last read.")
+    expected_version = serializers.IntegerField(min_value=0, max_value=BIGINT, help_text="The version you last read.")
 
 
 class SessionQuerySerializer(serializers.Serializer):
-    num_recent_events = serializers.IntegerField(required=False, min_value=0)
+    num_recent_events = serializers.IntegerField(required=False, min_value=0, max_value=BIGINT)
     after_timestamp = serializers.FloatField(required=False)
 
 
 class AfterVersionSerializer(serializers.Serializer):
-    after_version = serializers.IntegerField(required=False, min_value=0)
+    after_version = serializers.IntegerField(required=False, min_value=0, max_value=BIGINT)
 
 
 # ---- helpers -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ ADK objects; the callers convert.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -119,6 +120,17 @@ def _live(alias: str = "") -> str:
     """The one predicate for "not expired": an expired session is as if deleted until the beat task removes it."""
     p = f"{alias}." if alias else ""
     return f"({p}expire_time IS NULL OR {p}expire_time > now())"
+
+
+# What PostgreSQL's to_timestamp() accepts: 4713 BC to 294276 AD, in epoch seconds.
+_TIMESTAMP_RANGE = (-210866803200.0, 9224318015999.0)
+
+
+def check_timestamp(value: float) -> None:
+    """An event time PostgreSQL can store as a session's update time; NaN, infinities and 1e308 are refused."""
+    low, high = _TIMESTAMP_RANGE
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or not low <= value <= high:
+        raise SessionError(f"The event timestamp {value!r} is not a time (epoch seconds from {low:.0f} to {high:.0f}).")
 
 
 def check_key(name: str, value: str) -> str:
@@ -464,6 +476,7 @@ def do_append_event(
     Returns the new version. ``StaleSession`` if another writer got there first,
     ``SessionNotFound`` if the session is gone; either way nothing is stored.
     """
+    check_timestamp(event.timestamp)
     delta = event.state_delta
     params = {
         "app": app_name,

@@ -18,7 +18,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import Conflict, Pagination, ScopedView, paginated, valid
+from access.api import BIGINT, Conflict, Pagination, ScopedView, paginated, valid
 from tools_app import services
 from tools_app.models import AuthScheme, Tool, ToolApproval, ToolExecution, ToolKind
 from tools_app.openapi import InvalidOpenApi
@@ -55,7 +55,8 @@ class ToolPatchSerializer(ToolWriteSerializer):
     name = serializers.CharField(max_length=64, required=False)
     kind = serializers.ChoiceField(choices=ToolKind.choices, required=False)
     expected_version = serializers.IntegerField(
-        required=False, min_value=1, help_text="The version you last read; 409 Conflict if the tool moved on."
+        required=False, min_value=1, max_value=BIGINT,
+        help_text="The version you last read; 409 Conflict if the tool moved on.",
     )
 
 

@@ -10,5 +10,5 @@ urlpatterns = [
     path("tool-imports/", api.ToolImportView.as_view(), name="tool-imports"),
     path("tool-executions/", api.ToolExecutionsView.as_view(), name="tool-executions"),
     path("tool-approvals/", api.ToolApprovalsView.as_view(), name="tool-approvals"),
-    path("tool-approvals/<int:approval_id>/", api.ToolApprovalView.as_view(), name="tool-approval"),
+    path("tool-approvals/<id:approval_id>/", api.ToolApprovalView.as_view(), name="tool-approval"),
 ]

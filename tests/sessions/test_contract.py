@@ -269,3 +269,12 @@ async def test_a_reloaded_session_continues(service):
     final = await service.get_session(app_name=APP, user_id="u1", session_id=session.id)
     assert [e.content.parts[0].text for e in final.events] == ["one", "two"]
     assert final.state == {"n": 2}
+
+
+async def test_padded_session_id_reads_and_deletes(service):
+    """ADK's own case: a session created as 'order-42\\n' is stored as 'order-42'; the padded id still names it."""
+    await service.create_session(app_name=APP, user_id="u1", session_id="order-42\n", state={"a": 1})
+
+    assert (await service.get_session(app_name=APP, user_id="u1", session_id="order-42\n")).id == "order-42"
+    await service.delete_session(app_name=APP, user_id="u1", session_id=" order-42 ")
+    assert await service.get_session(app_name=APP, user_id="u1", session_id="order-42") is None

@@ -31,6 +31,8 @@ CLIENT_DIVERGENCES = {
         "the client raises google.genai's ClientError(409) where ADK's other services raise AlreadyExistsError",
     "test_get_user_state_returns_unprefixed_user_keys":
         "the client does not implement get_user_state (NotImplementedError)",
+    "test_padded_session_id_reads_and_deletes":
+        "the client refuses session ids outside [A-Za-z0-9_-] (a trailing newline) before sending anything",
     "test_the_same_session_id_may_exist_for_two_users":
         "Vertex session ids are unique per engine, so a second user cannot create one with the same id (409)",
 }

@@ -1,0 +1,58 @@
+"""Hostile input gets a clear 4xx in the API's error shape and changes nothing (issue 11's table).
+
+Each row answered 500 before: PostgreSQL refused NUL, integers beyond bigint and
+times beyond its range; Python's JSON parser recursed too deep.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory_app.models import ConsolidationJob
+from sessions_app.models import Event, Session
+from tests.api.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+U = "/api/v1/apps/shop/users/ada"
+HUGE = str(10**29)
+
+
+def event_body(**event) -> str:
+    return json.dumps({"event": {"author": "user", **event}, "expected_version": 1})
+
+
+CASES = [
+    # (method, path, body or None)
+    ("post", f"{U}/sessions/", "[" * 100_000 + "]" * 100_000),
+    ("post", f"{U}/sessions/s1/events/", '{"event": ' + "[" * 100_000 + "]" * 100_000 + ', "expected_version": 1}'),
+    ("get", f"{U}/sessions/s1%00/", None),
+    ("get", "/api/v1/apps/shop/users/ada%00/sessions/", None),
+    ("get", "/api/v1/apps/shop%00/sessions/", None),
+    ("get", f"{U}/sessions/s1/?num_recent_events={HUGE}", None),
+    ("get", f"{U}/sessions/s1/events/?after_version={HUGE}", None),
+    ("get", f"{U}/sessions/?offset={HUGE}", None),
+    ("get", f"{U}/memory-jobs/{HUGE}/", None),
+    ("post", f"{U}/sessions/s1/events/", event_body(timestamp=1e308)),
+    ("post", f"{U}/sessions/s1/events/", event_body(timestamp=-1e15)),
+    ("post", f"{U}/sessions/s1/events/", '{"event": {"author": "user", "timestamp": NaN}, "expected_version": 1}'),
+    ("post", f"{U}/sessions/s1/events/", json.dumps({"event": {"author": "user"}, "expected_version": 10**29})),
+    ("patch", f"{U}/sessions/s1/state/", json.dumps({"state": {"a": 1}, "expected_version": 10**29})),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), CASES, ids=[f"{m} {p[:60]}" for m, p, _ in CASES])
+def test_hostile_input_gets_a_4xx_in_the_error_shape_and_changes_nothing(method, path, body):
+    api = client_for("shop")
+    api.post(f"{U}/sessions/", {"id": "s1"}, format="json")
+    before = (Session.objects.count(), Event.objects.count(), ConsolidationJob.objects.count())
+
+    kwargs = {"data": body, "content_type": "application/json"} if body is not None else {}
+    response = getattr(api, method)(path, **kwargs)
+
+    assert 400 <= response.status_code < 500, (response.status_code, response.content[:200])
+    assert set(response.json()["error"]) == {"code", "message", "details"}
+    assert (Session.objects.count(), Event.objects.count(), ConsolidationJob.objects.count()) == before
+    assert Session.objects.get(session_id="s1").version == 1
