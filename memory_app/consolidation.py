@@ -214,18 +214,23 @@ def _run(job: ConsolidationJob) -> None:
     )
     if job.custom_metadata:
         candidates = [replace(c, metadata={**c.metadata, **job.custom_metadata}) for c in candidates]
-    outcome = do_remember(
-        app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=job_cause(job.pk),
-        extra_scope=job.extra_scope,
-        generation=Generation(
-            consolidate=job.consolidate, metadata_merge=job.metadata_merge, allowed_kinds=tuple(job.allowed_kinds),
-            revision_labels=job.revision_labels, revision_ttl=job.revision_ttl,
-        ),
-    )
-    job.watermark = watermark
-    job.status, job.error, job.finished_at = JobStatus.DONE, "", timezone.now()
-    job.memories_created, job.memories_updated = len(outcome.created), len(outcome.updated) + len(outcome.superseded)
-    job.save(update_fields=["watermark", "status", "error", "finished_at", "memories_created", "memories_updated"])
+    # The memories and the watermark that says their events are done commit together: a job that
+    # dies in between leaves neither, so its retry ingests each event once (issue 11).
+    with transaction.atomic():
+        outcome = do_remember(
+            app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=job_cause(job.pk),
+            extra_scope=job.extra_scope,
+            generation=Generation(
+                consolidate=job.consolidate, metadata_merge=job.metadata_merge,
+                allowed_kinds=tuple(job.allowed_kinds), revision_labels=job.revision_labels,
+                revision_ttl=job.revision_ttl,
+            ),
+        )
+        job.watermark = watermark
+        job.status, job.error, job.finished_at = JobStatus.DONE, "", timezone.now()
+        job.memories_created = len(outcome.created)
+        job.memories_updated = len(outcome.updated) + len(outcome.superseded)
+        job.save(update_fields=["watermark", "status", "error", "finished_at", "memories_created", "memories_updated"])
     logger.info("consolidation job %s: %s created, %s updated", job.pk, job.memories_created, job.memories_updated)
 
 
