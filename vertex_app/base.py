@@ -28,6 +28,8 @@ class VertexView(APIView):
     permission_classes = [IsAuthenticated]
 
     app_name: str
+    only_user: str | None
+    """For a key of one user: that user (engine-wide reads are narrowed to it)."""
     engine: str
     """The engine's resource name as the caller spelled it: names returned are used verbatim as paths."""
 
@@ -40,7 +42,7 @@ class VertexView(APIView):
         app_name = get_engine_app(engine_id) if engine_id < 2**63 else None
         if app_name is None:
             raise errors.NotFound(f"reasoningEngines/{engine_id} does not exist.")
-        check_scope(request, app_name, None, write=False)
+        self.only_user = check_scope(request, app_name, None, write=False).only_user
         self.app_name = app_name
         self.engine = names.engine(engine_id, project=kwargs.get("project"), location=kwargs.get("location"))
 

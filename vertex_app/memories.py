@@ -96,15 +96,14 @@ class MemoryBankView(VertexView):
             raise InvalidArgument(f"scope.app_name {app_name!r} is not this engine's app ({self.app_name!r}).")
         user_id = scope.pop("user_id", "")
         self.scope(user_id or None, write=write)
-        if not user_id and self.scope(None, write=write).only_user:
+        if not user_id and self.only_user:
             raise NotFound("Not found.")  # a key of one user has no memories outside that user
         return user_id, scope
 
     def memories(self) -> QuerySet[Memory]:
         """The engine app's current memories (what the Vertex surface shows), narrowed to a one-user key's user."""
         queryset = Memory.objects.current().filter(app_name=self.app_name)
-        only_user = self.scope(None, write=False).only_user
-        return queryset.filter(user_id=only_user) if only_user else queryset
+        return queryset.filter(user_id=self.only_user) if self.only_user else queryset
 
     def memory(self, memory_id: str, *, write: bool, any_status: bool = False) -> Memory:
         """The memory a URL names (active, unless ``any_status``: a rollback may revive a superseded one)."""

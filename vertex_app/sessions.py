@@ -25,7 +25,7 @@ import re
 import time
 import uuid
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from google.adk.events.event import Event
 from pydantic import ValidationError
@@ -39,6 +39,7 @@ from vertex_app.base import VertexView, operation, page_token
 from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from vertex_app.wire import expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
+T = TypeVar("T")
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 APPEND_ATTEMPTS = 10
 # Event fields ADK keeps under names of its own in the Vertex API (custom_metadata keys).
@@ -84,10 +85,9 @@ class SessionLookup(VertexView):
         """The user whose session of this app has this id, checked against the caller's key."""
         if not session_id or len(session_id) > 128 or "\x00" in session_id:
             raise InvalidArgument("A session id is 1 to 128 characters.")
-        only_user = self.scope(None, write=False).only_user
         users = services.get_session_users(app_name=self.app_name, session_id=session_id)
-        if only_user is not None:
-            users = [user for user in users if user == only_user]
+        if self.only_user is not None:
+            users = [user for user in users if user == self.only_user]
         if not users:
             raise NotFound(f"Session {session_id} does not exist.")
         if len(users) > 1:
@@ -131,9 +131,8 @@ class SessionsView(SessionLookup):
         return Response(operation(names.operation(name), session_resource(name, stored)))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
-        scope = self.scope(None, write=False)
         conditions = filters.parse(request.query_params.get("filter"), fields={"user_id"})
-        user_id = scope.only_user
+        user_id = self.only_user
         for condition in conditions:
             if condition.op != "=" or not isinstance(condition.value, str):
                 raise InvalidArgument('Filter sessions by user as user_id="USER".')
@@ -209,20 +208,15 @@ class AppendEventView(SessionLookup):
         if body.get("raw_event") is not None and _raw(event) != _as_sent(body["raw_event"], event):
             new_event = replace(new_event, raw_json=json.dumps(_as_sent(body["raw_event"], event), ensure_ascii=False))
         keys = {"app_name": self.app_name, "user_id": user_id, "session_id": session_id}
-        for _ in range(APPEND_ATTEMPTS):
-            head = services.get_session_head(**keys)
-            if head is None:
-                raise NotFound(f"Session {session_id} does not exist.")
-            try:
-                services.do_append_event(**keys, expected_version=head.version, event=new_event)
-                return Response({})
-            except services.StaleSession:
-                continue
-            except services.SessionNotFound as error:
-                raise NotFound(str(error)) from error
-            except services.SessionError as error:
-                raise AlreadyExists(str(error)) from error
-        raise Aborted(f"Session {session_id} is being written by others; retry.")
+        try:
+            _at_current_version(keys, lambda version: services.do_append_event(
+                **keys, expected_version=version, event=new_event
+            ))
+        except services.SessionNotFound as error:
+            raise NotFound(str(error)) from error
+        except services.SessionError as error:  # the event id is taken
+            raise AlreadyExists(str(error)) from error
+        return Response({})
 
 
 class EventsView(SessionLookup):
@@ -371,13 +365,23 @@ def _replace_state(keys: dict[str, str], state: dict[str, Any]) -> None:
             "app: and user: keys are shared by every session of the app or user: "
             "change them with appendEvent's actions.state_delta."
         )
+    _at_current_version(keys, lambda version: services.do_replace_session_state(
+        **keys, state=delta.session, expected_version=version
+    ))
+
+
+def _at_current_version(keys: dict[str, str], write: Callable[[int], T]) -> T:
+    """A compare-and-swap ``write`` at the session's current version, again if another writer got in first.
+
+    Vertex's writes carry no version: each is applied to the session as it is
+    now, and none overwrites another's (the SQL merges state deltas).
+    """
     for _ in range(APPEND_ATTEMPTS):
-        stored = services.get_session(**keys, num_recent_events=0)
-        if stored is None:
+        head = services.get_session_head(**keys)
+        if head is None:
             raise NotFound(f"Session {keys['session_id']} does not exist.")
         try:
-            services.do_replace_session_state(**keys, state=delta.session, expected_version=stored.version)
-            return
+            return write(head.version)
         except services.StaleSession:
             continue
     raise Aborted(f"Session {keys['session_id']} is being written by others; retry.")
