@@ -100,10 +100,10 @@ class Expiry:
         return cls(created_ttl=created or config.default_ttl, updated_ttl=config.generate_updated_ttl or config.default_ttl)
 
     def created(self) -> datetime | None:
-        return timezone.now() + self.created_ttl if self.created_ttl else None
+        return _from_now(self.created_ttl)
 
     def updated(self) -> datetime | None:
-        return timezone.now() + self.updated_ttl if self.updated_ttl else None
+        return _from_now(self.updated_ttl)
 
 
 @dataclass(frozen=True)
@@ -116,8 +116,12 @@ class RevisionMark:
     @classmethod
     def of(cls, config: MemoryBankConfig, generation: Generation | None = None) -> RevisionMark:
         ttl = (generation.revision_ttl if generation else None) or config.revision_ttl
-        return cls(labels=dict(generation.revision_labels) if generation else {},
-                   expires_at=timezone.now() + ttl if ttl else None)
+        return cls(labels=dict(generation.revision_labels) if generation else {}, expires_at=_from_now(ttl))
+
+
+def _from_now(ttl: timedelta | None) -> datetime | None:
+    """When something kept for ``ttl`` from now expires; None (never) without a TTL."""
+    return timezone.now() + ttl if ttl else None
 
 
 @dataclass

@@ -209,7 +209,9 @@ def do_create_session(
     with connection.cursor() as cursor:
         cursor.execute(_CREATE_SQL, params)
         version, app_state, user_state = cursor.fetchone()
-        if version is None and _delete_expired(cursor, app_name=app_name, user_id=user_id, session_id=session_id):
+        if version is None and _delete_sessions(
+            cursor, expired=True, app_name=app_name, user_id=user_id, session_id=session_id
+        ):
             cursor.execute(_CREATE_SQL, params)  # the id was held by an expired session, which is now gone
             version, app_state, user_state = cursor.fetchone()
     if version is None:
@@ -381,13 +383,13 @@ def get_session_users(*, app_name: str, session_id: str, limit: int = 2) -> list
         return [user for (user,) in cursor.fetchall()]
 
 
-def _delete_expired(cursor: Any, **keys: str) -> int:
-    """Delete expired sessions (of these keys, if given) with their events; how many went."""
-    where = " AND ".join(f"{column} = %({column})s" for column in keys)
+def _delete_sessions(cursor: Any, *, expired: bool, **keys: str) -> int:
+    """Delete the sessions with these keys (only expired ones, with ``expired``) and their events; how many went."""
+    conditions = [f"{column} = %({column})s" for column in keys] + (["expire_time <= now()"] if expired else [])
     cursor.execute(
         f"""
         WITH s AS (
-            DELETE FROM sessions WHERE expire_time <= now() {"AND " + where if where else ""} RETURNING id
+            DELETE FROM sessions WHERE {" AND ".join(conditions)} RETURNING id
         ), e AS (
             DELETE FROM events WHERE session_id IN (SELECT id FROM s)
         )
@@ -401,26 +403,13 @@ def _delete_expired(cursor: Any, **keys: str) -> int:
 def do_delete_expired_sessions() -> int:
     """Remove every expired session and its events (they are already invisible); how many were removed."""
     with connection.cursor() as cursor:
-        return _delete_expired(cursor)
+        return _delete_sessions(cursor, expired=True)
 
 
 def do_delete_session(*, app_name: str, user_id: str, session_id: str) -> bool:
     """Delete a session and its events (app and user state stay); False if it was missing."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            WITH s AS (
-                DELETE FROM sessions WHERE app_name = %s AND user_id = %s AND session_id = %s
-                RETURNING id
-            ), e AS (
-                DELETE FROM events WHERE session_id IN (SELECT id FROM s)
-            )
-            SELECT count(*) FROM s
-            """,
-            [app_name, user_id, session_id],
-        )
-        (deleted,) = cursor.fetchone()
-    return deleted > 0
+        return _delete_sessions(cursor, expired=False, app_name=app_name, user_id=user_id, session_id=session_id) > 0
 
 
 _APPEND_SQL = """
