@@ -23,7 +23,7 @@ from vertex_app.base import VertexView, operation
 from vertex_app.errors import InvalidArgument
 from vertex_app.memory_fields import KINDS, TOPICS, topic_id
 from vertex_app.services import get_engine
-from vertex_app.wire import camel, duration, field_mask, message, rfc3339
+from vertex_app.wire import camel, duration, duration_text, field_mask, message, rfc3339
 
 _TOPIC = {"managed_memory_topic": {"managed_topic_enum": None}, "custom_memory_topic": {"label": None, "description": None}}
 _EXAMPLE = {
@@ -147,12 +147,12 @@ def _bank_resource(config: MemoryBankConfig) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if topics or examples:
         out["customizationConfigs"] = [{"memoryTopics": topics, "generateMemoriesExamples": examples}]
-    granular = {name: f"{int(getattr(config, name).total_seconds())}s" for name in _GRANULAR if getattr(config, name)}
+    granular = {name: duration_text(getattr(config, name)) for name in _GRANULAR if getattr(config, name)}
     ttl: dict[str, Any] = {}
     if config.default_ttl:
-        ttl["defaultTtl"] = f"{int(config.default_ttl.total_seconds())}s"
+        ttl["defaultTtl"] = duration_text(config.default_ttl)
     if config.revision_ttl:
-        ttl["memoryRevisionDefaultTtl"] = f"{int(config.revision_ttl.total_seconds())}s"
+        ttl["memoryRevisionDefaultTtl"] = duration_text(config.revision_ttl)
     if granular:
         ttl["granularTtlConfig"] = {camel(name): value for name, value in granular.items()}
     if ttl:

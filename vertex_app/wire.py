@@ -115,6 +115,11 @@ def duration(value: Any, name: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def duration_text(value: timedelta) -> str:
+    """A duration as proto3 JSON writes it (whole seconds here): ``"3600s"``."""
+    return f"{int(value.total_seconds())}s"
+
+
 def expiry(body: dict[str, Any]) -> datetime | None:
     """When a resource expires by its ``ttl`` or ``expireTime`` (one of them at most), or None."""
     if body.get("ttl") is not None and body.get("expire_time") is not None:
