@@ -118,9 +118,14 @@ def paginated(serializer_class: type[serializers.Serializer]) -> serializers.Ser
     )
 
 
-def valid(serializer_class: type[serializers.Serializer], data: Any, *, strict: bool = True) -> dict[str, Any]:
-    """The validated data, or a 400 listing what is wrong (with ``strict``, unknown fields too)."""
-    serializer = serializer_class(data=data)
+def valid(
+    serializer_class: type[serializers.Serializer], data: Any, *, strict: bool = True, partial: bool = False
+) -> dict[str, Any]:
+    """The validated data, or a 400 listing what is wrong (with ``strict``, unknown fields too).
+
+    ``partial``: only the fields given are validated (a PATCH of some settings).
+    """
+    serializer = serializer_class(data=data, partial=partial)
     serializer.is_valid(raise_exception=True)
     unknown = sorted(set(data) - set(serializer.fields)) if strict and hasattr(data, "keys") else []
     if unknown:

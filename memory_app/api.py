@@ -245,13 +245,9 @@ class MemoryBankConfigView(ScopedView):
     def patch(self, request: Request, app_name: str) -> Response:
         if self.scope.only_user:
             raise Http404  # a key of one user cannot change what every user of the app gets
-        serializer = MemoryBankConfigSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        unknown = sorted(set(request.data) - set(serializer.fields))
-        if unknown:
-            raise ValidationError({name: ["Unknown field."] for name in unknown})
+        changes = valid(MemoryBankConfigSerializer, request.data, partial=True)
         try:
-            config = services.do_configure_bank(app_name=app_name, changes=dict(serializer.validated_data))
+            config = services.do_configure_bank(app_name=app_name, changes=dict(changes))
         except services.MemoryServiceError as error:
             raise ValidationError(str(error)) from error
         return Response(MemoryBankConfigSerializer(config).data)
