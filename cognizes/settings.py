@@ -118,6 +118,21 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# A message a worker took but did not acknowledge (it was killed) goes back to the queue after
+# the visibility timeout; kombu's Redis transport also re-delivers a countdown message held that
+# long, so no countdown is longer (COGNIZES_JOB_MAX_COUNTDOWN_SECONDS; longer waits are chained).
+# Recovering a killed worker's consolidation job does not wait for it: see the job lease below.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT_SECONDS", "3600")),
+}
+COGNIZES_JOB_MAX_COUNTDOWN_SECONDS = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] // 2
+# Consolidation jobs (memory_app.consolidation): the worker running one renews its lease every
+# third of COGNIZES_JOB_LEASE_SECONDS; a job whose lease ran out (its worker was killed) is
+# sent again by the "memory_app.recover_jobs" beat task (every 30 s) and by each worker a lease
+# after it starts. A queued job no worker started within COGNIZES_JOB_REDISPATCH_SECONDS (its
+# message lost with a Redis restart) is sent again too; a duplicate message is a no-op.
+COGNIZES_JOB_LEASE_SECONDS = float(os.environ.get("COGNIZES_JOB_LEASE_SECONDS", "30"))
+COGNIZES_JOB_REDISPATCH_SECONDS = float(os.environ.get("COGNIZES_JOB_REDISPATCH_SECONDS", "600"))
 CELERY_TIMEZONE = "UTC"
 
 AUTH_PASSWORD_VALIDATORS = [

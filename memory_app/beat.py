@@ -1,7 +1,8 @@
-"""The periodic forgetting task; its schedule is a django-celery-beat PeriodicTask, edited in the admin.
+"""The periodic tasks of memory_app; their schedules are django-celery-beat PeriodicTasks, edited in the admin.
 
-The row "Forget weak and expired memories" is created by migration 0003
-(hourly). Both steps are idempotent, so a late, doubled or retried run is harmless.
+"Forget weak and expired memories" (migration 0003, hourly) and "Recover lost
+consolidation jobs" (migration 0010, every 30 s). Each is idempotent, so a late,
+doubled or retried run is harmless.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ import dataclasses
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready
+from django.conf import settings
 
 from cognizes.celery import MAINTENANCE_TASK
+from memory_app.consolidation import do_recover_jobs
 from memory_app.decay import do_decay, do_purge_expired_revisions, do_purge_forgotten
 
 logger = logging.getLogger(__name__)
@@ -25,3 +29,19 @@ def forget() -> None:
         report, purged=do_purge_forgotten(), revisions_expired=do_purge_expired_revisions()
     )
     logger.info("memory forgetting: %s", report)
+
+
+@shared_task(name="memory_app.recover_jobs", **MAINTENANCE_TASK)
+def recover_jobs() -> None:
+    """Send again the consolidation jobs whose worker vanished or whose message was lost."""
+    do_recover_jobs()
+
+
+@worker_ready.connect
+def _recover_once_started(**_: object) -> None:
+    """A worker that starts recovers its predecessors' jobs, beat or no beat.
+
+    Once a lease has passed: a job whose worker was killed just before this one
+    started is only then known to be lost.
+    """
+    recover_jobs.apply_async(countdown=settings.COGNIZES_JOB_LEASE_SECONDS + 1)

@@ -5,17 +5,30 @@ with its status, attempts and error. A session's events are read from the
 session store after the watermark of the last finished job for that session, so
 adding a session again ingests only what is new and running a job twice creates
 nothing twice. Jobs run on a Celery worker (``tasks.consolidate``), or inline.
+
+The database, not the broker, says whether a job is lost. A queued or running job
+carries ``lease_until``: a worker running it renews the lease while it works, and
+a job still not done when its lease runs out (its worker was SIGKILLed, its
+message died with a Redis restart or was never sent while Redis was down) is sent
+again by ``do_recover_jobs`` (a beat task, and every worker once it has started).
+A job commits its result only while it still holds its claim, so a worker that
+was presumed dead and wakes up late writes nothing twice.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import Max
+from celery import current_app
+from django.conf import settings
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from memory_app.extraction import get_extractor
@@ -25,6 +38,13 @@ from sessions_app import services as session_services
 
 logger = logging.getLogger(__name__)
 KNOWN_MEMORIES_FOR_EXTRACTION = 50
+# The tasks are sent by name: consolidation is what the tasks call, not the other way round.
+CONSOLIDATE = "memory_app.tasks.consolidate"
+CONSOLIDATE_WHEN_DUE = "memory_app.tasks.consolidate_when_due"
+
+
+class JobTakenOver(Exception):
+    """This run's claim on the job was lost (its lease ran out and another run took it): it commits nothing."""
 
 
 def do_enqueue_session(
@@ -35,7 +55,7 @@ def do_enqueue_session(
     generation.check()
     job = ConsolidationJob.objects.create(
         app_name=app_name, user_id=user_id, session_id=session_id, custom_metadata=dict(custom_metadata or {}),
-        **_generation_fields(generation),
+        lease_until=_redispatch_time(), **_generation_fields(generation),
     )
     return _dispatch(job, run_inline)
 
@@ -50,7 +70,7 @@ def do_enqueue_events(
     job = ConsolidationJob.objects.create(
         app_name=app_name, user_id=user_id, session_id=session_id, events=events,
         custom_metadata=dict(custom_metadata or {}), extra_scope=dict(extra_scope or {}),
-        **_generation_fields(generation),
+        lease_until=_redispatch_time(), **_generation_fields(generation),
     )
     return _dispatch(job, run_inline)
 
@@ -111,10 +131,8 @@ def do_ingest_stream(
         except IntegrityError:  # another process opened the stream's pending job meanwhile: add to that one
             continue
         if due or (created and job.not_before):
-            from memory_app.tasks import consolidate_when_due
-
             countdown = max(0.0, (job.not_before - timezone.now()).total_seconds())
-            transaction.on_commit(lambda: consolidate_when_due.apply_async((job.pk,), countdown=countdown))
+            transaction.on_commit(lambda: _send(CONSOLIDATE_WHEN_DUE, job.pk, countdown=countdown))
         return job
     raise RuntimeError(f"could not add events to stream {stream!r}")
 
@@ -150,28 +168,28 @@ def do_schedule_session(
                 job = ConsolidationJob.objects.create(**scope, not_before=due)
         except IntegrityError:  # another process scheduled it meanwhile: push that one back
             continue
-        from memory_app.tasks import consolidate_when_due
-
-        transaction.on_commit(lambda: consolidate_when_due.apply_async((job.pk,), countdown=delay_seconds))
+        transaction.on_commit(lambda: _send(CONSOLIDATE_WHEN_DUE, job.pk, countdown=delay_seconds))
         return job
     raise RuntimeError(f"could not schedule consolidation of session {session_id}")
 
 
-def run_when_due(job_id: int) -> float | None:
-    """Run a scheduled job if it is due; else the seconds still to wait (None: nothing left to do).
+def run_when_due(job_id: int) -> None:
+    """Run a scheduled job if it is due; else send the check again for when it will be.
 
     A job that left "scheduled" but did not finish (a retry after an outage) runs again.
     """
     job = ConsolidationJob.objects.filter(pk=job_id).first()
     if job is None or job.status == JobStatus.DONE:
-        return None
+        return
     if job.status == JobStatus.SCHEDULED:
         remaining = (job.not_before - timezone.now()).total_seconds() if job.not_before else 0
         if remaining > 0:
-            return remaining
-        ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.SCHEDULED).update(status=JobStatus.QUEUED)
+            _send(CONSOLIDATE_WHEN_DUE, job_id, countdown=remaining)
+            return
+        ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.SCHEDULED).update(
+            status=JobStatus.QUEUED, lease_until=_redispatch_time()
+        )
     run_job(job_id)
-    return None
 
 
 def _dispatch(job: ConsolidationJob, run_inline: bool) -> ConsolidationJob:
@@ -179,26 +197,114 @@ def _dispatch(job: ConsolidationJob, run_inline: bool) -> ConsolidationJob:
         run_job(job.pk)
         job.refresh_from_db()
         return job
-    from memory_app.tasks import consolidate
-
-    transaction.on_commit(lambda: consolidate.delay(job.pk))
+    transaction.on_commit(lambda: _send(CONSOLIDATE, job.pk))
     return job
 
 
+def _send(task: str, job_id: int, *, countdown: float = 0) -> None:
+    """Hand a job to the broker; while the broker is down, leave it to ``do_recover_jobs``.
+
+    The job row is already committed, so nothing is lost: a queued job is marked
+    lost at once (recovered as soon as a worker and the broker are back), and a
+    scheduled one is recovered once it is overdue. The request that made it succeeds.
+    """
+    try:
+        current_app.send_task(task, (job_id,), countdown=min(countdown, settings.COGNIZES_JOB_MAX_COUNTDOWN_SECONDS))
+    except Exception as error:  # kombu/redis raise several kinds for "broker unreachable"
+        logger.warning("job %s not sent (%s): it is sent again once the broker is back", job_id, error)
+        ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(lease_until=timezone.now())
+
+
 def run_job(job_id: int) -> None:
-    """Run one job to the end; idempotent (a finished job is left alone). Errors propagate for retry."""
+    """Run one job to the end if it is free to run; idempotent. Errors propagate for retry.
+
+    Free: queued, failed (a retry), or running with its lease run out (its worker
+    vanished). A job that another run holds (live lease) or that is done is left alone.
+    """
+    now = timezone.now()
     with transaction.atomic():
         job = ConsolidationJob.objects.select_for_update(skip_locked=True).filter(pk=job_id).first()
-        if job is None or job.status == JobStatus.DONE:
+        if job is None or not _free(job, now):
             return
-        job.status, job.attempts, job.started_at = JobStatus.RUNNING, job.attempts + 1, timezone.now()
-        job.save(update_fields=["status", "attempts", "started_at"])
+        job.status, job.attempts, job.started_at = JobStatus.RUNNING, job.attempts + 1, now
+        job.lease_until = now + _lease()
+        job.save(update_fields=["status", "attempts", "started_at", "lease_until"])
     try:
-        _run(job)
+        with _lease_renewed(job):
+            _run(job)
+    except JobTakenOver:
+        logger.warning("consolidation job %s: taken over by another run after its lease ran out", job.pk)
     except Exception as error:
-        job.status, job.error = JobStatus.FAILED, f"{type(error).__name__}: {error}"
-        job.save(update_fields=["status", "error"])
+        _claimed(job).update(status=JobStatus.FAILED, error=f"{type(error).__name__}: {error}", lease_until=None)
         raise
+
+
+def _free(job: ConsolidationJob, now: datetime) -> bool:
+    if job.status in (JobStatus.QUEUED, JobStatus.FAILED):
+        return True
+    return job.status == JobStatus.RUNNING and (job.lease_until is None or job.lease_until < now)
+
+
+def _claimed(job: ConsolidationJob):
+    """The job's row while this run (its attempt number) still holds it."""
+    return ConsolidationJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING, attempts=job.attempts)
+
+
+@contextmanager
+def _lease_renewed(job: ConsolidationJob) -> Iterator[None]:
+    """Renew the job's lease every third of its length while the block runs (a thread with its own connection)."""
+    stop = threading.Event()
+    interval = _lease().total_seconds() / 3
+
+    def renew() -> None:
+        try:
+            while not stop.wait(interval):
+                try:
+                    _claimed(job).update(lease_until=timezone.now() + _lease())
+                except DatabaseError as error:  # an outage: the lease may run out, and the job be re-run
+                    logger.warning("consolidation job %s: lease not renewed (%s)", job.pk, error)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=renew, name=f"lease-job-{job.pk}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def do_recover_jobs(limit: int = 500) -> list[int]:
+    """Send again every job that is lost: lease run out while queued or running, or scheduled and overdue.
+
+    Each is set back to queued with a fresh dispatch lease in one statement (so
+    two recoveries at once do not both send it), then sent. Returns their ids.
+    """
+    now = timezone.now()
+    lost = Q(status__in=[JobStatus.QUEUED, JobStatus.RUNNING], lease_until__lt=now) | Q(
+        status=JobStatus.SCHEDULED, not_before__lt=now - _lease()
+    )
+    with transaction.atomic():
+        ids = list(
+            ConsolidationJob.objects.select_for_update(skip_locked=True).filter(lost).order_by("id")
+            .values_list("id", flat=True)[:limit]
+        )
+        ConsolidationJob.objects.filter(pk__in=ids).update(status=JobStatus.QUEUED, lease_until=_redispatch_time())
+    for job_id in ids:
+        _send(CONSOLIDATE, job_id)
+    if ids:
+        logger.warning("consolidation jobs %s were lost (worker gone or message lost): sent again", ids)
+    return ids
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.COGNIZES_JOB_LEASE_SECONDS)
+
+
+def _redispatch_time() -> datetime:
+    """When a queued job that no worker has started is presumed lost and sent again."""
+    return timezone.now() + timedelta(seconds=settings.COGNIZES_JOB_REDISPATCH_SECONDS)
 
 
 def _run(job: ConsolidationJob) -> None:
@@ -215,8 +321,11 @@ def _run(job: ConsolidationJob) -> None:
     if job.custom_metadata:
         candidates = [replace(c, metadata={**c.metadata, **job.custom_metadata}) for c in candidates]
     # The memories and the watermark that says their events are done commit together: a job that
-    # dies in between leaves neither, so its retry ingests each event once (issue 11).
+    # dies in between leaves neither, so its retry ingests each event once (issue 11). Only while
+    # this run still holds the job: one that lost it to a takeover commits nothing.
     with transaction.atomic():
+        if not _claimed(job).select_for_update().exists():
+            raise JobTakenOver(job.pk)
         outcome = do_remember(
             app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=job_cause(job.pk),
             extra_scope=job.extra_scope,
@@ -227,10 +336,12 @@ def _run(job: ConsolidationJob) -> None:
             ),
         )
         job.watermark = watermark
-        job.status, job.error, job.finished_at = JobStatus.DONE, "", timezone.now()
+        job.status, job.error, job.finished_at, job.lease_until = JobStatus.DONE, "", timezone.now(), None
         job.memories_created = len(outcome.created)
         job.memories_updated = len(outcome.updated) + len(outcome.superseded)
-        job.save(update_fields=["watermark", "status", "error", "finished_at", "memories_created", "memories_updated"])
+        job.save(update_fields=[
+            "watermark", "status", "error", "finished_at", "lease_until", "memories_created", "memories_updated",
+        ])
     logger.info("consolidation job %s: %s created, %s updated", job.pk, job.memories_created, job.memories_updated)
 
 

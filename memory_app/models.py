@@ -257,6 +257,11 @@ class ConsolidationJob(models.Model):
     not_before = models.DateTimeField(
         null=True, blank=True, help_text="A scheduled job runs once the session has been quiet until then."
     )
+    lease_until = models.DateTimeField(
+        null=True, blank=True,
+        help_text="A queued or running job not done by then is presumed lost (worker killed, message lost) "
+        "and sent again. The worker running it renews it.",
+    )
 
     class Meta:
         db_table = "consolidation_jobs"

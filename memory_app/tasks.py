@@ -31,9 +31,7 @@ def consolidate(self, job_id: int) -> None:
 @shared_task(**RETRIED_THROUGH_OUTAGES)
 def consolidate_when_due(self, job_id: int) -> None:
     """Run a session-end job once its session has been quiet long enough; until then, wait again."""
-    remaining = consolidation.run_when_due(job_id)
-    if remaining is not None:
-        self.apply_async((job_id,), countdown=remaining)
+    consolidation.run_when_due(job_id)
 
 
-from memory_app import beat  # noqa: E402,F401  (registers "memory_app.forget", the beat task)
+from memory_app import beat  # noqa: E402,F401  (registers the beat tasks "memory_app.forget", "memory_app.recover_jobs")

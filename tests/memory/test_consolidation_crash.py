@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from memory_app import consolidation
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevision
-from sessions_app import services as sessions
+from tests.memory.sessions import TEXTS, session_with_events
 
 pytestmark = pytest.mark.django_db
 
 APP = "crash_app"
-TEXTS = ["I live in Lisbon.", "I have a cat named Miso.", "I play the cello.", "My sister is called Ana."]
-
-
-def session_with_events() -> None:
-    sessions.do_create_session(app_name=APP, user_id="ada", session_id="s1", delta=sessions.StateDelta(), now=time.time())
-    for version, text in enumerate(TEXTS, start=1):
-        data = f'{{"author": "user", "id": "e{version}", "content": {{"role": "user", "parts": [{{"text": "{text}"}}]}}}}'
-        sessions.do_append_event(app_name=APP, user_id="ada", session_id="s1", expected_version=version,
-                                 event=sessions.NewEvent(
-                                     event_id=f"e{version}", invocation_id="i", author="user", branch=None,
-                                     timestamp=time.time(), data_json=data, preview=text,
-                                     state_delta=sessions.StateDelta()))
 
 
 def test_memories_and_the_watermark_commit_together(monkeypatch):
-    session_with_events()
+    session_with_events(APP)
     job = consolidation.do_enqueue_session(app_name=APP, user_id="ada", session_id="s1")
     save = ConsolidationJob.save
 
