@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
 from access.models import ApiKey
+from access.outages import as_unavailable
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 BIGINT = 2**63 - 1
@@ -134,7 +135,8 @@ def valid(
 
 
 def error_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Every error as ``{"error": {"code", "message", "details"}}``."""
+    """Every error as ``{"error": {"code", "message", "details"}}``; an outage as a 503."""
+    exc = as_unavailable(exc)
     response = exception_handler(exc, context)
     if response is None:
         return None

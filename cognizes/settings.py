@@ -88,14 +88,23 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# An unreachable server fails a connection attempt within DATABASE_CONNECT_TIMEOUT seconds
+# (the API answers 503 + Retry-After, access.outages), instead of the OS's minutes-long TCP wait.
+DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "3"))
 # A connection pool per process (Django's, on psycopg_pool): the ASGI web server runs each
 # request on a thread of its own, so without one every request opens a connection (and
 # pays its setup). `make run` turns it on for the web server; it replaces CONN_MAX_AGE.
 DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "0"))
 if DATABASE_POOL_SIZE:
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": 1, "max_size": DATABASE_POOL_SIZE, "timeout": 30,
+    # A request waits at most DATABASE_POOL_TIMEOUT seconds for a connection (then 503). Django
+    # checks each connection as the pool hands it out (conn_health_checks), so the requests after
+    # a PostgreSQL restart do not get the dead connections left in the pool. The pool's
+    # reconnection backoff (1, 2, 4 … s) is cut short as often: the next request starts a new
+    # attempt at once, so service resumes within a second of the database's return.
+    _POOL_TIMEOUT = float(os.environ.get("DATABASE_POOL_TIMEOUT", "3"))
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1, "max_size": DATABASE_POOL_SIZE, "timeout": _POOL_TIMEOUT, "reconnect_timeout": _POOL_TIMEOUT,
     }
 # Parallel test runs on one server need distinct test databases.
 if os.environ.get("COGNIZES_TEST_DATABASE"):
@@ -103,17 +112,22 @@ if os.environ.get("COGNIZES_TEST_DATABASE"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = local.redis_url()
+# Bounded waits: with Redis down, the throttle lets requests through and what needs Redis
+# answers 503 (access.outages), each in about a second rather than hanging.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
     }
 }
 
 # Celery speaks "redis+socket://" for Unix sockets, redis-py "unix://".
 _CELERY_REDIS_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", _CELERY_REDIS_URL)
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", _CELERY_REDIS_URL)
+# No result backend: what a task did is in PostgreSQL (job rows, the audit), and a Redis result
+# backend would make every send wait on it (and give up for good) while Redis is down.
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

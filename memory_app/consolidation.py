@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+import kombu.exceptions
 from celery import current_app
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
@@ -210,7 +211,7 @@ def _send(task: str, job_id: int, *, countdown: float = 0) -> None:
     """
     try:
         current_app.send_task(task, (job_id,), countdown=min(countdown, settings.COGNIZES_JOB_MAX_COUNTDOWN_SECONDS))
-    except Exception as error:  # kombu/redis raise several kinds for "broker unreachable"
+    except kombu.exceptions.OperationalError as error:  # the broker is unreachable (after Celery's own retries)
         logger.warning("job %s not sent (%s): it is sent again once the broker is back", job_id, error)
         ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(lease_until=timezone.now())
 

