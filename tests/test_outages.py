@@ -7,6 +7,7 @@ killed with SIGKILL and restarted on the same sockets.
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -98,3 +99,26 @@ def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_o
         assert api.post(f"{USER}/sessions/", json={"id": "p2"}).status_code == 201  # the refused creates stored nothing
         print(f"{len(answers)} requests in a {OUTAGE_SECONDS} s outage: all 503, slowest {slowest:.2f} s; "
               f"service resumed {recovered:.2f} s after the restart")
+
+
+def test_worker_and_beat_keep_running_through_redis_and_postgresql_restarts(stack):
+    if not stack.workers:
+        stack.start_worker()
+    beat = stack.spawn("beat", [sys.executable, "-m", "celery", "-A", "cognizes", "beat", "--loglevel", "INFO"])
+    stack.workers.append(beat)
+    time.sleep(5)  # both connected to the broker and the database
+    for server in (stack.redis, stack.postgres):
+        server.kill()
+        time.sleep(3)
+        server.start()
+    assert [p.poll() for p in stack.workers] == [None] * len(stack.workers), "a worker or beat exited"
+
+    with stack.client() as api:
+        assert api.post(f"{USER}/sessions/", json={"id": "w1"}).status_code == 201
+        assert _append(api, "w1", "I keep bees.").status_code == 201
+        job = api.post(f"{USER}/sessions/w1/memory-jobs/").json()
+        deadline = time.monotonic() + 60
+        while api.get(f"{USER}/memory-jobs/{job['id']}/").json()["status"] != "done":
+            assert time.monotonic() < deadline, "the worker did not run a job after the restarts"
+            time.sleep(0.3)
+    assert [p.poll() for p in stack.workers] == [None] * len(stack.workers), "a worker or beat exited"
