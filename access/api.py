@@ -152,8 +152,13 @@ def error_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
         code, message, detail = "not_found", "Not found.", None
     else:
         code, message, detail = "error", str(exc), None
-    response.data = {"error": {"code": code, "message": message, "details": detail}}
+    response.data = error_body(code, message, detail)
     return response
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """The API's error shape, for answers made outside DRF's handler."""
+    return {"error": {"code": code, "message": message, "details": details}}
 
 
 def json_not_found(request: Any, exception: Exception | None = None) -> Any:
@@ -162,7 +167,7 @@ def json_not_found(request: Any, exception: Exception | None = None) -> Any:
     from django.views.defaults import page_not_found
 
     if request.path.startswith("/api/"):
-        return JsonResponse({"error": {"code": "not_found", "message": "Not found.", "details": None}}, status=404)
+        return JsonResponse(error_body("not_found", "Not found."), status=404)
     return page_not_found(request, exception)
 
 
@@ -172,5 +177,5 @@ def json_server_error(request: Any) -> Any:
     from django.views.defaults import server_error
 
     if request.path.startswith("/api/"):
-        return JsonResponse({"error": {"code": "error", "message": "Server error.", "details": None}}, status=500)
+        return JsonResponse(error_body("error", "Server error."), status=500)
     return server_error(request)

@@ -180,7 +180,10 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "access.api.error_handler",
     "UNAUTHENTICATED_USER": None,
 }
+# The API's request bodies (access.body_limit): larger ones get 413 as soon as the excess
+# arrives (chunked or not); one not complete within the timeout gets 408.
 COGNIZES_API_MAX_BODY_BYTES = int(os.environ.get("COGNIZES_API_MAX_BODY_BYTES", str(1024 * 1024)))
+COGNIZES_API_BODY_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_API_BODY_TIMEOUT_SECONDS", "15"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "Cognizes API",
     "DESCRIPTION": "Sessions, events, state and long-term memory for ADK agents. "

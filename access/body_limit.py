@@ -1,0 +1,112 @@
+"""Request bodies are read whole before Django sees them, within a size and a time limit.
+
+Django's ASGI handler reads a body to its end before it dispatches, however long
+it is and however slowly it comes: a chunked upload (no ``Content-Length``) of
+any size was spooled to disk before the parser's limit could refuse it, and a
+client declaring more bytes than it sends held the request open until it gave
+up. This ASGI middleware does that reading instead, on the API's paths: over
+``COGNIZES_API_MAX_BODY_BYTES`` it answers 413 as soon as the excess arrives (or
+at once, from a declared length), and a body not complete within
+``COGNIZES_API_BODY_TIMEOUT_SECONDS`` gets 408. Django is then told the body's
+length, which it needs to read a chunked body at all (it read none before).
+(``LimitedJSONParser`` keeps the size check for WSGI servers.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from django.conf import settings
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+ErrorBody = Callable[[int, str], dict[str, Any]]
+"""The error shape of a surface: (HTTP status, message) → JSON body."""
+
+
+class BodyLimit:
+    """Reads the bodies of requests under ``surfaces``' path prefixes within the limits, answering in their shapes."""
+
+    def __init__(self, app: ASGIApp, surfaces: Mapping[str, ErrorBody]) -> None:
+        self.app = app
+        self.surfaces = surfaces
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        error_body = self._surface(scope)
+        if error_body is None:
+            return await self.app(scope, receive, send)
+        limit = settings.COGNIZES_API_MAX_BODY_BYTES
+        too_large = f"The request body is larger than {limit} bytes."
+        if _declared_length(scope) > limit:
+            return await _answer(send, 413, error_body(413, too_large))
+        chunks: list[bytes] = []
+        size, timeout = 0, settings.COGNIZES_API_BODY_TIMEOUT_SECONDS
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                return await _answer(send, 408, error_body(408, f"The request body did not arrive within {timeout} s."))
+            if message["type"] == "http.disconnect":
+                return  # the client hung up: nothing to answer, nothing was done
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                return await _answer(send, 413, error_body(413, too_large))
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        await self.app(_with_length(scope, len(body)), _replay(body, receive), send)
+
+    def _surface(self, scope: Scope) -> ErrorBody | None:
+        if scope["type"] != "http":
+            return None
+        path = scope["path"]
+        return next((body for prefix, body in self.surfaces.items() if path.startswith(prefix)), None)
+
+
+def _declared_length(scope: Scope) -> int:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0  # the server refuses a malformed length itself
+    return 0
+
+
+def _with_length(scope: Scope, length: int) -> Scope:
+    """The scope with the body's actual length: Django reads no more than ``Content-Length`` (none when chunked)."""
+    headers = [(k, v) for k, v in scope.get("headers", []) if k not in (b"content-length", b"transfer-encoding")]
+    return {**scope, "headers": [*headers, (b"content-length", str(length).encode())]}
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The body, read already, as one message; then the client's own messages (a disconnect)."""
+    sent = False
+
+    async def replayed() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+async def _answer(send: Send, status: int, body: dict[str, Any]) -> None:
+    content = json.dumps(body).encode()
+    await send({
+        "type": "http.response.start", "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode()),
+                    (b"connection", b"close")],
+    })
+    await send({"type": "http.response.body", "body": content})
