@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
-from access.models import ApiKey
+from access.models import MAX_KEY_LENGTH, ApiKey
 from access.outages import as_unavailable
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -44,11 +44,22 @@ class ScopedView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        if any("\x00" in str(value) for value in kwargs.values()):
-            raise exceptions.ParseError("Ids in the URL may not contain NUL (%00) characters.")
+        check_url(request, kwargs)
         if "session_id" in kwargs:  # as ADK's services: a padded id names the session created from it
             self.kwargs["session_id"] = kwargs["session_id"] = kwargs["session_id"].strip()
         self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"))
+
+
+def check_url(request: Request, ids: dict[str, Any]) -> None:
+    """The URL's ids and query hold only what PostgreSQL can store, or the request is a 400 before any query.
+
+    Every API surface's views call it first (``ScopedView``, the Vertex surface's ``VertexView``).
+    """
+    values = [str(value) for value in ids.values()]
+    if any("\x00" in value for value in [*values, *(v for _, vs in request.query_params.lists() for v in vs)]):
+        raise exceptions.ParseError("The URL may not contain NUL (%00) characters.")
+    if any(len(value) > MAX_KEY_LENGTH for value in values):
+        raise exceptions.ParseError(f"Ids in the URL may be at most {MAX_KEY_LENGTH} characters long.")
 
 
 def check_scope(request: Request, app_name: str, user_id: str | None, *, write: bool | None = None) -> Scope:

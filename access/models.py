@@ -9,6 +9,11 @@ from __future__ import annotations
 from django.db import models
 
 
+MAX_KEY_LENGTH = 128
+"""The longest app name, user id or session id: every table's key columns are this wide, and the
+scope check refuses longer ids in URLs (PostgreSQL would refuse them mid-request)."""
+
+
 class ApiKeyQuerySet(models.QuerySet):
     def usable(self) -> ApiKeyQuerySet:
         return self.filter(revoked_at__isnull=True)
@@ -18,9 +23,9 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=200, help_text="Who or what uses this key.")
     prefix = models.CharField(max_length=16, unique=True, help_text="The key's public first part, to recognise it.")
     key_hash = models.CharField(max_length=64, help_text="SHA-256 of the key.")
-    app_name = models.CharField(max_length=128, help_text="The one app this key may use.")
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH, help_text="The one app this key may use.")
     user_id = models.CharField(
-        "user id", max_length=128, blank=True, help_text="If set, the one user of the app this key may use."
+        "user id", max_length=MAX_KEY_LENGTH, blank=True, help_text="If set, the one user of the app this key may use."
     )
     read_only = models.BooleanField(default=False, help_text="May read but not write.")
     created_at = models.DateTimeField(auto_now_add=True)

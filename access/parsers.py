@@ -17,7 +17,8 @@ class PayloadTooLarge(exceptions.APIException):
 
 
 class LimitedJSONParser(JSONParser):
-    """JSON bodies up to ``COGNIZES_API_MAX_BODY_BYTES``: a larger body is refused before it is parsed."""
+    """JSON bodies up to ``COGNIZES_API_MAX_BODY_BYTES``: a larger body is refused before it is parsed, and one
+    nested deeper than ``MAX_JSON_DEPTH`` or holding NUL after it."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
         limit = settings.COGNIZES_API_MAX_BODY_BYTES
@@ -32,16 +33,27 @@ class LimitedJSONParser(JSONParser):
             data = super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError("The JSON is nested too deeply.") from None
-        if _has_nul(data):
-            raise exceptions.ParseError("Text may not contain NUL (\\u0000) characters; PostgreSQL cannot store them.")
+        _refuse_unstorable(data)
         return data
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return False
+MAX_JSON_DEPTH = 100
+"""Deeper JSON is refused: what reads it later (ADK's models, the Vertex translation) recurses per level."""
+
+
+def _refuse_unstorable(data: Any) -> None:
+    """Refuse JSON nested deeper than ``MAX_JSON_DEPTH``, or holding NUL (PostgreSQL cannot store it); no recursion."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise exceptions.ParseError(f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep.")
+        if isinstance(value, dict):
+            stack.extend((item, depth) for item in value)  # keys: checked as text, at the object's depth
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str) and "\x00" in value:
+            raise exceptions.ParseError(
+                "Text may not contain NUL (\\u0000) characters; PostgreSQL cannot store them."
+            )

@@ -20,7 +20,8 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Now
 from pgvector.django import HnswIndex, VectorField
 
-MAX_KEY_LENGTH = 128
+from access.models import MAX_KEY_LENGTH
+
 MAX_TOPIC_LENGTH = 64
 EMBEDDING_DIMENSIONS = 384
 TEXT_SEARCH_CONFIG = "english"

@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 from django.db import models
 from django.db.models.functions import Now
 
-MAX_KEY_LENGTH = 128
+from access.models import MAX_KEY_LENGTH
+
 
 
 class SessionQuerySet(models.QuerySet):

@@ -15,7 +15,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from access.api import Scope, check_scope
+from access.api import Scope, check_scope, check_url
 from access.authentication import BearerKeyAuthentication
 from vertex_app import errors, names
 from vertex_app.auth import GoogleApiKeyAuthentication
@@ -38,6 +38,7 @@ class VertexView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
+        check_url(request, kwargs)
         engine_id = int(kwargs["engine_id"])
         app_name = get_engine_app(engine_id) if engine_id < 2**63 else None
         if app_name is None:
