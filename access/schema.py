@@ -1,8 +1,24 @@
-"""OpenAPI post-processing: every operation documents the errors it can answer with."""
+"""The OpenAPI schema: operations described by their own views, and the errors every operation can answer with."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
+
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """drf-spectacular's, describing an operation by its method's or its own view's docstring only.
+
+    Python hands a class without a docstring its base's, so every view was
+    described as "Base of every tenant view…" (ScopedView's) in Swagger UI.
+    """
+
+    def get_description(self) -> str:
+        method = getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)
+        own = (method.__doc__ if method is not None else None) or self.view.__class__.__dict__.get("__doc__")
+        return inspect.cleandoc(own) if own else ""
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -25,9 +41,11 @@ ERRORS = {
     "401": "Missing, unknown or revoked API key.",
     "403": "The key is read-only, or the caller is not staff.",
     "404": "Not found — also for anything of another app or user.",
+    "408": "The request body did not arrive in time.",
     "409": "Conflict: a stale version, or an id that already exists.",
     "413": "The request body is too large.",
     "429": "Too many requests for this key.",
+    "503": "PostgreSQL or Redis is unavailable; retry after the Retry-After seconds.",
 }
 
 

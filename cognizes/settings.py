@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from here: /api/docs/ works offline
     "django_celery_beat",
     "access",
     "sessions_app",
@@ -53,6 +54,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "access.middleware.ApiTrailingSlashMiddleware",  # before CommonMiddleware's empty 301
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -176,7 +178,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["access.parsers.LimitedJSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["access.throttling.KeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("COGNIZES_API_RATE", "1200/min")},
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "access.schema.AutoSchema",
     "EXCEPTION_HANDLER": "access.api.error_handler",
     "UNAUTHENTICATED_USER": None,
 }
@@ -190,6 +192,9 @@ SPECTACULAR_SETTINGS = {
     "Authenticate with `Authorization: Bearer <key>` (python manage.py create_api_key).",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "COMPONENT_SPLIT_PATCH": False,  # our PATCH bodies have required fields (the version)
     "POSTPROCESSING_HOOKS": [

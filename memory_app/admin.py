@@ -96,10 +96,16 @@ class MemoryAdmin(admin.ModelAdmin):
         return format_html("<pre>{}</pre>", json.dumps(memory.metadata, indent=2, ensure_ascii=False))
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str):
-        app_name, user_id = request.GET.get("app_name__exact"), request.GET.get("user_id__exact")
+        """With one app and one user chosen (the filters' own links, or ``__exact`` URLs): the hybrid search."""
+        app_name, user_id = (request.GET.get(name) or request.GET.get(f"{name}__exact") for name in ("app_name", "user_id"))
+        if search_term and not (app_name and user_id):
+            self.message_user(request, "Text-only search: choose one app and one user in the filters to rank "
+                              "memories by meaning, as an agent's search does.", messages.WARNING)
         if not (search_term and app_name and user_id):
             return super().get_search_results(request, queryset, search_term)
         hits = search_memories(app_name=app_name, user_id=user_id, query=search_term, limit=50, reinforce=False)
+        self.message_user(request, f"Hybrid search (meaning and keywords) of {user_id}'s memories in {app_name}: "
+                          f"{len(hits)} ranked.", messages.INFO)
         rank = Case(*[When(id=hit.id, then=i) for i, hit in enumerate(hits)], output_field=IntegerField())
         return queryset.filter(id__in=[hit.id for hit in hits]).annotate(search_rank=rank).order_by("search_rank"), False
 

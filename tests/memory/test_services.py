@@ -170,7 +170,7 @@ def test_invalid_candidates_are_refused_and_change_nothing(text, message):
     assert Memory.objects.count() == 0
 
 
-def test_offline_extractor_keeps_text_turns_and_leaves_out_tool_traffic_and_noise():
+def test_offline_extractor_keeps_the_users_statements_and_leaves_out_the_agent_tool_traffic_and_noise():
     events = [
         {"id": "1", "author": "user", "timestamp": 1.0, "content": {"parts": [{"text": "I prefer window seats."}]}},
         {"id": "2", "author": "agent", "content": {"parts": [{"function_call": {"name": "book", "args": {}}}]}},
@@ -184,7 +184,6 @@ def test_offline_extractor_keeps_text_turns_and_leaves_out_tool_traffic_and_nois
 
     assert [(c.text, c.author, c.kind, c.event_ids) for c in candidates] == [
         ("I prefer window seats.", "user", "preference", ("1",)),
-        ("Booked seat 12A.", "agent", "fact", ("5",)),
     ]
 
 

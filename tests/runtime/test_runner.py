@@ -65,6 +65,22 @@ async def test_a_preference_told_in_one_session_is_used_in_the_next(weather_app)
     assert sorted(audited) == [("get_weather", 1, "succeeded"), ("load_memory", None, "succeeded")]
 
 
+async def test_a_changed_preference_is_what_the_next_session_uses(weather_app):
+    """Before: "Actually I prefer Celsius now." was stored beside "I prefer Fahrenheit." (and the agent's
+    replies with them), both active, and the next session still answered in °F."""
+    runner = get_runner(weather_app)
+    for session_id, text in (("s1", "I prefer Fahrenheit."), ("s2", "Actually I prefer Celsius now.")):
+        await say(runner, session_id, text)
+        [job] = await jobs(session_id=session_id)
+        await run_in_db_thread(run_job, job.pk)
+
+    asked = await say(runner, "s3", "What's the weather in Paris?")
+
+    assert calls(asked)[-1] == ("get_weather", {"city": "Paris", "unit": "celsius"})
+    memories = await run_in_db_thread(lambda: dict(Memory.objects.values_list("text", "status")))
+    assert memories == {"I prefer Fahrenheit.": "superseded", "Actually I prefer Celsius now.": "active"}
+
+
 async def test_without_a_remembered_preference_the_default_unit_is_used(weather_app):
     asked = await say(get_runner(weather_app), "s1", "What's the weather in London?", user_id="bob")
     assert calls(asked)[-1] == ("get_weather", {"city": "London", "unit": "celsius"})

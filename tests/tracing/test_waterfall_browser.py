@@ -14,10 +14,12 @@ from tests.tracing.factories import record_trace
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_the_waterfall_renders_the_spans_of_a_trace(browser, live_server, admin_user):
+@pytest.mark.parametrize("window_width", [1400, 1920])
+def test_the_waterfall_renders_the_spans_of_a_trace(browser, live_server, admin_user, window_width):
     from selenium.webdriver.common.by import By
 
     trace_id = record_trace(session_id="s1", failing_tool=True)
+    browser.set_window_size(window_width, 900)
     log_in_as_admin(browser, live_server.url)
     browser.get(f"{live_server.url}/admin/tracing_app/trace/{trace_id}/change/")
 
@@ -26,6 +28,7 @@ def test_the_waterfall_renders_the_spans_of_a_trace(browser, live_server, admin_
         "invoke_agent weather_agent", "generate_content scripted-offline", "execute_tool remember_city",
     ]
     track = rows[0].find_element(By.CSS_SELECTOR, ".cz-track").rect
+    assert track["width"] > window_width * 0.3  # the bars' column is a good part of the page (it was a 2 px sliver)
     bars = [row.find_element(By.CSS_SELECTOR, ".cz-bar").rect for row in rows]
     assert bars[0]["width"] == pytest.approx(track["width"], abs=2)  # the root spans the whole run
     assert bars[2]["x"] - track["x"] == pytest.approx(track["width"] * 0.4, abs=2)  # the tool starts at 40 ms
