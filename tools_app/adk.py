@@ -143,6 +143,7 @@ class DatabaseToolset(BaseToolset):
         # edit must reach an agent that is in the middle of a long run.
         self._use_invocation_cache = False
         self._cache: dict[str, tuple[int, list[BaseTool]]] = {}
+        self._warned: set[str] = set()
 
     @override
     async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:
@@ -166,7 +167,26 @@ class DatabaseToolset(BaseToolset):
                 # One broken row (say, a callable taken off the allow-list) must not take the others down.
                 logger.exception("tool %s of app %s cannot be built; left out", row.name, app_name)
         self._cache[app_name] = (version, tools)
+        self._warn_once_if_missing(app_name, {tool.name for tool in tools})
         return tools
+
+    def _warn_once_if_missing(self, app_name: str, present: set[str]) -> None:
+        """Say once per app when the registry lacks tools asked for, or has none: registry tools belong to one app.
+
+        An agent moved to another app name silently lost its registry tools, and a
+        model then apologised for a tool it could not call.
+        """
+        wanted = set(self.tool_filter) if isinstance(self.tool_filter, list) else set()
+        missing = sorted(wanted - present)
+        if app_name in self._warned or not (missing or not present):
+            return
+        self._warned.add(app_name)
+        what = f"lacks {', '.join(missing)}" if missing else "has no enabled tools"
+        logger.warning(
+            "The tool registry of app %r %s: registry tools belong to one app. Add them for %r "
+            "(admin, or POST /api/v1/apps/%s/tools/), or run the agent under the app that has them.",
+            app_name, what, app_name, app_name,
+        )
 
 
 # ---- approvals ---------------------------------------------------------------------------------

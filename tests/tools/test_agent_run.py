@@ -190,3 +190,19 @@ async def test_a_failed_audit_write_is_logged_and_never_reaches_the_agent(caplog
     assert answer == 'Done: {"echo": "hi"}'
     assert await executions() == []
     assert "audit write failed: do_record_execution" in caplog.text
+
+
+async def test_a_registry_without_the_tools_asked_for_is_said_once(weather_api, caplog):
+    """An agent run under another app name silently lost its registry tools."""
+    await register(weather_api)
+    named = DatabaseToolset(app_name="another_app", tool_filter=["get_weather"])
+    present = DatabaseToolset(app_name=APP, tool_filter=["get_weather"])
+
+    for _ in range(2):
+        assert await named.get_tools() == []
+        assert [t.name for t in await present.get_tools()] == ["get_weather"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "tools_app.adk"]
+    assert warnings == [
+        "The tool registry of app 'another_app' lacks get_weather: registry tools belong to one app. Add them for "
+        "'another_app' (admin, or POST /api/v1/apps/another_app/tools/), or run the agent under the app that has them."
+    ]
