@@ -1,8 +1,9 @@
 """``make run``: everything a newcomer needs, started together and stopped together.
 
 Starts (or reuses) PostgreSQL and Redis, migrates, creates the admin user and the
-demo data, then runs the web server, a Celery worker and Celery beat until Ctrl-C.
-The children get ``DATABASE_URL`` / ``REDIS_URL`` so they share this process's
+demo data, then runs the web server, a Celery worker and Celery beat until Ctrl-C;
+once the web server answers, the lines that matter (URL, admin login, what to
+try) are printed last, below a quiet start (no banners, warnings only). The children get ``DATABASE_URL`` / ``REDIS_URL`` so they share this process's
 servers; on exit every child's process group is stopped, then the servers.
 """
 
@@ -13,10 +14,14 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 from cognizes import local
 
 STOP_TIMEOUT_SECONDS = 15
+START_TIMEOUT_SECONDS = 120
+LOG_LEVEL = os.environ.get("COGNIZES_RUN_LOG_LEVEL", "WARNING")
+"""What the web server, worker and beat log here (their banners are off): warnings, unless asked for more."""
 
 
 def main() -> int:
@@ -37,8 +42,12 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        for command in (["migrate", "--noinput"], ["ensure_admin"], ["load_demo"]):
-            subprocess.run([python, "manage.py", *command], env=env, check=True)
+        subprocess.run([python, "manage.py", "migrate", "--noinput"], env=env, check=True)
+        admin = subprocess.run(
+            [python, "manage.py", "ensure_admin"], env=env, check=True, capture_output=True, text=True
+        ).stdout.strip()
+        print(admin, flush=True)
+        subprocess.run([python, "manage.py", "load_demo"], env=env, check=True)
         # Under ASGI each request runs on a thread of its own, so a persistent
         # connection would never be reused: the web server takes its connections
         # from a pool instead (bench/api.py measures both).
@@ -46,14 +55,16 @@ def main() -> int:
         for command, command_env in (
             (
                 [python, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1", "--port", port,
-                 "--lifespan", "off"],
+                 "--lifespan", "off", "--log-level", LOG_LEVEL.lower()],
                 web_env,
             ),
-            ([python, "-m", "celery", "-A", "cognizes", "worker", "--loglevel", "INFO", "--concurrency", "2"], env),
-            ([python, "-m", "celery", "-A", "cognizes", "beat", "--loglevel", "INFO"], env),
+            ([python, "-m", "celery", "-A", "cognizes", "--quiet", "worker", "--loglevel", LOG_LEVEL,
+              "--concurrency", "2"], env),
+            ([python, "-m", "celery", "-A", "cognizes", "--quiet", "beat", "--loglevel", LOG_LEVEL], env),
         ):
             children.append(subprocess.Popen(command, env=command_env, start_new_session=True))
-        print(f"\nCognizes is running: http://127.0.0.1:{port}/admin/  (Ctrl-C stops everything)\n", flush=True)
+        if _answers(f"http://127.0.0.1:{port}/admin/login/", children):
+            print(_summary(port, admin), flush=True)
         while all(child.poll() is None for child in children):
             time.sleep(0.5)
         print("A process exited; stopping the others.", file=sys.stderr)
@@ -67,6 +78,31 @@ def main() -> int:
     finally:
         _stop_children(children)
         local.stop()
+
+
+def _answers(url: str, children: list[subprocess.Popen]) -> bool:
+    """Wait until the web server answers ``url`` (False if a child exits first, or it never does)."""
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline and all(child.poll() is None for child in children):
+        try:
+            with urllib.request.urlopen(url, timeout=5):
+                return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+def _summary(port: str, admin: str) -> str:
+    """The lines that matter, printed last: where to go, how to log in, what to try."""
+    base = f"http://127.0.0.1:{port}"
+    return "\n".join([
+        "",
+        f"Cognizes is running at {base}/  (Ctrl-C stops everything)",
+        f"  admin     {base}/admin/   {admin}",
+        f"  API docs  {base}/api/docs/   (a key: .venv/bin/python manage.py create_api_key weather)",
+        "  chat      .venv/bin/python manage.py chat weather --user alice",
+        "",
+    ])
 
 
 def _stop_children(children: list[subprocess.Popen]) -> None:

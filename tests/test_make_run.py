@@ -73,7 +73,9 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
             launcher.kill()
 
     assert launcher.returncode == 0
-    assert "Admin login (shown once): admin / fresh-machine-pw" in output
-    assert "Loaded demo sessions" in output
+    summary = output.index(f"Cognizes is running at http://127.0.0.1:{port}/")
+    assert output.index("Loaded demo sessions") < summary
+    assert f"admin     http://127.0.0.1:{port}/admin/   Admin login (shown once): admin / fresh-machine-pw" in output
+    assert "celery@" not in output and "Uvicorn running" not in output  # no banners burying the summary
     _, alive = psutil.wait_procs(started + servers, timeout=15)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []

@@ -131,7 +131,7 @@ def test_a_chat_turn_shows_tool_calls_state_changes_and_the_answer(weather_app, 
     assert "weather_assistant> [offline model] It's 15°C and cloudy in London." in turn
     assert turn.index("→ tool load_memory") < turn.index("→ tool get_weather") < turn.index("state: last_city")
     assert status == 0, chat.output
-    assert "python manage.py chat weather --user ada --session c1" in ending
+    assert "To continue: .venv/bin/python manage.py chat weather --user ada --session c1" in ending
     stored = services.get_session(app_name="weather", user_id="ada", session_id="c1")
     assert stored is not None and stored.state["last_city"] == "London"
     assert len(stored.events_json) == 6  # the question, two calls, two results, the answer
@@ -201,3 +201,12 @@ def test_describe_skips_partial_chunks_and_thoughts_and_shortens_tool_results():
     assert describe(event(types.Part(text="Hel"), partial=True)) == []
     assert describe(event(types.Part(text="thinking…", thought=True), types.Part(text="Hello"))) == ["helper> Hello"]
     assert describe(event(error_code="SAFETY", error_message="blocked")) == ["error: SAFETY blocked"]
+
+
+def test_a_memory_result_is_shown_without_its_unset_fields():
+    from google.adk.memory.memory_entry import MemoryEntry
+
+    memory = MemoryEntry(content=types.Content(role="user", parts=[types.Part(text="I prefer Fahrenheit.")]))
+    result = types.Part(function_response=types.FunctionResponse(name="load_memory", response={"memories": [memory]}))
+    [line] = describe(Event(author="helper", content=types.Content(role="model", parts=[result])))
+    assert "null" not in line and "I prefer Fahrenheit." in line

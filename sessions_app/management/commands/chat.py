@@ -58,7 +58,7 @@ class Command(BaseCommand):
                 registered = ", ".join(registered_apps()) or "(none)"
                 raise CommandError(f"{error} Registered apps: {registered}.") from error
             asyncio.run(self._chat(runner, user_id=user, session_id=session_id))
-        self._say(f"To continue: python manage.py chat {app} --user {user} --session {session_id}")
+        self._say(f"To continue: .venv/bin/python manage.py chat {app} --user {user} --session {session_id}")
 
     async def _chat(self, runner: Runner, *, user_id: str, session_id: str) -> None:
         stop_on_ctrl_c()
@@ -183,8 +183,16 @@ def _args(args: dict[str, Any]) -> str:
 
 
 def _json(value: Any) -> str:
-    # load_memory answers with pydantic objects in a live run.
-    return json.dumps(to_jsonable_python(value, fallback=str), ensure_ascii=False)
+    # load_memory answers with pydantic objects in a live run; their unset fields are noise here.
+    return json.dumps(_without_nulls(to_jsonable_python(value, fallback=str)), ensure_ascii=False)
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def _short(text: str, limit: int = SHORT) -> str:

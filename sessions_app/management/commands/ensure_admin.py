@@ -18,7 +18,7 @@ class Command(BaseCommand):
         if User.objects.filter(username=username).exists():
             self.stdout.write(
                 f"Admin user: {username} (its password was printed when it was created; "
-                f"`python manage.py changepassword {username}` sets a new one)"
+                f"`.venv/bin/python manage.py changepassword {username}` sets a new one)"
             )
             return
         password = os.environ.get("COGNIZES_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
