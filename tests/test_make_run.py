@@ -7,8 +7,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from pathlib import Path
 
 import psutil
 import pytest
@@ -45,6 +47,7 @@ def _run(port: int, env: dict[str, str], message: str) -> dict:
 @pytest.mark.timeout(240)
 def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
     port = free_port()
+    temporary = set(Path(tempfile.gettempdir()).glob("tmp*/redis.config"))
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
     env.update(PORT=str(port), COGNIZES_VAR_DIR=str(tmp_path / "var"), COGNIZES_ADMIN_PASSWORD="fresh-machine-pw")
     launcher = subprocess.Popen(
@@ -79,3 +82,5 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
     assert "celery@" not in output and "Uvicorn running" not in output  # no banners burying the summary
     _, alive = psutil.wait_procs(started + servers, timeout=15)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+    # Redis's socket and files were under var/, not in a new /tmp folder left behind.
+    assert set(Path(tempfile.gettempdir()).glob("tmp*/redis.config")) == temporary

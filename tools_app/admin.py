@@ -79,6 +79,11 @@ class ToolAdmin(admin.ModelAdmin):
     def pretty_parameters_schema(self, tool: Tool) -> str:
         return _pretty(tool.parameters_schema)
 
+    def get_exclude(self, request: HttpRequest, obj: Tool | None = None) -> list[str]:
+        """A tool's page shows the fields of its kind: no empty "OpenAPI operation: null" box on a Python tool."""
+        hidden = {"python": ["openapi_operation"], "openapi": ["callable_path"]}.get(obj.kind if obj else "", [])
+        return [*ToolForm.Meta.exclude, *hidden]
+
     def save_model(self, request: HttpRequest, obj: Tool, form: forms.ModelForm, change: bool) -> None:
         fields = {name: form.cleaned_data[name] for name in services.EDITABLE_FIELDS if name in form.cleaned_data}
         if change:
@@ -139,20 +144,24 @@ class _ReadOnlyAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    @admin.display(description="duration", ordering="duration_ms")
+    def duration(self, execution: ToolExecution | SandboxExecution) -> str:
+        return "-" if execution.duration_ms is None else f"{execution.duration_ms:,.1f} ms"
+
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 
 @admin.register(ToolExecution)
 class ToolExecutionAdmin(_ReadOnlyAdmin):
-    list_display = ("started_at", "tool_name", "tool_version", "status", "app_name", "user_id", "session_id", "duration_ms")
+    list_display = ("started_at", "tool_name", "tool_version", "status", "app_name", "user_id", "session_id", "duration")
     list_filter = ("status", "app_name", "tool_name", "user_id")
     search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name")
     exclude = ("arguments", "result")
     readonly_fields = (
         "app_name", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
         "status", "pretty_arguments", "pretty_result", "result_size", "result_truncated", "error", "started_at",
-        "duration_ms",
+        "duration",
     )
     date_hierarchy = "started_at"
 
@@ -203,6 +212,6 @@ class ToolApprovalAdmin(_ReadOnlyAdmin):
 
 @admin.register(SandboxExecution)
 class SandboxExecutionAdmin(_ReadOnlyAdmin):
-    list_display = ("started_at", "language", "exit_status", "app_name", "user_id", "session_id", "duration_ms")
+    list_display = ("started_at", "language", "exit_status", "app_name", "user_id", "session_id", "duration")
     list_filter = ("exit_status", "language", "app_name")
     search_fields = ("session_id", "code")
