@@ -189,7 +189,7 @@ COGNIZES_API_BODY_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_API_BODY_TIME
 SPECTACULAR_SETTINGS = {
     "TITLE": "Cognizes API",
     "DESCRIPTION": "Sessions, events, state and long-term memory for ADK agents. "
-    "Authenticate with `Authorization: Bearer <key>` (python manage.py create_api_key).",
+    "Authenticate with `Authorization: Bearer <key>` (`.venv/bin/python manage.py create_api_key APP`).",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
