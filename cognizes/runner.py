@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Literal
 
 from django.conf import settings
@@ -82,6 +83,7 @@ def runner_for(
     registry_tools: bool = True,
     audit: bool = True,
     tracing: bool = True,
+    session_ttl: timedelta | None = None,
     session_service: BaseSessionService | None = None,
     memory_service: BaseMemoryService | None = None,
     artifact_service: BaseArtifactService | None = None,
@@ -93,8 +95,9 @@ def runner_for(
     ``session_idle_seconds`` of quiet (default COGNIZES_SESSION_IDLE_SECONDS),
     or "off"). ``compaction``: ADK's event compaction (summaries of old events
     in the prompt). ``registry_tools``: give an ``LlmAgent`` without one a
-    ``DatabaseToolset`` (the agent object gets it). Artifacts stay in memory
-    unless you pass an ``artifact_service``.
+    ``DatabaseToolset`` (the agent object gets it). ``session_ttl``: how long
+    the sessions it creates live (default COGNIZES_SESSION_TTL_SECONDS; unset:
+    until deleted). Artifacts stay in memory unless you pass an ``artifact_service``.
     """
     from memory_app.adk import PostgresMemoryService
     from sessions_app.adk import PostgresSessionService
@@ -115,7 +118,7 @@ def runner_for(
     app = App(name=app_name, root_agent=agent, plugins=app_plugins, events_compaction_config=compaction)
     return Runner(
         app=app,
-        session_service=session_service or PostgresSessionService(),
+        session_service=session_service or PostgresSessionService(ttl=session_ttl),
         memory_service=memory_service or PostgresMemoryService(),
         artifact_service=artifact_service or InMemoryArtifactService(),
         auto_create_session=auto_create_session,

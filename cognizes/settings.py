@@ -236,6 +236,9 @@ COGNIZES_MEMORY_HALF_LIFE_DAYS = {
 }
 COGNIZES_MEMORY_FORGET_BELOW = float(os.environ.get("COGNIZES_MEMORY_FORGET_BELOW", "0.05"))
 COGNIZES_MEMORY_PURGE_AFTER_DAYS = float(os.environ.get("COGNIZES_MEMORY_PURGE_AFTER_DAYS", "30"))
+# Deleting a session forgets the memories that came only from it (memory_app.lifecycle);
+# off by default, as in Vertex AI: memories outlive their sessions.
+COGNIZES_FORGET_MEMORIES_WITH_SESSIONS = _env_bool("COGNIZES_FORGET_MEMORIES_WITH_SESSIONS", False)
 
 # Tools (tools_app): the only Python functions a registry row may name (dotted
 # paths; rows never import anything else), the audit's cut-off for stored
@@ -262,5 +265,8 @@ COGNIZES_AGENTS = dict(
     item.split("=", 1) for item in _env_list("COGNIZES_AGENTS", "weather=demo_agents.weather.agent.root_agent")
 )
 COGNIZES_SESSION_IDLE_SECONDS = float(os.environ.get("COGNIZES_SESSION_IDLE_SECONDS", "600"))
+# How long a session created through PostgresSessionService (ADK, runner_for, adk web) lives;
+# unset: until deleted. The API and Vertex clients set their own per session.
+COGNIZES_SESSION_TTL_SECONDS = float(os.environ.get("COGNIZES_SESSION_TTL_SECONDS", "0")) or None
 COGNIZES_RUN_MESSAGE_MAX_CHARS = int(os.environ.get("COGNIZES_RUN_MESSAGE_MAX_CHARS", "32000"))
 COGNIZES_RUN_TIMEOUT_SECONDS = int(os.environ.get("COGNIZES_RUN_TIMEOUT_SECONDS", "600"))

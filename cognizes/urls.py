@@ -34,6 +34,7 @@ api_v1 = [
     path(session + "run/stream/", run_api.RunStreamView.as_view(), name="run-stream"),
     path(session + "state/", sessions_api.SessionStateView.as_view(), name="session-state"),
     path(session + "memory-jobs/", memory_api.SessionIngestView.as_view(), name="session-ingest"),
+    path(session + "forget-memories/", memory_api.SessionForgetView.as_view(), name="session-forget-memories"),
     path(user + "memory-jobs/<id:job_id>/", memory_api.JobView.as_view(), name="memory-job"),
     path(user + "memories/", memory_api.MemoriesView.as_view(), name="memories"),
     path(user + "memories/search/", memory_api.MemorySearchView.as_view(), name="memory-search"),

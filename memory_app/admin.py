@@ -78,7 +78,7 @@ class MemoryAdmin(admin.ModelAdmin):
     )
     readonly_fields = (
         "id", "app_name", "user_id", "extra_scope", "text", "author", "kind", "topic", "importance", "strength", "access_count",
-        "last_accessed_at", "source_session_id", "source_event_ids", "pretty_metadata", "event_time",
+        "last_accessed_at", "source_session_ids", "source_event_ids", "pretty_metadata", "event_time",
         "expires_at", "status", "superseded_by", "forgotten_at", "embedder", "created_at", "updated_at",
     )
     exclude = ("embedding", "search_text", "metadata")
@@ -194,5 +194,20 @@ def consolidate_sessions_now(modeladmin: SessionAdmin, request: HttpRequest, que
     modeladmin.message_user(request, f"{queryset.count()} sessions consolidated, {created} new memories.")
 
 
-# sessions_app knows nothing of memory; memory adds its action to the sessions admin.
-SessionAdmin.actions = [*(SessionAdmin.actions or []), consolidate_sessions_now]
+@admin.action(description="Forget the memories that came only from selected sessions")
+def forget_session_memories(modeladmin: SessionAdmin, request: HttpRequest, queryset: QuerySet[Session]) -> None:
+    forgotten = detached = 0
+    for session in queryset:
+        outcome = services.do_forget_session_memories(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.session_id,
+            event_ids=list(session.events.values_list("event_id", flat=True)),
+            cause=f"{_cause(request)}: forget the memories of session {session.session_id}",
+        )
+        forgotten, detached = forgotten + len(outcome.forgotten), detached + len(outcome.detached)
+    modeladmin.message_user(
+        request, f"{forgotten} memories forgotten; {detached} from other sessions too kept, without these sources."
+    )
+
+
+# sessions_app knows nothing of memory; memory adds its actions to the sessions admin.
+SessionAdmin.actions = [*(SessionAdmin.actions or []), consolidate_sessions_now, forget_session_memories]

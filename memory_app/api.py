@@ -30,9 +30,8 @@ class MemorySerializer(serializers.ModelSerializer):
         model = Memory
         fields = [
             "id", "text", "author", "kind", "topic", "extra_scope", "importance", "strength", "access_count",
-            "last_accessed_at",
-            "source_session_id", "source_event_ids", "metadata", "event_time", "expires_at", "status",
-            "superseded_by", "created_at", "updated_at",
+            "last_accessed_at", "source_session_id", "source_session_ids", "source_event_ids", "metadata", "event_time",
+            "expires_at", "status", "superseded_by", "created_at", "updated_at",
         ]
         read_only_fields = fields
 
@@ -222,6 +221,25 @@ class SessionIngestView(ScopedView):
             raise Http404
         job = consolidation.do_enqueue_session(app_name=app_name, user_id=user_id, session_id=session_id)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class SessionForgettingSerializer(serializers.Serializer):
+    forgotten = serializers.ListField(child=serializers.UUIDField(), help_text="Memories that came only from it.")
+    detached = serializers.ListField(
+        child=serializers.UUIDField(), help_text="Memories from other sessions too: kept, without this source."
+    )
+
+
+class SessionForgetView(ScopedView):
+    """Forget the memories that came only from this session (it need not exist any more); others lose it as a source."""
+
+    @extend_schema(request=None, responses=SessionForgettingSerializer)
+    def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        outcome = services.do_forget_session_memories(
+            app_name=app_name, user_id=user_id, session_id=session_id,
+            cause=f"{_cause(request)}: forget the memories of session {session_id}",
+        )
+        return Response({"forgotten": outcome.forgotten, "detached": outcome.detached})
 
 
 class JobView(ScopedView):

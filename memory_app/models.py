@@ -78,7 +78,11 @@ class Memory(models.Model):
     strength = models.FloatField(default=1.0, help_text="1 when fresh; decays with time, rises with use.")
     access_count = models.PositiveIntegerField(default=0, help_text="How often search returned it.")
     last_accessed_at = models.DateTimeField(null=True, blank=True)
-    source_session_id = models.CharField(max_length=MAX_KEY_LENGTH, blank=True)
+    source_session_id = models.CharField(max_length=MAX_KEY_LENGTH, blank=True, help_text="The session it came from first.")
+    source_session_ids = ArrayField(
+        models.CharField(max_length=MAX_KEY_LENGTH), default=list, blank=True,
+        help_text="Every session it came from: deleting one of them takes only that source away.",
+    )
     source_event_ids = ArrayField(models.CharField(max_length=MAX_KEY_LENGTH), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True, help_text="Custom metadata given with the memory.")
     extra_scope = models.JSONField(

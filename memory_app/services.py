@@ -283,6 +283,7 @@ def _remember_one(
         topic=candidate.topic,
         importance=candidate.importance,
         source_session_id=candidate.session_id,
+        source_session_ids=[candidate.session_id] if candidate.session_id else [],
         source_event_ids=list(candidate.event_ids),
         metadata=dict(candidate.metadata),
         extra_scope=extra_scope,
@@ -348,6 +349,8 @@ def _merge(
 ) -> None:
     """Fold a repeated memory into the one already known: sources and metadata add up, strength (and expiry) renews."""
     memory.source_event_ids = list(dict.fromkeys([*memory.source_event_ids, *candidate.event_ids]))
+    if candidate.session_id and candidate.session_id not in memory.source_session_ids:
+        memory.source_session_ids = [*memory.source_session_ids, candidate.session_id]
     if metadata_merge == MetadataMerge.OVERWRITE:
         memory.metadata = dict(candidate.metadata)
     elif metadata_merge == MetadataMerge.MERGE:
@@ -360,7 +363,8 @@ def _merge(
         memory.event_time = candidate.event_time
     memory.expires_at = candidate.expires_at or expires_at or memory.expires_at
     memory.save(update_fields=[
-        "source_event_ids", "metadata", "importance", "strength", "event_time", "expires_at", "updated_at",
+        "source_event_ids", "source_session_ids", "metadata", "importance", "strength", "event_time", "expires_at",
+        "updated_at",
     ])
     _revise(memory, RevisionAction.MERGE, cause, text_before=memory.text, status_before=memory.status, mark=mark)
 
@@ -467,6 +471,49 @@ def do_delete_memory(*, memory_id: UUID | str, app_name: str, user_id: str) -> b
     """Erase one memory with its revisions and embedding; False if it is not this user's."""
     deleted, _ = Memory.objects.for_scope(app_name, user_id).filter(id__in=_uuids([str(memory_id)])).delete()
     return deleted > 0
+
+
+@dataclass(frozen=True)
+class SessionForgetting:
+    forgotten: list[UUID]
+    """Memories that came only from the session: forgotten (soft-deleted, revisions kept)."""
+    detached: list[UUID]
+    """Memories that came from other sessions too: they stay, without this session among their sources."""
+
+
+def do_forget_session_memories(
+    *, app_name: str, user_id: str, session_id: str, event_ids: Iterable[str] = (), cause: str
+) -> SessionForgetting:
+    """Take a session away as a source of the user's memories: those it alone gave are forgotten.
+
+    ``event_ids``: the session's events, taken out of each memory's sources too
+    (known while the session exists; afterwards only the session id is).
+    Revisions say why, with ``cause``.
+    """
+    outcome = SessionForgetting(forgotten=[], detached=[])
+    gone = set(event_ids)
+    with transaction.atomic():
+        _lock_scope(app_name, user_id)
+        memories = Memory.objects.for_scope(app_name, user_id).exclude(status=Status.FORGOTTEN).filter(
+            source_session_ids__contains=[session_id]
+        ).select_for_update()
+        for memory in memories:
+            others = [s for s in memory.source_session_ids if s != session_id]
+            if not others:
+                before = memory.status
+                _apply_status(memory, Status.FORGOTTEN)
+                _revise(memory, RevisionAction.FORGET, cause, text_before=memory.text, status_before=before)
+                outcome.forgotten.append(memory.id)
+                continue
+            memory.source_session_ids = others
+            memory.source_event_ids = [e for e in memory.source_event_ids if e not in gone]
+            if memory.source_session_id == session_id:
+                memory.source_session_id = others[0]
+            memory.save(update_fields=["source_session_ids", "source_event_ids", "source_session_id", "updated_at"])
+            _revise(memory, RevisionAction.UPDATE, f"{cause} (one of its sources)", text_before=memory.text,
+                    status_before=memory.status)
+            outcome.detached.append(memory.id)
+    return outcome
 
 
 def do_erase_user(*, app_name: str, user_id: str) -> int:

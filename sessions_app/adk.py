@@ -9,7 +9,11 @@ next ``append_event`` is a compare-and-swap against exactly what was read.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any, Optional
+
+from django.conf import settings
+from django.utils import timezone
 
 from google.adk.errors._stale_session_error import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
@@ -33,6 +37,13 @@ from sessions_app import services
 class PostgresSessionService(BaseSessionService):
     """Sessions, events and app/user state in PostgreSQL, safe across processes."""
 
+    def __init__(self, *, ttl: timedelta | None = None) -> None:
+        """``ttl``: how long each session it creates lives (then it is gone, as if deleted); by default
+        ``COGNIZES_SESSION_TTL_SECONDS``, and with that unset sessions live until deleted."""
+        super().__init__()
+        seconds = settings.COGNIZES_SESSION_TTL_SECONDS
+        self.ttl = ttl if ttl is not None else (timedelta(seconds=seconds) if seconds else None)
+
     @override
     async def create_session(
         self,
@@ -51,6 +62,7 @@ class PostgresSessionService(BaseSessionService):
                 session_id=session_id,
                 delta=split_delta(state or {}),
                 now=platform_time.get_time(),
+                attributes=services.SessionAttributes(expire_time=timezone.now() + self.ttl if self.ttl else None),
             )
         except services.SessionExists as error:
             raise AlreadyExistsError(str(error)) from error

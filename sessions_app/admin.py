@@ -106,6 +106,10 @@ class EventInline(admin.TabularInline):
         )
 
 
+ATTRIBUTES = ("display_name", "labels", "expire_time")
+"""What the session page edits besides the state (Vertex AI's session fields); an expire time in the past deletes."""
+
+
 @admin.register(Session)
 class SessionAdmin(_VersionedStateAdmin):
     list_display = ("session_id", "app_name", "user_id", "display_name", "event_count", "update_time", "expire_time")
@@ -116,10 +120,7 @@ class SessionAdmin(_VersionedStateAdmin):
         "app_name", "user_id", "session_id", "display_name", "labels", "expire_time", "state", "loaded_version",
         "version", "create_time", "update_time", "traces",
     )
-    readonly_fields = (
-        "app_name", "user_id", "session_id", "display_name", "labels", "expire_time", "version", "create_time",
-        "update_time", "traces",
-    )
+    readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")
     inlines = [EventInline]
     change_form_template = "admin/sessions_app/session/change_form.html"  # adds the live events panel
 
@@ -148,6 +149,20 @@ class SessionAdmin(_VersionedStateAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # sessions are created by agents and the API
 
+    def save_model(self, request: HttpRequest, obj: Session, form: VersionedStateForm, change: bool) -> None:
+        """The state through its versioned path; the name, labels and expiry through theirs (no new version)."""
+        attributes = {name: form.cleaned_data[name] for name in ATTRIBUTES if name in form.changed_data}
+        if attributes:
+            try:
+                services.do_update_session_attributes(
+                    app_name=obj.app_name, user_id=obj.user_id, session_id=obj.session_id, changes=attributes
+                )
+            except services.SessionError as error:
+                messages.error(request, f"Not saved: {error}")
+                return
+        if "state" in form.changed_data:
+            super().save_model(request, obj, form, change)
+
     def replace_state(self, obj: Session, state: dict[str, Any], expected_version: int) -> int:
         return services.do_replace_session_state(
             app_name=obj.app_name,
@@ -162,6 +177,10 @@ class SessionAdmin(_VersionedStateAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Session) -> None:
         services.do_delete_session(app_name=obj.app_name, user_id=obj.user_id, session_id=obj.session_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
+        for session in queryset:  # one by one through the service: what listens to deletions hears each
+            self.delete_model(request, session)
 
 
 def _live_events(session: Session) -> dict[str, Any] | None:

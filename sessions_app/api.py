@@ -12,9 +12,11 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils import timezone
 from django.http import Http404, StreamingHttpResponse
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
@@ -44,10 +46,38 @@ class SessionOutSerializer(serializers.Serializer):
     state = serializers.DictField(help_text="Merged state: session keys, app: and user: keys.")
     version = serializers.IntegerField(help_text="Pass it back as expected_version when writing.")
     last_update_time = serializers.FloatField(help_text="Epoch seconds of the last event.")
+    expire_time = serializers.DateTimeField(allow_null=True, help_text="When it expires; null: never.")
     events = serializers.ListField(child=serializers.DictField(), required=False, help_text="ADK events, in order.")
 
 
-class SessionCreateSerializer(serializers.Serializer):
+MAX_TTL_SECONDS = 100 * 365 * 86400
+"""A century: a longer TTL is a mistake (and past year 9999, not a date)."""
+
+
+class SessionExpirySerializer(serializers.Serializer):
+    """When a session expires: ``ttl_seconds`` from now, or at ``expire_time`` (null: never); not both."""
+
+    ttl_seconds = serializers.FloatField(
+        required=False, min_value=1, max_value=MAX_TTL_SECONDS, help_text="Expire this many seconds from now."
+    )
+    expire_time = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="Expire at this time (ISO 8601); null: never expire."
+    )
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if "ttl_seconds" in data and "expire_time" in data:
+            raise serializers.ValidationError("Give either `ttl_seconds` or `expire_time`, not both.")
+        return data
+
+
+def _expire_time(data: dict[str, Any]) -> dict[str, datetime | None]:
+    """The ``expire_time`` change the validated ``SessionExpirySerializer`` data asks for (empty: none)."""
+    if "ttl_seconds" in data:
+        return {"expire_time": timezone.now() + timedelta(seconds=data["ttl_seconds"])}
+    return {"expire_time": data["expire_time"]} if "expire_time" in data else {}
+
+
+class SessionCreateSerializer(SessionExpirySerializer):
     id = serializers.CharField(required=False, max_length=MAX_KEY_LENGTH, help_text="Optional; generated if absent.")
     state = serializers.DictField(required=False, default=dict, help_text="Initial state; app:/user: keys allowed.")
 
@@ -91,6 +121,7 @@ def _session_out(stored: services.StoredSession, *, events: list[dict] | None = 
         "id": stored.session_id, "app_name": stored.app_name, "user_id": stored.user_id,
         "state": stored.merged_state(),
         "version": stored.version, "last_update_time": stored.last_update_time,
+        "expire_time": stored.attributes.expire_time if stored.attributes else None,
     }
     if events is not None:
         out["events"] = events
@@ -130,6 +161,7 @@ def _list_sessions(request: Request, view: ScopedView, queryset: QuerySet[Sessio
             app_name=session.app_name, user_id=session.user_id, session_id=session.session_id,
             state=session.state, app_state=app_state, user_state=user_states[session.user_id],
             version=session.version, last_update_time=session.last_update_time,
+            attributes=services.SessionAttributes(expire_time=session.expire_time),
         )))
     return paginator.get_paginated_response(rows)
 
@@ -169,6 +201,7 @@ class SessionsView(ScopedView):
             stored = services.do_create_session(
                 app_name=app_name, user_id=user_id, session_id=session_id,
                 delta=split_delta(data["state"]), now=time.time(),
+                attributes=services.SessionAttributes(**_expire_time(data)),
             )
         except services.SessionError as error:
             _raise_for(error)
@@ -187,6 +220,23 @@ class SessionView(ScopedView):
         if stored is None:
             raise Http404
         return Response(_session_out(stored, events=[_json(e) for e in stored.events_json]))
+
+    @extend_schema(operation_id="update_session", request=SessionExpirySerializer, responses=SessionOutSerializer)
+    def patch(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        """Change when the session expires (its state changes through ``state/`` and events)."""
+        changes = _expire_time(valid(SessionExpirySerializer, request.data))
+        if not changes:
+            raise ValidationError("Give `ttl_seconds` or `expire_time`.")
+        try:
+            services.do_update_session_attributes(
+                app_name=app_name, user_id=user_id, session_id=session_id, changes=changes
+            )
+        except services.SessionError as error:
+            _raise_for(error)
+        stored = services.get_session(app_name=app_name, user_id=user_id, session_id=session_id, num_recent_events=0)
+        if stored is None:  # expired by the change itself
+            raise Http404
+        return Response(_session_out(stored))
 
     @extend_schema(operation_id="delete_session", responses={204: None})
     def delete(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:

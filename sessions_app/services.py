@@ -25,6 +25,7 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 
 from sessions_app.models import MAX_KEY_LENGTH
+from sessions_app.signals import DeletedSession, sessions_deleted
 
 PREVIEW_LENGTH = 200
 STALE_SESSION_MESSAGE = (
@@ -383,33 +384,53 @@ def get_session_users(*, app_name: str, session_id: str, limit: int = 2) -> list
         return [user for (user,) in cursor.fetchall()]
 
 
-def _delete_sessions(cursor: Any, *, expired: bool, **keys: str) -> int:
-    """Delete the sessions with these keys (only expired ones, with ``expired``) and their events; how many went."""
-    conditions = [f"{column} = %({column})s" for column in keys] + (["expire_time <= now()"] if expired else [])
+def _delete_sessions(cursor: Any, *, expired: bool = False, batch: int = 0, **keys: str) -> int:
+    """Delete the sessions with these keys (only expired ones, with ``expired``) and their events; how many went.
+
+    With ``batch``: at most that many, skipping any a writer holds locked (they
+    are the next batch's), so removal neither waits on writers nor holds them up
+    long. Once the deletion commits, ``signals.sessions_deleted`` names them
+    (memory_app may forget what they gave).
+    """
+    where = " AND ".join([f"{column} = %({column})s" for column in keys] + (["expire_time <= now()"] if expired else []))
+    if batch:
+        where = (f"id IN (SELECT id FROM sessions WHERE {where} ORDER BY expire_time LIMIT {int(batch)} "
+                 "FOR UPDATE SKIP LOCKED)")
     cursor.execute(
         f"""
         WITH s AS (
-            DELETE FROM sessions WHERE {" AND ".join(conditions)} RETURNING id
+            DELETE FROM sessions WHERE {where} RETURNING id, app_name, user_id, session_id
         ), e AS (
-            DELETE FROM events WHERE session_id IN (SELECT id FROM s)
+            DELETE FROM events WHERE session_id IN (SELECT id FROM s) RETURNING session_id, event_id
         )
-        SELECT count(*) FROM s
+        SELECT s.app_name, s.user_id, s.session_id,
+               coalesce(array_agg(e.event_id) FILTER (WHERE e.event_id IS NOT NULL), '{{}}')
+        FROM s LEFT JOIN e ON e.session_id = s.id
+        GROUP BY s.id, s.app_name, s.user_id, s.session_id
         """,
         keys,
     )
-    return cursor.fetchone()[0]
+    deleted = [DeletedSession(app, user, sid, tuple(event_ids)) for app, user, sid, event_ids in cursor.fetchall()]
+    if deleted:
+        transaction.on_commit(lambda: sessions_deleted.send(sender=DeletedSession, sessions=deleted))
+    return len(deleted)
 
 
-def do_delete_expired_sessions() -> int:
-    """Remove every expired session and its events (they are already invisible); how many were removed."""
-    with connection.cursor() as cursor:
-        return _delete_sessions(cursor, expired=True)
+def do_delete_expired_sessions(*, batch: int = 500) -> int:
+    """Remove the expired sessions and their events (already invisible), ``batch`` per transaction; how many went."""
+    removed = 0
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            count = _delete_sessions(cursor, expired=True, batch=batch)
+        removed += count
+        if count < batch:
+            return removed
 
 
 def do_delete_session(*, app_name: str, user_id: str, session_id: str) -> bool:
     """Delete a session and its events (app and user state stay); False if it was missing."""
     with connection.cursor() as cursor:
-        return _delete_sessions(cursor, expired=False, app_name=app_name, user_id=user_id, session_id=session_id) > 0
+        return _delete_sessions(cursor, app_name=app_name, user_id=user_id, session_id=session_id) > 0
 
 
 _APPEND_SQL = """

@@ -224,3 +224,23 @@ def test_each_key_is_rate_limited_on_its_own(db, monkeypatch):
     assert statuses == [200, 200, 200, 429]
     assert busy.get(f"{BASE}/sessions/").json()["error"]["code"] == "throttled"
     assert other.get(f"{BASE}/sessions/").status_code == 200
+
+
+def test_a_session_takes_a_ttl_on_create_and_its_expiry_can_be_changed(api):
+    from datetime import datetime, timezone
+
+    created = api.post(f"{BASE}/sessions/", {"id": "t1", "ttl_seconds": 60}, format="json")
+    expires = datetime.fromisoformat(created.json()["expire_time"])
+    assert created.status_code == 201 and 55 < (expires - datetime.now(timezone.utc)).total_seconds() <= 60
+    assert api.get(f"{BASE}/sessions/").json()["results"][0]["expire_time"] == created.json()["expire_time"]
+
+    forever = api.patch(f"{BASE}/sessions/t1/", {"expire_time": None}, format="json")
+    assert forever.status_code == 200 and forever.json()["expire_time"] is None
+    both = api.patch(f"{BASE}/sessions/t1/", {"expire_time": None, "ttl_seconds": 5}, format="json")
+    assert both.status_code == 400
+    assert api.patch(f"{BASE}/sessions/t1/", {"ttl_seconds": 10**12}, format="json").status_code == 400
+
+    past = api.patch(f"{BASE}/sessions/t1/", {"expire_time": "2001-01-01T00:00:00Z"}, format="json")
+    assert past.status_code == 404  # expired by the change: gone at once, as if deleted
+    assert api.get(f"{BASE}/sessions/t1/").status_code == 404
+    assert api.post(f"{BASE}/sessions/", {"id": "t1"}, format="json").status_code == 201  # its id is free again

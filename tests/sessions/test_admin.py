@@ -41,7 +41,7 @@ def change_url(session_id: str = "s1") -> str:
     return f"/admin/sessions_app/session/{pk}/change/"
 
 
-def post_state(client, state, *, loaded_version: int):
+def post_state(client, state, *, loaded_version: int, **attributes):
     session = Session.objects.get(app_name=APP, user_id="ada", session_id="s1")
     count = session.events.count()
     return client.post(
@@ -49,6 +49,8 @@ def post_state(client, state, *, loaded_version: int):
         {
             "state": state if isinstance(state, str) else json.dumps(state),
             "loaded_version": loaded_version,
+            "display_name": "", "labels": "{}", "expire_time_0": "", "expire_time_1": "",
+            **attributes,
             "events-TOTAL_FORMS": count,
             "events-INITIAL_FORMS": count,
             "events-MIN_NUM_FORMS": 0,
@@ -97,6 +99,21 @@ def test_editing_session_state_bumps_the_version_and_makes_agent_copies_stale(ad
     assert session.version == version + 1
     with pytest.raises(StaleSessionError):
         async_to_sync(PostgresSessionService().append_event)(conversation, text_event("too late"))
+
+
+def test_name_labels_and_expiry_are_edited_without_a_new_version(admin_client, conversation):
+    session = Session.objects.get(session_id="s1")
+
+    response = post_state(admin_client, session.state, loaded_version=session.version, display_name="Paris trip",
+                          labels='{"team": "travel"}', expire_time_0="2999-01-01", expire_time_1="12:00:00")
+
+    assert response.status_code == 302
+    edited = Session.objects.get(session_id="s1")
+    assert (edited.display_name, edited.labels, edited.expire_time.year) == ("Paris trip", {"team": "travel"}, 2999)
+    assert edited.version == session.version  # an agent holding the session is not made stale
+    post_state(admin_client, session.state, loaded_version=session.version, expire_time_0="2001-01-01",
+               expire_time_1="00:00:00")
+    assert not Session.objects.live().filter(session_id="s1").exists()  # expired: gone at once, as if deleted
 
 
 def test_an_edit_from_a_stale_page_is_refused(admin_client, conversation):

@@ -6,7 +6,12 @@ import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from django.test import override_settings
 from django_celery_beat.models import PeriodicTask
+from google.adk.agents import LlmAgent
+
+from cognizes.adk import PostgresSessionService, runner_for
+from cognizes.db_threads import run_in_db_thread
 
 from sessions_app import services
 from sessions_app.models import Event, Session
@@ -89,3 +94,36 @@ def test_the_native_api_does_not_show_expired_sessions():
     assert [s["id"] for s in listed] == ["fresh"]
     assert api.get(f"/api/v1/apps/{APP}/users/ada/sessions/old/").status_code == 404
     assert api.get(f"/api/v1/apps/{APP}/users/ada/sessions/old/events/").status_code == 404
+
+
+async def test_sessions_created_through_adk_take_the_services_ttl(transactional_db):
+    """runner_for(session_ttl=…) / PostgresSessionService(ttl=…): ADK's create_session has no TTL of its own."""
+    async def expiry(service: PostgresSessionService, session_id: str) -> timedelta | None:
+        await service.create_session(app_name="ttl_app", user_id="ada", session_id=session_id)
+        expires = await run_in_db_thread(lambda: Session.objects.get(session_id=session_id).expire_time)
+        return expires - datetime.now(timezone.utc) if expires else None
+
+    assert await expiry(PostgresSessionService(), "forever") is None  # the setting is unset by default
+    assert timedelta(minutes=59) < await expiry(PostgresSessionService(ttl=timedelta(hours=1)), "hour") <= timedelta(hours=1)
+    with override_settings(COGNIZES_SESSION_TTL_SECONDS=60):
+        assert timedelta(seconds=55) < await expiry(PostgresSessionService(), "minute") <= timedelta(seconds=60)
+    runner = runner_for(LlmAgent(name="a", model="gemini-2.5-flash"), app_name="ttl_app", session_ttl=timedelta(days=1))
+    assert runner.session_service.ttl == timedelta(days=1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_expired_sessions_go_in_batches_that_skip_what_a_writer_holds():
+    import psycopg
+
+    from tests.processes import database_env
+
+    for i in range(5):
+        create(f"old{i}", expires_in=timedelta(seconds=-1))
+    create("kept", expires_in=None)
+    with psycopg.connect(database_env()["DATABASE_URL"]) as writer:  # a transaction holding one row, as a writer does
+        writer.execute("SELECT 1 FROM sessions WHERE session_id = 'old0' FOR UPDATE")
+        started = time.monotonic()
+        assert services.do_delete_expired_sessions(batch=2) == 4  # three batches: 2, 2, and 0 (old0 skipped)
+        assert time.monotonic() - started < 5  # it did not wait for the writer
+    assert services.do_delete_expired_sessions(batch=2) == 1
+    assert list(Session.objects.values_list("session_id", flat=True)) == ["kept"]

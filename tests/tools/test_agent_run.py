@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
@@ -194,6 +196,7 @@ async def test_a_failed_audit_write_is_logged_and_never_reaches_the_agent(caplog
 
 async def test_a_registry_without_the_tools_asked_for_is_said_once(weather_api, caplog):
     """An agent run under another app name silently lost its registry tools."""
+    caplog.set_level(logging.WARNING, logger="tools_app.adk")  # whatever level earlier tests left the root at
     await register(weather_api)
     named = DatabaseToolset(app_name="another_app", tool_filter=["get_weather"])
     present = DatabaseToolset(app_name=APP, tool_filter=["get_weather"])

@@ -1,0 +1,31 @@
+"""What happens to memories when the sessions they came from are deleted.
+
+By default nothing (as in Vertex AI: memories outlive their sessions and keep
+their own TTL). With ``COGNIZES_FORGET_MEMORIES_WITH_SESSIONS`` on, deleting a
+session — through ADK, the API, the admin or expiry — forgets the memories that
+came only from it and takes it away as a source of the others. The explicit
+action (API, admin) does the same whatever the setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from memory_app.services import do_forget_session_memories
+from sessions_app.signals import DeletedSession, sessions_deleted
+
+
+def forget_with_sessions(*, sessions: list[DeletedSession], **_: Any) -> None:
+    if not settings.COGNIZES_FORGET_MEMORIES_WITH_SESSIONS:
+        return
+    for session in sessions:
+        do_forget_session_memories(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.session_id,
+            event_ids=session.event_ids, cause=f"session {session.session_id} deleted",
+        )
+
+
+def connect() -> None:
+    sessions_deleted.connect(forget_with_sessions, dispatch_uid="memory_app.lifecycle")
