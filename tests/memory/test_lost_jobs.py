@@ -16,7 +16,6 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from django.db import connections
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
