@@ -3,7 +3,8 @@
     from cognizes.adk import runner_for
     runner = runner_for(root_agent, app_name="weather")   # sessions, memory, tools, audit, tracing
 
-or the pieces: PostgresSessionService, PostgresMemoryService, DatabaseToolset, AuditPlugin.
+or the pieces: PostgresSessionService, PostgresMemoryService, PostgresArtifactService, DatabaseToolset,
+AuditPlugin.
 
 Importing this module sets Django up (with ``cognizes.settings`` unless
 ``DJANGO_SETTINGS_MODULE`` says otherwise), so a plain agent script needs nothing
@@ -19,6 +20,7 @@ if not apps.ready:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
     django.setup()
 
+from artifacts_app.adk import PostgresArtifactService  # noqa: E402
 from cognizes.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402
 from memory_app.adk import PostgresMemoryService  # noqa: E402
 from sessions_app.adk import PostgresSessionService  # noqa: E402
@@ -26,6 +28,6 @@ from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa
 from tracing_app.setup import configure_tracing as enable_tracing  # noqa: E402  (on by default: COGNIZES_TRACING)
 
 __all__ = [
-    "AuditPlugin", "DatabaseToolset", "MemoryIngestionPlugin", "PostgresMemoryService", "PostgresSessionService",
-    "approval_message", "enable_tracing", "runner_for", "settle",
+    "AuditPlugin", "DatabaseToolset", "MemoryIngestionPlugin", "PostgresArtifactService", "PostgresMemoryService",
+    "PostgresSessionService", "approval_message", "enable_tracing", "runner_for", "settle",
 ]

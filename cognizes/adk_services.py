@@ -11,7 +11,8 @@ be importable: installed, on ``PYTHONPATH``, or put on ``sys.path`` first as
 
 then::
 
-    .venv/bin/adk web --session_service_uri cognizes:// --memory_service_uri cognizes:// demo_agents
+    .venv/bin/adk web --session_service_uri cognizes:// --memory_service_uri cognizes:// \
+        --artifact_service_uri cognizes:// demo_agents
     .venv/bin/adk api_server --session_service_uri cognizes:// --memory_service_uri cognizes:// demo_agents
 
 The URI names no database: ``DATABASE_URL`` does, as everywhere in Cognizes
@@ -29,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from google.adk.artifacts import BaseArtifactService
 from google.adk.cli.service_registry import get_service_registry
 from google.adk.memory.base_memory_service import BaseMemoryService
 from google.adk.sessions.base_session_service import BaseSessionService
@@ -37,10 +39,11 @@ SCHEME = "cognizes"
 
 
 def register() -> None:
-    """Register the ``cognizes://`` session and memory factories; calling it again changes nothing."""
+    """Register the ``cognizes://`` session, memory and artifact factories; calling it again changes nothing."""
     registry = get_service_registry()
     registry.register_session_service(SCHEME, session_service_factory)
     registry.register_memory_service(SCHEME, memory_service_factory)
+    registry.register_artifact_service(SCHEME, artifact_service_factory)
 
 
 def session_service_factory(uri: str, **_: Any) -> BaseSessionService:
@@ -60,6 +63,14 @@ def memory_service_factory(uri: str, **_: Any) -> BaseMemoryService:
     from cognizes.adk import PostgresMemoryService
 
     return PostgresMemoryService()
+
+
+def artifact_service_factory(uri: str, **_: Any) -> BaseArtifactService:
+    """``PostgresArtifactService`` for ``cognizes://`` (``--artifact_service_uri``)."""
+    _check_uri(uri)
+    from cognizes.adk import PostgresArtifactService
+
+    return PostgresArtifactService()
 
 
 def _check_uri(uri: str) -> None:

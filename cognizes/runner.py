@@ -23,7 +23,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.apps import App
 from google.adk.apps.app import EventsCompactionConfig
-from google.adk.artifacts import BaseArtifactService, InMemoryArtifactService
+from google.adk.artifacts import BaseArtifactService
 from google.adk.memory.base_memory_service import BaseMemoryService
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
@@ -97,8 +97,9 @@ def runner_for(
     in the prompt). ``registry_tools``: give an ``LlmAgent`` without one a
     ``DatabaseToolset`` (the agent object gets it). ``session_ttl``: how long
     the sessions it creates live (default COGNIZES_SESSION_TTL_SECONDS; unset:
-    until deleted). Artifacts stay in memory unless you pass an ``artifact_service``.
+    until deleted). Artifacts are stored in PostgreSQL (``PostgresArtifactService``).
     """
+    from artifacts_app.adk import PostgresArtifactService
     from memory_app.adk import PostgresMemoryService
     from sessions_app.adk import PostgresSessionService
     from tools_app.adk import AuditPlugin, DatabaseToolset
@@ -120,7 +121,7 @@ def runner_for(
         app=app,
         session_service=session_service or PostgresSessionService(ttl=session_ttl),
         memory_service=memory_service or PostgresMemoryService(),
-        artifact_service=artifact_service or InMemoryArtifactService(),
+        artifact_service=artifact_service or PostgresArtifactService(),
         auto_create_session=auto_create_session,
     )
 

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "memory_app",
     "tools_app",
     "tracing_app",
+    "artifacts_app",
     "vertex_app",
 ]
 
@@ -247,6 +248,9 @@ COGNIZES_FORGET_MEMORIES_WITH_SESSIONS = _env_bool("COGNIZES_FORGET_MEMORIES_WIT
 COGNIZES_TOOL_CALLABLES = _env_list("COGNIZES_TOOL_CALLABLES", "demo_agents.weather.tools.get_weather")
 COGNIZES_TOOL_RESULT_MAX_BYTES = int(os.environ.get("COGNIZES_TOOL_RESULT_MAX_BYTES", "16384"))
 COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = _env_bool("COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK", False)
+
+# Artifacts (artifacts_app): the largest version one save may store (ADK's save_artifact refuses more).
+COGNIZES_ARTIFACT_MAX_BYTES = int(os.environ.get("COGNIZES_ARTIFACT_MAX_BYTES", str(50 * 1024 * 1024)))
 
 # Tracing (tracing_app): every process sends ADK's OpenTelemetry spans to the traces
 # tables (COGNIZES_TRACING_DATABASE) and, with OTEL_EXPORTER_OTLP_ENDPOINT set, to an

@@ -109,8 +109,9 @@ def api_server(
            if key not in {"GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"}}  # the offline model answers
     command = [
         str(ADK), "api_server", "--session_service_uri", services_uri, "--memory_service_uri", services_uri,
-        # Artifacts in memory: ADK's default writes demo_agents/weather/.adk/ into the repo.
-        "--artifact_service_uri", "memory://", "--no-reload", "--port", str(port),
+        # Artifacts in PostgreSQL too (ADK's default would write demo_agents/weather/.adk/ into the repo).
+        "--artifact_service_uri", services_uri if services_uri == "cognizes://" else "memory://",
+        "--no-reload", "--port", str(port),
         *[option for plugin in plugins for option in ("--extra_plugins", plugin)],
         "demo_agents",
     ]

@@ -1,0 +1,103 @@
+"""The domain operations on artifacts: what ADK's service, the admin and the API all call.
+
+A save takes the next version of its artifact in the statement that creates or
+bumps the artifact row (``INSERT … ON CONFLICT DO UPDATE … RETURNING``): the row
+stays locked until the save commits, so concurrent saves of one name from any
+number of processes get distinct, gap-free versions, and a failed save gives its
+number back.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from artifacts_app.models import Artifact, ArtifactContent, ArtifactVersion
+
+
+class ArtifactError(Exception):
+    """A save refused (too large, not a kind of part an artifact can be)."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """Where an artifact lives: ``session_id`` is "" for a user's artifact (a ``user:`` name)."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    filename: str
+
+
+_NEXT_VERSION_SQL = """
+INSERT INTO artifacts (app_name, user_id, session_id, filename, latest_version, created_at)
+VALUES (%s, %s, %s, %s, 0, now())
+ON CONFLICT (app_name, user_id, session_id, filename)
+DO UPDATE SET latest_version = artifacts.latest_version + 1
+RETURNING id, latest_version
+"""
+
+
+def do_save(
+    key: Key, *, part: dict[str, Any], data: bytes | None, mime_type: str, custom_metadata: dict[str, Any] | None
+) -> int:
+    """Store a new version (``part`` without its bytes, ``data`` the inline bytes if any); its number."""
+    size = len(data) if data is not None else len((part.get("text") or "").encode())
+    limit = settings.COGNIZES_ARTIFACT_MAX_BYTES
+    if size > limit:
+        raise ArtifactError(f"The artifact is {size} bytes; the most one version may hold is {limit}.")
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_NEXT_VERSION_SQL, [key.app_name, key.user_id, key.session_id, key.filename])
+            artifact_id, version = cursor.fetchone()
+        stored = ArtifactVersion.objects.create(
+            artifact_id=artifact_id, version=version, mime_type=mime_type or "", size=size,
+            custom_metadata=dict(custom_metadata or {}), part=part, create_time=time.time(),
+        )
+        if data is not None:
+            ArtifactContent.objects.create(version=stored, data=data)
+    return version
+
+
+def get_version(key: Key, version: int | None = None) -> ArtifactVersion | None:
+    """A version's metadata (the latest with ``version`` None), or None."""
+    versions = ArtifactVersion.objects.filter(
+        artifact__app_name=key.app_name, artifact__user_id=key.user_id, artifact__session_id=key.session_id,
+        artifact__filename=key.filename,
+    )
+    if version is None:
+        return versions.order_by("-version").first()
+    return versions.filter(version=version).first()
+
+
+def get_data(version: ArtifactVersion) -> bytes | None:
+    """The inline bytes of a version (None for text and file references)."""
+    content = ArtifactContent.objects.filter(version=version).values_list("data", flat=True).first()
+    return bytes(content) if content is not None else None
+
+
+def list_versions(key: Key) -> list[ArtifactVersion]:
+    """Every version's metadata, oldest first (no content is read)."""
+    return list(ArtifactVersion.objects.filter(
+        artifact__app_name=key.app_name, artifact__user_id=key.user_id, artifact__session_id=key.session_id,
+        artifact__filename=key.filename,
+    ).order_by("version"))
+
+
+def list_filenames(*, app_name: str, user_id: str, session_id: str | None) -> list[str]:
+    """The user's artifact names, and the session's too when one is given; sorted."""
+    sessions = [""] + ([session_id] if session_id else [])
+    return sorted(Artifact.objects.filter(app_name=app_name, user_id=user_id, session_id__in=sessions)
+                  .values_list("filename", flat=True))
+
+
+def do_delete(key: Key) -> bool:
+    """Delete the artifact with every version; False if there was none."""
+    deleted, _ = Artifact.objects.filter(
+        app_name=key.app_name, user_id=key.user_id, session_id=key.session_id, filename=key.filename
+    ).delete()
+    return deleted > 0
