@@ -5,14 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html
 
+from artifacts_app.api import content_of
 from artifacts_app.models import Artifact, ArtifactVersion
+
+PREVIEW_CHARS = 300
 
 
 class VersionInline(admin.TabularInline):
     model = ArtifactVersion
-    fields = ("version", "mime_type", "size", "custom_metadata", "create_time")
+    fields = ("version", "mime_type", "size", "custom_metadata", "create_time", "preview")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -23,6 +29,20 @@ class VersionInline(admin.TabularInline):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="content")
+    def preview(self, version: ArtifactVersion) -> str:
+        """An image shown small, the start of a text, and a download link."""
+        url = reverse("admin:artifacts_app_artifact_content", args=[version.artifact_id, version.version])
+        link = format_html('<a href="{}">download</a>', url)
+        if version.mime_type.startswith("image/"):
+            return format_html('<img src="{}" alt="" style="max-height: 120px; display: block">{}', url, link)
+        if version.mime_type.startswith("text/") and "text" in version.part:
+            text = version.part["text"][:PREVIEW_CHARS]
+            return format_html("<pre style='white-space: pre-wrap'>{}</pre>{}", text, link)
+        if "file_data" in version.part:
+            return version.part["file_data"].get("file_uri", "")
+        return link
 
 
 @admin.register(Artifact)
@@ -35,6 +55,19 @@ class ArtifactAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # artifacts are saved by agents
+
+    def get_urls(self) -> list:
+        content = self.admin_site.admin_view(self.content_view)
+        return [path("<int:pk>/versions/<int:version>/content/", content, name="artifacts_app_artifact_content"),
+                *super().get_urls()]
+
+    def content_view(self, request: HttpRequest, pk: int, version: int) -> HttpResponse:
+        """A version's content with its mime type (staff only, as every admin page)."""
+        stored = get_object_or_404(ArtifactVersion, artifact_id=pk, version=version)
+        content = content_of(stored)
+        if content is None:
+            raise Http404("A file reference: its content is not stored here.")
+        return HttpResponse(content[0], content_type=content[1] or "application/octet-stream")
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

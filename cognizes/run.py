@@ -3,7 +3,8 @@
 Starts (or reuses) PostgreSQL and Redis, migrates, creates the admin user and the
 demo data, then runs the web server, a Celery worker and Celery beat until Ctrl-C;
 once the web server answers, the lines that matter (URL, admin login, what to
-try) are printed last, below a quiet start (no banners, warnings only). The children get ``DATABASE_URL`` / ``REDIS_URL`` so they share this process's
+try) are printed last, below a quiet start (no banners, warnings only). The
+children get ``DATABASE_URL`` / ``REDIS_URL`` so they share this process's
 servers; on exit every child's process group is stopped, then the servers.
 """
 

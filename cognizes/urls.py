@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from access.api import IdConverter
+from artifacts_app import api as artifacts_api
 from cognizes import run_api
 from memory_app import api as memory_api
 from sessions_app import api as sessions_api
@@ -25,6 +26,7 @@ api_v1 = [
     path("apps/<str:app_name>/state/", sessions_api.AppStateView.as_view(), name="app-state"),
     path("apps/<str:app_name>/sessions/", sessions_api.AppSessionsView.as_view(), name="app-sessions"),
     path("apps/<str:app_name>/memory-config/", memory_api.MemoryBankConfigView.as_view(), name="memory-config"),
+    path(user, sessions_api.UserView.as_view(), name="user"),
     path(user + "state/", sessions_api.UserStateView.as_view(), name="user-state"),
     path(user + "sessions/", sessions_api.SessionsView.as_view(), name="sessions"),
     path(session, sessions_api.SessionView.as_view(), name="session"),
@@ -35,6 +37,10 @@ api_v1 = [
     path(session + "state/", sessions_api.SessionStateView.as_view(), name="session-state"),
     path(session + "memory-jobs/", memory_api.SessionIngestView.as_view(), name="session-ingest"),
     path(session + "forget-memories/", memory_api.SessionForgetView.as_view(), name="session-forget-memories"),
+    path(session + "artifacts/", artifacts_api.ArtifactsView.as_view(), name="artifacts"),
+    path(session + "artifacts/<str:filename>/", artifacts_api.ArtifactView.as_view(), name="artifact"),
+    path(session + "artifacts/<str:filename>/content/", artifacts_api.ArtifactContentView.as_view(),
+         name="artifact-content"),
     path(user + "memory-jobs/<id:job_id>/", memory_api.JobView.as_view(), name="memory-job"),
     path(user + "memories/", memory_api.MemoriesView.as_view(), name="memories"),
     path(user + "memories/search/", memory_api.MemorySearchView.as_view(), name="memory-search"),

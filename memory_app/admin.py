@@ -97,7 +97,9 @@ class MemoryAdmin(admin.ModelAdmin):
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str):
         """With one app and one user chosen (the filters' own links, or ``__exact`` URLs): the hybrid search."""
-        app_name, user_id = (request.GET.get(name) or request.GET.get(f"{name}__exact") for name in ("app_name", "user_id"))
+        app_name, user_id = (
+            request.GET.get(name) or request.GET.get(f"{name}__exact") for name in ("app_name", "user_id")
+        )
         if search_term and not (app_name and user_id):
             self.message_user(request, "Text-only search: choose one app and one user in the filters to rank "
                               "memories by meaning, as an agent's search does.", messages.WARNING)

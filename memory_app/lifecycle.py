@@ -1,4 +1,4 @@
-"""What happens to memories when the sessions they came from are deleted.
+"""What happens to memories when the sessions they came from, or their user, are deleted.
 
 By default nothing (as in Vertex AI: memories outlive their sessions and keep
 their own TTL). With ``COGNIZES_FORGET_MEMORIES_WITH_SESSIONS`` on, deleting a
@@ -13,8 +13,8 @@ from typing import Any
 
 from django.conf import settings
 
-from memory_app.services import do_forget_session_memories
-from sessions_app.signals import DeletedSession, sessions_deleted
+from memory_app.services import do_erase_user, do_forget_session_memories
+from sessions_app.signals import DeletedSession, sessions_deleted, user_erased
 
 
 def forget_with_sessions(*, sessions: list[DeletedSession], **_: Any) -> None:
@@ -27,5 +27,11 @@ def forget_with_sessions(*, sessions: list[DeletedSession], **_: Any) -> None:
         )
 
 
+def erase_user(*, app_name: str, user_id: str, **_: Any) -> dict[str, int]:
+    """A user erased: their memories, revisions and consolidation jobs go too."""
+    return do_erase_user(app_name=app_name, user_id=user_id)
+
+
 def connect() -> None:
     sessions_deleted.connect(forget_with_sessions, dispatch_uid="memory_app.lifecycle")
+    user_erased.connect(erase_user, dispatch_uid="memory_app.erase_user")

@@ -24,6 +24,7 @@ from memory_app.models import (
 )
 from memory_app.search import vector_literal
 from memory_app.text import content_words, normalise, search_text
+from sessions_app.signals import rows_by_table
 
 # Cosine similarity above which a candidate with the same content words is the same memory said again.
 NEAR_DUPLICATE_SIMILARITY = 0.95
@@ -516,16 +517,15 @@ def do_forget_session_memories(
     return outcome
 
 
-def do_erase_user(*, app_name: str, user_id: str) -> int:
-    """Erase everything remembered about a user: memories, revisions, embeddings, jobs."""
+def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
+    """Erase everything remembered about a user: memories, revisions, embeddings, jobs; rows deleted per table."""
     from memory_app.models import ConsolidationJob
 
     with transaction.atomic():
         _lock_scope(app_name, user_id)
-        ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id).delete()
+        jobs = rows_by_table(ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id).delete())
         Memory.objects.for_scope(app_name, user_id).update(superseded_by=None)
-        deleted, _ = Memory.objects.for_scope(app_name, user_id).delete()
-    return deleted
+        return {**rows_by_table(Memory.objects.for_scope(app_name, user_id).delete()), **jobs}
 
 
 def _set_status(memory_id: UUID | str, app_name: str, user_id: str, status: str, action: str, cause: str) -> Memory:

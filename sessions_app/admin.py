@@ -122,6 +122,7 @@ class SessionAdmin(_VersionedStateAdmin):
     )
     readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")
     inlines = [EventInline]
+    actions = ["erase_users"]
     change_form_template = "admin/sessions_app/session/change_form.html"  # adds the live events panel
 
     @admin.display(description="traces")
@@ -177,6 +178,14 @@ class SessionAdmin(_VersionedStateAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Session) -> None:
         services.do_delete_session(app_name=obj.app_name, user_id=obj.user_id, session_id=obj.session_id)
+
+    @admin.action(description="Erase the users of selected sessions (everything stored about them)")
+    def erase_users(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
+        users = sorted(set(queryset.values_list("app_name", "user_id")))
+        for app_name, user_id in users:
+            erased = services.do_erase_user(app_name=app_name, user_id=user_id)
+            self.message_user(request, f"Erased {user_id} of {app_name}: "
+                              + ", ".join(f"{count} {table}" for table, count in sorted(erased.items())))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
         for session in queryset:  # one by one through the service: what listens to deletions hears each

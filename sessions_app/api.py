@@ -208,6 +208,14 @@ class SessionsView(ScopedView):
         return Response(_session_out(stored, events=[]), status=status.HTTP_201_CREATED)
 
 
+class UserView(ScopedView):
+    @extend_schema(operation_id="erase_user", responses={200: OpenApiTypes.OBJECT})
+    def delete(self, request: Request, app_name: str, user_id: str) -> Response:
+        """Erase everything stored of the user in this app — sessions, events, user state, memories, artifacts,
+        tool calls, traces — in one transaction; answers the rows deleted per table."""
+        return Response({"erased": services.do_erase_user(app_name=app_name, user_id=user_id)})
+
+
 class SessionView(ScopedView):
     @extend_schema(
         operation_id="get_session",

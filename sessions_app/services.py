@@ -25,7 +25,7 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 
 from sessions_app.models import MAX_KEY_LENGTH
-from sessions_app.signals import DeletedSession, sessions_deleted
+from sessions_app.signals import DeletedSession, sessions_deleted, user_erased
 
 PREVIEW_LENGTH = 200
 STALE_SESSION_MESSAGE = (
@@ -425,6 +425,27 @@ def do_delete_expired_sessions(*, batch: int = 500) -> int:
         removed += count
         if count < batch:
             return removed
+
+
+def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
+    """Erase everything stored of one user of an app, in one transaction; rows deleted per table.
+
+    Sessions, events and user state here; every other app's share (memories,
+    artifacts, tool calls, traces…) through the ``user_erased`` signal. The app's
+    own state and the user's API keys stay.
+    """
+    check_key("app_name", app_name)
+    check_key("user_id", user_id)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM events e JOIN sessions s ON s.id = e.session_id "
+                       "WHERE s.app_name = %s AND s.user_id = %s", [app_name, user_id])
+        counts = {"events": cursor.fetchone()[0]}
+        counts["sessions"] = _delete_sessions(cursor, app_name=app_name, user_id=user_id)
+        cursor.execute("DELETE FROM user_states WHERE app_name = %s AND user_id = %s", [app_name, user_id])
+        counts["user_states"] = cursor.rowcount
+        for _, erased in user_erased.send(sender=DeletedSession, app_name=app_name, user_id=user_id):
+            counts.update(erased)
+    return counts
 
 
 def do_delete_session(*, app_name: str, user_id: str, session_id: str) -> bool:

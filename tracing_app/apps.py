@@ -7,6 +7,9 @@ class TracingAppConfig(AppConfig):
     verbose_name = "Tracing"
 
     def ready(self) -> None:
+        from tracing_app import erasure  # a user erased: their traces go too
+
+        erasure.connect()
         # Every Django process (web, worker, agent scripts via cognizes.adk) traces
         # itself, so an agent run inside any of them lands next to its session.
         if settings.COGNIZES_TRACING:

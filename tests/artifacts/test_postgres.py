@@ -64,7 +64,9 @@ def test_the_admin_lists_artifacts_with_their_versions(admin_client):
     artifact = Artifact.objects.get()
     assert "notes.txt" in admin_client.get("/admin/artifacts_app/artifact/").content.decode()
     page = admin_client.get(f"/admin/artifacts_app/artifact/{artifact.pk}/change/").content.decode()
-    assert page.count("text/plain") == 2
+    assert page.count("text/plain") == 2 and "<pre style='white-space: pre-wrap'>two</pre>" in page
+    download = admin_client.get(f"/admin/artifacts_app/artifact/{artifact.pk}/versions/0/content/")
+    assert (download["Content-Type"], download.content) == ("text/plain; charset=utf-8", b"one")
 
 
 def test_cognizes_uri_gives_adks_cli_the_postgres_artifact_service():

@@ -148,7 +148,7 @@ def test_erasing_a_user_removes_memories_and_revisions_only_of_that_user():
     remember("Ada fact one.", "Ada fact two.")
     remember("Bob fact.", user="bob")
 
-    assert services.do_erase_user(app_name=APP, user_id="ada") == 2 + 2  # memories + revisions
+    assert services.do_erase_user(app_name=APP, user_id="ada") == {"memories": 2, "memory_revisions": 2}
 
     assert Memory.objects.filter(user_id="ada").count() == 0
     assert MemoryRevision.objects.filter(memory__user_id="ada").count() == 0

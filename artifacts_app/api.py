@@ -1,0 +1,95 @@
+"""The artifacts API: what a session's agents saved, its versions, and their content.
+
+``user:`` names are the user's and appear in every session of theirs, as in ADK.
+A filename may not contain "/" here (one path segment).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.api import BIGINT, ScopedView, valid
+from artifacts_app import services
+from artifacts_app.models import ArtifactVersion
+
+
+class VersionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ArtifactVersion
+        fields = ["version", "mime_type", "size", "custom_metadata", "create_time"]
+        read_only_fields = fields
+
+
+class ArtifactSerializer(serializers.Serializer):
+    filename = serializers.CharField()
+    latest = VersionSerializer()
+
+
+class ArtifactVersionsSerializer(serializers.Serializer):
+    filename = serializers.CharField()
+    versions = VersionSerializer(many=True)
+
+
+class VersionQuerySerializer(serializers.Serializer):
+    version = serializers.IntegerField(required=False, min_value=0, max_value=BIGINT)
+
+
+def _key(app_name: str, user_id: str, session_id: str, filename: str) -> services.Key:
+    return services.Key(app_name, user_id, "" if filename.startswith("user:") else session_id, filename)
+
+
+class ArtifactsView(ScopedView):
+    """The artifacts a session sees (its own and the user's ``user:`` ones), each with its latest version."""
+
+    @extend_schema(operation_id="list_artifacts", responses=ArtifactSerializer(many=True))
+    def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        names = services.list_filenames(app_name=app_name, user_id=user_id, session_id=session_id)
+        listed = [(name, services.get_version(_key(app_name, user_id, session_id, name))) for name in names]
+        return Response([{"filename": name, "latest": VersionSerializer(latest).data}
+                         for name, latest in listed if latest is not None])
+
+
+class ArtifactView(ScopedView):
+    """One artifact's versions (metadata only)."""
+
+    @extend_schema(operation_id="get_artifact", responses=ArtifactVersionsSerializer)
+    def get(self, request: Request, app_name: str, user_id: str, session_id: str, filename: str) -> Response:
+        versions = services.list_versions(_key(app_name, user_id, session_id, filename))
+        if not versions:
+            raise Http404
+        return Response({"filename": filename, "versions": VersionSerializer(versions, many=True).data})
+
+
+class ArtifactContentView(ScopedView):
+    """A version's content with its mime type (the latest unless ``?version=``)."""
+
+    @extend_schema(operation_id="download_artifact", parameters=[VersionQuerySerializer],
+                   responses={(200, "*/*"): OpenApiTypes.BINARY})
+    def get(self, request: Request, app_name: str, user_id: str, session_id: str, filename: str) -> Any:
+        version = valid(VersionQuerySerializer, request.query_params, strict=False).get("version")
+        stored = services.get_version(_key(app_name, user_id, session_id, filename), version)
+        if stored is None:
+            raise Http404
+        content = content_of(stored)
+        if content is None:
+            raise Http404  # a file reference: its content is not stored here (its URI is in the version's part)
+        data, mime_type = content
+        response = HttpResponse(data, content_type=mime_type or "application/octet-stream")
+        response["Content-Disposition"] = f'inline; filename="{filename.removeprefix("user:")}"'
+        return response
+
+
+def content_of(stored: ArtifactVersion) -> tuple[bytes, str] | None:
+    """A version's bytes and mime type: inline data, or text; None for a file reference."""
+    if "inline_data" in stored.part:
+        return services.get_data(stored) or b"", stored.mime_type
+    if "text" in stored.part:
+        return stored.part["text"].encode(), "text/plain; charset=utf-8"
+    return None
