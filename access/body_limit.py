@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -30,17 +31,23 @@ ErrorBody = Callable[[int, str], dict[str, Any]]
 
 
 class BodyLimit:
-    """Reads the bodies of requests under ``surfaces``' path prefixes within the limits, answering in their shapes."""
+    """Reads the bodies of requests under ``surfaces``' path prefixes within the limits, answering in their shapes.
 
-    def __init__(self, app: ASGIApp, surfaces: Mapping[str, ErrorBody]) -> None:
+    ``larger``: paths allowed a larger body (an upload), as (regular expression, setting name) pairs.
+    """
+
+    def __init__(
+        self, app: ASGIApp, surfaces: Mapping[str, ErrorBody], larger: Sequence[tuple[str, str]] = ()
+    ) -> None:
         self.app = app
         self.surfaces = surfaces
+        self.larger = [(re.compile(pattern), setting) for pattern, setting in larger]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         error_body = self._surface(scope)
         if error_body is None:
             return await self.app(scope, receive, send)
-        limit = settings.COGNIZES_API_MAX_BODY_BYTES
+        limit = self._limit(scope["path"])
         too_large = f"The request body is larger than {limit} bytes."
         if _declared_length(scope) > limit:
             return await _answer(send, 413, error_body(413, too_large))
@@ -64,6 +71,10 @@ class BodyLimit:
                 break
         body = b"".join(chunks)
         await self.app(_with_length(scope, len(body)), _replay(body, receive), send)
+
+    def _limit(self, path: str) -> int:
+        setting = next((name for pattern, name in self.larger if pattern.search(path)), "COGNIZES_API_MAX_BODY_BYTES")
+        return getattr(settings, setting)
 
     def _surface(self, scope: Scope) -> ErrorBody | None:
         if scope["type"] != "http":

@@ -31,6 +31,7 @@ class PostgresArtifactService(BaseArtifactService):
         self, *, app_name: str, user_id: str, filename: str, artifact: Union[types.Part, dict[str, Any]],
         session_id: Optional[str] = None, custom_metadata: Optional[dict[str, Any]] = None,
     ) -> int:
+        session_id = _trimmed(session_id)
         key = _key(app_name, user_id, filename, session_id)
         part = ensure_part(artifact)
         data, mime_type = None, None
@@ -65,6 +66,7 @@ class PostgresArtifactService(BaseArtifactService):
         self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None,
         version: Optional[int] = None,
     ) -> Optional[types.Part]:
+        session_id = _trimmed(session_id)
         return await self._load(app_name, user_id, filename, session_id, version,
                                 artifact_util._MAX_ARTIFACT_REFERENCE_DEPTH)
 
@@ -94,6 +96,7 @@ class PostgresArtifactService(BaseArtifactService):
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: Optional[str] = None
     ) -> list[str]:
+        session_id = _trimmed(session_id)
         artifact_util.validate_path_segment(app_name, "app_name")
         artifact_util.validate_path_segment(user_id, "user_id")
         if session_id is not None:
@@ -104,12 +107,14 @@ class PostgresArtifactService(BaseArtifactService):
     async def delete_artifact(
         self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None
     ) -> None:
+        session_id = _trimmed(session_id)
         await run_in_db_thread(services.do_delete, _key(app_name, user_id, filename, session_id))
 
     @override
     async def list_versions(
         self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None
     ) -> list[int]:
+        session_id = _trimmed(session_id)
         versions = await run_in_db_thread(services.list_versions, _key(app_name, user_id, filename, session_id))
         return [stored.version for stored in versions]
 
@@ -117,6 +122,7 @@ class PostgresArtifactService(BaseArtifactService):
     async def list_artifact_versions(
         self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None
     ) -> list[ArtifactVersion]:
+        session_id = _trimmed(session_id)
         key = _key(app_name, user_id, filename, session_id)
         return [_to_adk(key, stored) for stored in await run_in_db_thread(services.list_versions, key)]
 
@@ -125,9 +131,15 @@ class PostgresArtifactService(BaseArtifactService):
         self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None,
         version: Optional[int] = None,
     ) -> Optional[ArtifactVersion]:
+        session_id = _trimmed(session_id)
         key = _key(app_name, user_id, filename, session_id)
         stored = await run_in_db_thread(services.get_version, key, version)
         return _to_adk(key, stored) if stored is not None else None
+
+
+def _trimmed(session_id: Optional[str]) -> Optional[str]:
+    """A session id as the session service stores it (trimmed), so a padded id names the same session's artifacts."""
+    return session_id.strip() if session_id is not None else None
 
 
 def _key(app_name: str, user_id: str, filename: str, session_id: Optional[str]) -> services.Key:

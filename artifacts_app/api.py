@@ -1,4 +1,4 @@
-"""The artifacts API: what a session's agents saved, its versions, and their content.
+"""The artifacts API: what a session's agents saved, its versions, and their content; uploads.
 
 ``user:`` names are the user's and appear in every session of theirs, as in ADK.
 A filename may not contain "/" here (one path segment).
@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.api import BIGINT, ScopedView, valid
+from access.parsers import PayloadTooLarge
 from artifacts_app import services
 from artifacts_app.models import ArtifactVersion
 
@@ -35,6 +37,11 @@ class ArtifactSerializer(serializers.Serializer):
 class ArtifactVersionsSerializer(serializers.Serializer):
     filename = serializers.CharField()
     versions = VersionSerializer(many=True)
+
+
+class UploadedSerializer(serializers.Serializer):
+    filename = serializers.CharField()
+    version = serializers.IntegerField()
 
 
 class VersionQuerySerializer(serializers.Serializer):
@@ -68,7 +75,25 @@ class ArtifactView(ScopedView):
 
 
 class ArtifactContentView(ScopedView):
-    """A version's content with its mime type (the latest unless ``?version=``)."""
+    """A version's content with its mime type (the latest unless ``?version=``); POST saves a new version."""
+
+    @extend_schema(operation_id="upload_artifact", request={"*/*": OpenApiTypes.BINARY},
+                   responses={201: UploadedSerializer})
+    def post(self, request: Request, app_name: str, user_id: str, session_id: str, filename: str) -> Response:
+        """The body, as sent, becomes the artifact's next version, with the request's Content-Type as mime type."""
+        limit = settings.COGNIZES_ARTIFACT_MAX_BYTES
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit:
+            raise PayloadTooLarge(f"The artifact is larger than {limit} bytes.")
+        data = request.stream.read(limit + 1) if request.stream is not None else b""
+        mime_type = (request.content_type or "application/octet-stream").split(";")[0].strip()
+        try:
+            version = services.do_save(
+                _key(app_name, user_id, session_id, filename), part={"inline_data": {"mime_type": mime_type}},
+                data=data, mime_type=mime_type, custom_metadata=None,
+            )
+        except services.ArtifactError as error:
+            raise PayloadTooLarge(str(error)) from error
+        return Response({"filename": filename, "version": version}, status=status.HTTP_201_CREATED)
 
     @extend_schema(operation_id="download_artifact", parameters=[VersionQuerySerializer],
                    responses={(200, "*/*"): OpenApiTypes.BINARY})

@@ -13,7 +13,12 @@ from vertex_app import errors as vertex_errors  # noqa: E402
 
 _API_CODES = {408: "request_timeout", 413: "payload_too_large"}
 
-application = BodyLimit(django_application, {
-    "/api/": lambda status, message: api.error_body(_API_CODES[status], message),
-    "/v1": lambda status, message: vertex_errors.body(status, message),
-})
+application = BodyLimit(
+    django_application,
+    {
+        "/api/": lambda status, message: api.error_body(_API_CODES[status], message),
+        "/v1": lambda status, message: vertex_errors.body(status, message),
+    },
+    larger=[(r"^/api/v1/apps/[^/]+/users/[^/]+/sessions/[^/]+/artifacts/[^/]+/content/?$",
+             "COGNIZES_ARTIFACT_MAX_BYTES")],  # artifact uploads
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 from typing import Any
 
 from django import forms
@@ -10,7 +11,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from sessions_app import services
 from sessions_app.models import AppState, Event, Session, UserState
@@ -81,7 +82,7 @@ class _VersionedStateAdmin(admin.ModelAdmin):
 
 class EventInline(admin.TabularInline):
     model = Event
-    fields = ("seq", "when", "author", "invocation_id", "preview", "pretty_data")
+    fields = ("seq", "when", "author", "invocation_id", "preview", "artifacts", "pretty_data")
     readonly_fields = fields
     ordering = ("seq",)
     extra = 0
@@ -97,6 +98,18 @@ class EventInline(admin.TabularInline):
     @admin.display(description="time")
     def when(self, event: Event) -> str:
         return event.time.isoformat(timespec="milliseconds") if event.timestamp is not None else ""
+
+    @admin.display(description="artifacts")
+    def artifacts(self, event: Event) -> str:
+        """The versions this event saved (its artifact_delta), each a link to the artifact in the admin."""
+        delta = ((event.data or {}).get("actions") or {}).get("artifact_delta") or {}
+        changelist = reverse("admin:artifacts_app_artifact_changelist")
+        session = event.session
+        return format_html_join(", ", '<a href="{}?{}">{} v{}</a>', (
+            (changelist, urlencode({"app_name": session.app_name, "user_id": session.user_id, "filename": name}),
+             name, version)
+            for name, version in sorted(delta.items())
+        ))
 
     @admin.display(description="event JSON")
     def pretty_data(self, event: Event) -> str:
@@ -128,8 +141,6 @@ class SessionAdmin(_VersionedStateAdmin):
     @admin.display(description="traces")
     def traces(self, session: Session) -> str:
         """A link to the runs of this session in tracing_app's admin (issue 6)."""
-        from urllib.parse import urlencode
-
         query = urlencode({"app_name": session.app_name, "user_id": session.user_id, "session_id": session.session_id})
         return format_html('<a href="{}?{}">Traces of this session</a>', reverse("admin:tracing_app_trace_changelist"), query)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from django.test import override_settings
 from google.genai import types
 
 from cognizes.adk import PostgresArtifactService
@@ -54,3 +55,23 @@ def test_missing_and_foreign_artifacts_are_404(saved):
     assert api.get(f"/api/v1/apps/{APP}/users/ada/sessions/s2/artifacts/chart.png/").status_code == 404  # s1's
     assert client_for(APP, user_id="bob").get(f"{S1}/").status_code == 404
     assert client_for("other").get(f"{S1}/").status_code == 404
+
+
+def test_an_upload_saves_the_next_version_with_its_content_type(saved, asgi_server):
+    """Over the real ASGI server: bodies above the API's JSON limit (1 MB) are allowed up to the artifact limit."""
+    import httpx
+
+    from access.services import do_create_api_key
+
+    _, key = do_create_api_key(name="t", app_name=APP)
+    photo = bytes(range(256)) * 8192  # 2 MB
+    with httpx.Client(base_url=asgi_server, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+        uploaded = http.post(f"{S1}/chart.png/content/", content=photo, headers={"Content-Type": "image/png"})
+        assert (uploaded.status_code, uploaded.json()) == (201, {"filename": "chart.png", "version": 2})
+        back = http.get(f"{S1}/chart.png/content/")
+        assert (back.headers["content-type"], back.content) == ("image/png", photo)
+        with override_settings(COGNIZES_ARTIFACT_MAX_BYTES=1024 * 1024):
+            refused = http.post(f"{S1}/chart.png/content/", content=photo, headers={"Content-Type": "image/png"})
+        assert refused.status_code == 413
+    assert client_for(APP, read_only=True).post(f"{S1}/x.bin/content/", b"x",
+                                                content_type="application/octet-stream").status_code == 403

@@ -85,3 +85,36 @@ def test_runner_for_stores_artifacts_in_postgresql():
 
     runner = runner_for(LlmAgent(name="a", model="gemini-2.5-flash"), app_name="art_app", registry_tools=False)
     assert isinstance(runner.artifact_service, PostgresArtifactService)
+
+
+async def test_a_padded_session_id_names_the_same_sessions_artifacts():
+    """As PostgresSessionService trims session ids, artifacts saved under 'sess0\\n' are sess0's."""
+    service = PostgresArtifactService()
+    await service.save_artifact(app_name="art_app", user_id="ada", session_id="sess0\n", filename="a.txt",
+                                artifact=types.Part(text="hello"))
+    assert await service.load_artifact(app_name="art_app", user_id="ada", session_id="sess0",
+                                       filename="a.txt") == types.Part(text="hello")
+    assert await service.list_artifact_keys(app_name="art_app", user_id="ada", session_id=" sess0") == ["a.txt"]
+
+
+def test_an_events_artifact_delta_links_to_the_artifact_in_the_admin(admin_client):
+    """A turn that saved an artifact: its event on the session page links to it."""
+    from google.adk.events.event import Event
+    from google.adk.events.event_actions import EventActions
+
+    from cognizes.adk import PostgresSessionService
+    from sessions_app.models import Session
+
+    async def turn():
+        sessions = PostgresSessionService()
+        session = await sessions.create_session(app_name="art_app", user_id="ada", session_id="s1")
+        await PostgresArtifactService().save_artifact(app_name="art_app", user_id="ada", session_id="s1",
+                                                      filename="plot.png", artifact=types.Part(text="x"))
+        await sessions.append_event(session, Event(author="agent", invocation_id="i",
+                                                   actions=EventActions(artifact_delta={"plot.png": 0})))
+
+    asyncio.run(turn())
+    page = admin_client.get(f"/admin/sessions_app/session/{Session.objects.get().pk}/change/").content.decode()
+    assert '/admin/artifacts_app/artifact/?app_name=art_app&amp;user_id=ada&amp;filename=plot.png">plot.png v0</a>' in page
+    listed = admin_client.get("/admin/artifacts_app/artifact/?app_name=art_app&user_id=ada&filename=plot.png")
+    assert listed.status_code == 200 and "plot.png" in listed.content.decode()
