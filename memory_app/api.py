@@ -138,6 +138,7 @@ def _raise_for(error: services.MemoryServiceError) -> None:
 class MemoriesView(ScopedView):
     @extend_schema(operation_id="list_memories", responses=paginated(MemorySerializer))
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
+        """The user's memories, newest first (``?kind=``, ``?status=``, ``?updated_since=``)."""
         queryset = MemoryFilter(
             request.query_params, queryset=Memory.objects.for_scope(app_name, user_id).order_by("-updated_at", "id")
         ).qs
@@ -147,6 +148,7 @@ class MemoriesView(ScopedView):
 
     @extend_schema(request=MemoryCreateSerializer, responses={201: RememberOutSerializer})
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
+        """Remember a statement: merged into a known memory if it says the same, else created."""
         data = valid(MemoryCreateSerializer, request.data)
         try:
             outcome = services.do_remember(
@@ -160,10 +162,12 @@ class MemoriesView(ScopedView):
 class MemoryView(ScopedView):
     @extend_schema(operation_id="get_memory", responses=MemorySerializer)
     def get(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        """One memory of the user."""
         return Response(MemorySerializer(_memory(self, memory_id)).data)
 
     @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
     def patch(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        """Change a memory's text (a revision records it)."""
         memory = _memory(self, memory_id)
         data = valid(MemoryUpdateSerializer, request.data)
         try:
@@ -176,6 +180,7 @@ class MemoryView(ScopedView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        """Erase a memory with its revisions."""
         memory = _memory(self, memory_id)
         services.do_delete_memory(memory_id=memory.id, app_name=app_name, user_id=user_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -184,6 +189,7 @@ class MemoryView(ScopedView):
 class MemorySearchView(ScopedView):
     @extend_schema(request=SearchSerializer, responses=HitSerializer(many=True))
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
+        """The memories that best answer ``query`` (hybrid vector and keyword search), ranked."""
         data = valid(SearchSerializer, request.data)
         hits = search_memories(app_name=app_name, user_id=user_id, query=data["query"], limit=data["limit"])
         return Response(HitSerializer([hit.__dict__ for hit in hits], many=True).data)
@@ -192,6 +198,7 @@ class MemorySearchView(ScopedView):
 class MemoryRevisionsView(ScopedView):
     @extend_schema(responses=RevisionSerializer(many=True))
     def get(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        """Every change of the memory, oldest first: what it was, what it became, and why."""
         memory = _memory(self, memory_id)
         return Response(RevisionSerializer(memory.revisions.order_by("id"), many=True).data)
 
@@ -199,6 +206,7 @@ class MemoryRevisionsView(ScopedView):
 class MemoryRollbackView(ScopedView):
     @extend_schema(request=RollbackSerializer, responses=MemorySerializer)
     def post(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
+        """Return the memory to its text and status right after ``revision_id``."""
         memory = _memory(self, memory_id)
         data = valid(RollbackSerializer, request.data)
         if not memory.revisions.filter(id=data["revision_id"]).exists():
@@ -245,6 +253,7 @@ class SessionForgetView(ScopedView):
 class JobView(ScopedView):
     @extend_schema(responses=JobSerializer)
     def get(self, request: Request, app_name: str, user_id: str, job_id: int) -> Response:
+        """A consolidation job: its status, attempts, error and what it made."""
         job = ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id, pk=job_id).first()
         if job is None:
             raise Http404

@@ -191,10 +191,12 @@ class SessionsView(ScopedView):
         responses=paginated(SessionOutSerializer),
     )
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
+        """The user's live sessions, oldest update first (``?updated_since=``), without their events."""
         return _list_sessions(request, self, Session.objects.live().filter(app_name=app_name, user_id=user_id))
 
     @extend_schema(operation_id="create_session", request=SessionCreateSerializer, responses={201: SessionOutSerializer})
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
+        """Create a session (id generated if absent) with its initial state and optional expiry."""
         data = valid(SessionCreateSerializer, request.data)
         session_id = (data.get("id") or "").strip() or str(uuid.uuid4())
         try:
@@ -223,6 +225,7 @@ class SessionView(ScopedView):
         responses=SessionOutSerializer,
     )
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        """The session with its events (``?num_recent_events=``, ``?after_timestamp=``); 404 if expired."""
         params = valid(SessionQuerySerializer, request.query_params, strict=False)
         stored = services.get_session(app_name=app_name, user_id=user_id, session_id=session_id, **params)
         if stored is None:
@@ -248,6 +251,7 @@ class SessionView(ScopedView):
 
     @extend_schema(operation_id="delete_session", responses={204: None})
     def delete(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        """Delete the session and its events (its memories stay unless configured otherwise)."""
         if not services.do_delete_session(app_name=app_name, user_id=user_id, session_id=session_id):
             raise Http404
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -256,6 +260,7 @@ class SessionView(ScopedView):
 class EventsView(ScopedView):
     @extend_schema(parameters=[AfterVersionSerializer], responses=paginated(EventOutSerializer))
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        """The session's events after ``?after_version=``, in order, each with the version it made."""
         session = Session.objects.live().filter(app_name=app_name, user_id=user_id, session_id=session_id).first()
         if session is None:
             raise Http404
@@ -267,6 +272,7 @@ class EventsView(ScopedView):
 
     @extend_schema(request=EventAppendSerializer, responses={201: EventOutSerializer})
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        """Append an ADK event if the session is still at ``expected_version`` (409 if not)."""
         data = valid(EventAppendSerializer, request.data)
         try:
             event = AdkEvent.model_validate(data["event"])
@@ -324,6 +330,7 @@ async def _event_messages(session_pk: int, after_version: int) -> AsyncIterator[
 class SessionStateView(ScopedView):
     @extend_schema(responses=StateOutSerializer)
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        """The session's own state and its version."""
         stored = services.get_session(app_name=app_name, user_id=user_id, session_id=session_id, num_recent_events=0)
         if stored is None:
             raise Http404
@@ -331,6 +338,7 @@ class SessionStateView(ScopedView):
 
     @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
     def patch(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
+        """Merge keys into the session's state (null removes a key) at ``expected_version``."""
         data = valid(StatePatchSerializer, request.data)
         try:
             services.do_patch_session_state(
@@ -345,11 +353,13 @@ class SessionStateView(ScopedView):
 class UserStateView(ScopedView):
     @extend_schema(responses=StateOutSerializer)
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
+        """The user's shared state (``user:`` keys, without the prefix) and its version."""
         state, version = services.get_user_state(app_name=app_name, user_id=user_id)
         return Response({"state": state, "version": version})
 
     @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
     def patch(self, request: Request, app_name: str, user_id: str) -> Response:
+        """Merge keys into the user's shared state at ``expected_version``."""
         data = valid(StatePatchSerializer, request.data)
         try:
             services.do_patch_user_state(
@@ -363,11 +373,13 @@ class UserStateView(ScopedView):
 class AppStateView(ScopedView):
     @extend_schema(responses=StateOutSerializer)
     def get(self, request: Request, app_name: str) -> Response:
+        """The app's shared state (``app:`` keys, without the prefix) and its version."""
         state, version = services.get_app_state(app_name=app_name)
         return Response({"state": state, "version": version})
 
     @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
     def patch(self, request: Request, app_name: str) -> Response:
+        """Merge keys into the app's shared state at ``expected_version``."""
         if self.scope.only_user:
             raise Http404  # a key of one user cannot change what every user of the app sees
         data = valid(StatePatchSerializer, request.data)

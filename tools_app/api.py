@@ -177,10 +177,12 @@ class ToolsView(ScopedView):
 class ToolView(ScopedView):
     @extend_schema(operation_id="get_tool", responses=ToolSerializer)
     def get(self, request: Request, app_name: str, name: str) -> Response:
+        """One tool of the registry."""
         return Response(ToolSerializer(_tool(app_name, name)).data)
 
     @extend_schema(operation_id="update_tool", request=ToolPatchSerializer, responses=ToolSerializer)
     def patch(self, request: Request, app_name: str, name: str) -> Response:
+        """Change a tool (a new version; running agents see it on their next model call)."""
         _check_can_manage(self)
         data: dict[str, Any] = dict(valid(ToolPatchSerializer, request.data))
         expected_version = data.pop("expected_version", None)
@@ -194,6 +196,7 @@ class ToolView(ScopedView):
 
     @extend_schema(operation_id="delete_tool", responses={204: None})
     def delete(self, request: Request, app_name: str, name: str) -> Response:
+        """Remove a tool from the registry."""
         _check_can_manage(self)
         services.do_delete_tool(_tool(app_name, name), actor=_actor(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -240,10 +243,12 @@ class ToolApprovalsView(ScopedView):
 class ToolApprovalView(ScopedView):
     @extend_schema(operation_id="get_tool_approval", responses=ToolApprovalSerializer)
     def get(self, request: Request, app_name: str, approval_id: int) -> Response:
+        """One call waiting for (or given) a person's decision."""
         return Response(ToolApprovalSerializer(self._approval(approval_id)).data)
 
     @extend_schema(operation_id="decide_tool_approval", request=DecisionSerializer, responses=ToolApprovalSerializer)
     def post(self, request: Request, app_name: str, approval_id: int) -> Response:
+        """Approve or reject the call; the agent resumes with the decision."""
         data = valid(DecisionSerializer, request.data)
         try:
             approval = services.do_decide_approval(
