@@ -57,10 +57,9 @@ class ArtifactsView(ScopedView):
 
     @extend_schema(operation_id="list_artifacts", responses=ArtifactSerializer(many=True))
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
-        names = services.list_filenames(app_name=app_name, user_id=user_id, session_id=session_id)
-        listed = [(name, services.get_version(_key(app_name, user_id, session_id, name))) for name in names]
-        return Response([{"filename": name, "latest": VersionSerializer(latest).data}
-                         for name, latest in listed if latest is not None])
+        latest = services.list_latest(app_name=app_name, user_id=user_id, session_id=session_id)
+        return Response([{"filename": version.artifact.filename, "latest": VersionSerializer(version).data}
+                         for version in latest])
 
 
 class ArtifactView(ScopedView):

@@ -384,15 +384,17 @@ def get_session_users(*, app_name: str, session_id: str, limit: int = 2) -> list
         return [user for (user,) in cursor.fetchall()]
 
 
-def _delete_sessions(cursor: Any, *, expired: bool = False, batch: int = 0, **keys: str) -> int:
-    """Delete the sessions with these keys (only expired ones, with ``expired``) and their events; how many went.
+def _delete_sessions(cursor: Any, *, expired: bool = False, batch: int = 0, **keys: str) -> list[DeletedSession]:
+    """Delete the sessions with these keys (only expired ones, with ``expired``) and their events; the ones that went.
 
     With ``batch``: at most that many, skipping any a writer holds locked (they
     are the next batch's), so removal neither waits on writers nor holds them up
     long. Once the deletion commits, ``signals.sessions_deleted`` names them
     (memory_app may forget what they gave).
     """
-    where = " AND ".join([f"{column} = %({column})s" for column in keys] + (["expire_time <= now()"] if expired else []))
+    where = " AND ".join(
+        [f"{column} = %({column})s" for column in keys] + (["expire_time <= now()"] if expired else [])
+    )
     if batch:
         where = (f"id IN (SELECT id FROM sessions WHERE {where} ORDER BY expire_time LIMIT {int(batch)} "
                  "FOR UPDATE SKIP LOCKED)")
@@ -413,7 +415,7 @@ def _delete_sessions(cursor: Any, *, expired: bool = False, batch: int = 0, **ke
     deleted = [DeletedSession(app, user, sid, tuple(event_ids)) for app, user, sid, event_ids in cursor.fetchall()]
     if deleted:
         transaction.on_commit(lambda: sessions_deleted.send(sender=DeletedSession, sessions=deleted))
-    return len(deleted)
+    return deleted
 
 
 def do_delete_expired_sessions(*, batch: int = 500) -> int:
@@ -421,7 +423,7 @@ def do_delete_expired_sessions(*, batch: int = 500) -> int:
     removed = 0
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
-            count = _delete_sessions(cursor, expired=True, batch=batch)
+            count = len(_delete_sessions(cursor, expired=True, batch=batch))
         removed += count
         if count < batch:
             return removed
@@ -437,10 +439,8 @@ def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
     check_key("app_name", app_name)
     check_key("user_id", user_id)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM events e JOIN sessions s ON s.id = e.session_id "
-                       "WHERE s.app_name = %s AND s.user_id = %s", [app_name, user_id])
-        counts = {"events": cursor.fetchone()[0]}
-        counts["sessions"] = _delete_sessions(cursor, app_name=app_name, user_id=user_id)
+        deleted = _delete_sessions(cursor, app_name=app_name, user_id=user_id)
+        counts = {"sessions": len(deleted), "events": sum(len(session.event_ids) for session in deleted)}
         cursor.execute("DELETE FROM user_states WHERE app_name = %s AND user_id = %s", [app_name, user_id])
         counts["user_states"] = cursor.rowcount
         for _, erased in user_erased.send(sender=DeletedSession, app_name=app_name, user_id=user_id):
@@ -451,7 +451,7 @@ def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
 def do_delete_session(*, app_name: str, user_id: str, session_id: str) -> bool:
     """Delete a session and its events (app and user state stay); False if it was missing."""
     with connection.cursor() as cursor:
-        return _delete_sessions(cursor, app_name=app_name, user_id=user_id, session_id=session_id) > 0
+        return bool(_delete_sessions(cursor, app_name=app_name, user_id=user_id, session_id=session_id))
 
 
 _APPEND_SQL = """
