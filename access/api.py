@@ -170,23 +170,3 @@ def error_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     """The API's error shape, for answers made outside DRF's handler."""
     return {"error": {"code": code, "message": message, "details": details}}
-
-
-def json_not_found(request: Any, exception: Exception | None = None) -> Any:
-    """Django's 404 for URLs no route matches: JSON under /api/, the usual page elsewhere."""
-    from django.http import JsonResponse
-    from django.views.defaults import page_not_found
-
-    if request.path.startswith("/api/"):
-        return JsonResponse(error_body("not_found", "Not found."), status=404)
-    return page_not_found(request, exception)
-
-
-def json_server_error(request: Any) -> Any:
-    """Django's 500: JSON under /api/, the usual page elsewhere."""
-    from django.http import JsonResponse
-    from django.views.defaults import server_error
-
-    if request.path.startswith("/api/"):
-        return JsonResponse(error_body("error", "Server error."), status=500)
-    return server_error(request)

@@ -62,5 +62,6 @@ urlpatterns = [
     path("", include("vertex_app.urls")),  # Vertex AI Agent Engine's own paths: /v1beta1/…
 ]
 
-handler404 = "access.api.json_not_found"
-handler500 = "access.api.json_server_error"
+handler400 = "cognizes.error_pages.bad_request"
+handler404 = "cognizes.error_pages.not_found"
+handler500 = "cognizes.error_pages.server_error"
