@@ -15,6 +15,7 @@ from typing import Any, Optional, Union, cast
 from google.adk.artifacts import artifact_util
 from google.adk.artifacts.base_artifact_service import ArtifactVersion, BaseArtifactService, ensure_part
 from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.platform import time as platform_time
 from google.genai import types
 from typing_extensions import override
 
@@ -56,7 +57,8 @@ class PostgresArtifactService(BaseArtifactService):
             stored["inline_data"].pop("data", None)
         try:
             return await run_in_db_thread(
-                services.do_save, key, part=stored, data=data, mime_type=mime_type or "", custom_metadata=custom_metadata
+                services.do_save, key, part=stored, data=data, mime_type=mime_type or "", custom_metadata=custom_metadata,
+                now=platform_time.get_time(),
             )
         except services.ArtifactError as error:
             raise InputValidationError(str(error)) from error

@@ -6,6 +6,7 @@ A filename may not contain "/" here (one path segment).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.conf import settings
@@ -88,7 +89,7 @@ class ArtifactContentView(ScopedView):
         try:
             version = services.do_save(
                 _key(app_name, user_id, session_id, filename), part={"inline_data": {"mime_type": mime_type}},
-                data=data, mime_type=mime_type, custom_metadata=None,
+                data=data, mime_type=mime_type, custom_metadata=None, now=time.time(),
             )
         except services.ArtifactError as error:
             raise PayloadTooLarge(str(error)) from error

@@ -9,7 +9,6 @@ number back.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,9 +44,10 @@ RETURNING id, latest_version
 
 
 def do_save(
-    key: Key, *, part: dict[str, Any], data: bytes | None, mime_type: str, custom_metadata: dict[str, Any] | None
+    key: Key, *, part: dict[str, Any], data: bytes | None, mime_type: str, custom_metadata: dict[str, Any] | None,
+    now: float,
 ) -> int:
-    """Store a new version (``part`` without its bytes, ``data`` the inline bytes if any); its number."""
+    """Store a new version (``part`` without its bytes, ``data`` the inline bytes if any) made at ``now``; its number."""
     size = len(data) if data is not None else len((part.get("text") or "").encode())
     limit = settings.COGNIZES_ARTIFACT_MAX_BYTES
     if size > limit:
@@ -58,7 +58,7 @@ def do_save(
             artifact_id, version = cursor.fetchone()
         stored = ArtifactVersion.objects.create(
             artifact_id=artifact_id, version=version, mime_type=mime_type or "", size=size,
-            custom_metadata=dict(custom_metadata or {}), part=part, create_time=time.time(),
+            custom_metadata=dict(custom_metadata or {}), part=part, create_time=now,
         )
         if data is not None:
             with _binary_cursor() as cursor:

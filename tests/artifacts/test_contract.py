@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from google.adk.artifacts import InMemoryArtifactService
 from google.adk.errors.input_validation_error import InputValidationError
+from google.adk.platform import time as platform_time
 from google.genai import types
 
 from cognizes.adk import PostgresArtifactService
@@ -101,6 +102,18 @@ async def test_version_metadata(service):
     assert latest.canonical_uri.endswith(f"apps/{APP}/users/{USER}/artifacts/user:cv.pdf/versions/0")
     assert await service.get_artifact_version(app_name=APP, user_id=USER, session_id="s1", filename="chart.png",
                                               version=3) is None
+
+
+async def test_create_time_follows_adks_time_provider(service):
+    """Agents under test pin ADK's clock (``google.adk.platform.time``); a version's time is that clock's."""
+    platform_time.set_time_provider(lambda: 1_735_732_800.0)
+    try:
+        await save(service, "chart.png", inline(b"v0"))
+    finally:
+        platform_time.reset_time_provider()
+
+    version = await service.get_artifact_version(app_name=APP, user_id=USER, session_id="s1", filename="chart.png")
+    assert version.create_time == 1_735_732_800.0
 
 
 async def test_delete_removes_every_version_and_the_name_starts_again(service):
