@@ -11,17 +11,12 @@ Importing this module sets Django up (with ``cognizes.settings`` unless
 but ``DATABASE_URL`` (or nothing at all, for the embedded PostgreSQL).
 """
 
-import os
+from cognizes.setup import ensure_django
 
-import django
-from django.apps import apps
-
-if not apps.ready:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
-    django.setup()
+ensure_django()
 
 from artifacts_app.adk import PostgresArtifactService  # noqa: E402
-from cognizes.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402
+from runtime_app.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402
 from memory_app.adk import PostgresMemoryService  # noqa: E402
 from sessions_app.adk import PostgresSessionService  # noqa: E402
 from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa: E402

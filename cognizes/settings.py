@@ -49,6 +49,8 @@ INSTALLED_APPS = [
     "tracing_app",
     "artifacts_app",
     "vertex_app",
+    "runtime_app",
+    "demo_agents",
 ]
 
 MIDDLEWARE = [
@@ -260,7 +262,7 @@ COGNIZES_TRACING = _env_bool("COGNIZES_TRACING", True)
 COGNIZES_TRACING_DATABASE = _env_bool("COGNIZES_TRACING_DATABASE", True)
 COGNIZES_TRACE_RETENTION_DAYS = float(os.environ.get("COGNIZES_TRACE_RETENTION_DAYS", "14"))
 
-# Agent runtime (cognizes/runner.py, cognizes/agents.py): the agents served over HTTP
+# Agent runtime (runtime_app/runner.py, runtime_app/agents.py): the agents served over HTTP
 # and by `manage.py chat`, as "app=dotted.path" pairs. A path names an agent (run
 # with runner_for's defaults), a Runner, or a function returning a Runner; request
 # data only ever names an app of this list. Sessions of "session_end" runners are

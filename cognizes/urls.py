@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from access.api import IdConverter
 from artifacts_app import api as artifacts_api
-from cognizes import run_api
+from runtime_app import api as runtime_api
 from memory_app import api as memory_api
 from sessions_app import api as sessions_api
 from tracing_app import api as tracing_api
@@ -32,8 +32,8 @@ api_v1 = [
     path(session, sessions_api.SessionView.as_view(), name="session"),
     path(session + "events/", sessions_api.EventsView.as_view(), name="events"),
     path(session + "events/stream/", sessions_api.EventStreamView.as_view(), name="event-stream"),
-    path(session + "run/", run_api.RunView.as_view(), name="run"),
-    path(session + "run/stream/", run_api.RunStreamView.as_view(), name="run-stream"),
+    path(session + "run/", runtime_api.RunView.as_view(), name="run"),
+    path(session + "run/stream/", runtime_api.RunStreamView.as_view(), name="run-stream"),
     path(session + "state/", sessions_api.SessionStateView.as_view(), name="session-state"),
     path(session + "memory-jobs/", memory_api.SessionIngestView.as_view(), name="session-ingest"),
     path(session + "forget-memories/", memory_api.SessionForgetView.as_view(), name="session-forget-memories"),

@@ -29,8 +29,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from access import sse
 from access.api import BIGINT, Conflict, Pagination, ScopedView, paginated, valid
-from cognizes import sse
 from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from sessions_app.models import MAX_KEY_LENGTH, Event, Session

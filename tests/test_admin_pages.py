@@ -10,7 +10,7 @@ import pytest
 from django.contrib import admin
 from django.core.management import call_command
 
-from cognizes.agents import forget_runners
+from runtime_app.agents import forget_runners
 from sessions_app.models import Event, Session
 from tests.browser import log_in_as_admin
 from tools_app.models import Tool

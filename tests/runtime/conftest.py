@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cognizes.agents import forget_runners
+from runtime_app.agents import forget_runners
 from demo_agents.weather.tools import register
 
 

@@ -17,7 +17,7 @@ import pytest
 from google.adk.cli.service_registry import get_service_registry
 
 from cognizes.adk import PostgresMemoryService, PostgresSessionService
-from cognizes.adk_services import memory_service_factory, register, session_service_factory
+from runtime_app.adk_services import memory_service_factory, register, session_service_factory
 from memory_app.models import ConsolidationJob
 from sessions_app.models import Event, Session
 from tests.processes import ROOT, database_env, free_port

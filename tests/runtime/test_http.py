@@ -18,9 +18,9 @@ from google.genai import types
 from opentelemetry import trace
 
 from access.services import do_create_api_key
-from cognizes.agents import forget_runners
+from runtime_app.agents import forget_runners
 from cognizes.db_threads import run_in_db_thread
-from cognizes.runner import runner_for
+from runtime_app.runner import runner_for
 from memory_app.models import ConsolidationJob, JobStatus
 from sessions_app.models import Event, Session
 from tests.api.conftest import client_for

@@ -10,9 +10,9 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from cognizes.adk import DatabaseToolset, runner_for
-from cognizes.agents import UnknownAgent, forget_runners, get_runner
+from runtime_app.agents import UnknownAgent, forget_runners, get_runner
 from cognizes.db_threads import run_in_db_thread
-from cognizes.runner import settle
+from runtime_app.runner import settle
 from demo_agents.weather.agent import root_agent
 from memory_app.consolidation import run_job, run_when_due
 from memory_app.models import ConsolidationJob, JobStatus, Memory

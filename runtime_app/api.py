@@ -3,7 +3,7 @@
     POST /api/v1/apps/{app}/users/{user}/sessions/{id}/run/          -> {"events": [...]}
     POST /api/v1/apps/{app}/users/{user}/sessions/{id}/run/stream/   -> text/event-stream
 
-The app must be in ``COGNIZES_AGENTS`` (cognizes/agents.py); the caller's API key
+The app must be in ``COGNIZES_AGENTS`` (runtime_app/agents.py); the caller's API key
 must cover the app and user (``ScopedView``) and be read-write. A session that
 does not exist yet is created. One turn per session at a time, across processes:
 a second one is refused with 409 before anything is stored (a claim in Redis,
@@ -37,9 +37,9 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from access import sse
 from access.api import Conflict, ScopedView, valid
-from cognizes import sse
-from cognizes.agents import UnknownAgent, get_runner
+from runtime_app.agents import UnknownAgent, get_runner
 from sessions_app import services
 from sessions_app.adk import event_json
 

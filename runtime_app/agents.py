@@ -15,7 +15,7 @@ from django.utils.module_loading import import_string
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.runners import Runner
 
-from cognizes.runner import runner_for
+from runtime_app.runner import runner_for
 
 _lock = threading.Lock()
 _runners: dict[str, Runner] = {}

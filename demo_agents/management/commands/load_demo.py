@@ -12,14 +12,14 @@ import asyncio
 from django.core.management.base import BaseCommand
 from google.genai import types
 
-from cognizes.agents import get_runner
 from cognizes.db_threads import run_in_db_thread
-from cognizes.runner import settle
 from demo_agents.weather import offline_model
 from demo_agents.weather.agent import OFFLINE
 from demo_agents.weather.tools import APP_NAME, register
 from memory_app.consolidation import run_job
 from memory_app.models import ConsolidationJob, JobStatus
+from runtime_app.agents import get_runner
+from runtime_app.runner import settle
 from sessions_app import services
 
 USER = "alice"

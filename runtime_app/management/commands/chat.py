@@ -2,7 +2,7 @@
 
     python manage.py chat weather --user ada [--session s1]
 
-Each line typed is one turn of the app's Runner (``cognizes.agents``), so the
+Each line typed is one turn of the app's Runner (``runtime_app.agents``), so the
 conversation is stored, audited and turned into memories as over HTTP. The
 whole chat runs on one event loop: the Runner's services and plugins keep
 per-loop resources (database futures, background audit writes) that must not
@@ -28,8 +28,8 @@ from google.adk.runners import Runner
 from google.genai import types
 from pydantic_core import to_jsonable_python
 
-from cognizes.agents import UnknownAgent, get_runner, registered_apps
-from cognizes.runner import settle
+from runtime_app.agents import UnknownAgent, get_runner, registered_apps
+from runtime_app.runner import settle
 from sessions_app.services import SessionError, check_key
 
 PROMPT = "you> "

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class RuntimeAppConfig(AppConfig):
+    """Serves the agents of ``COGNIZES_AGENTS`` on the domain apps: runners, run API, chat, demo."""
+
+    name = "runtime_app"
+    verbose_name = "Agent runtime"
