@@ -71,15 +71,22 @@ def check_scope(request: Request, app_name: str, user_id: str | None, *, write: 
     if write is None:
         write = request.method not in SAFE_METHODS
     if isinstance(request.auth, ApiKey):
-        key = request.auth
-        if key.app_name != app_name or (key.user_id and user_id is not None and key.user_id != user_id):
-            raise Http404
-        if key.read_only and write:
-            raise exceptions.PermissionDenied("This API key is read-only.")
-        return Scope(app_name=app_name, user_id=user_id, only_user=key.user_id or None)
+        return check_key_scope(request.auth, app_name, user_id, write=write)
     if getattr(request.user, "is_staff", False):
         return Scope(app_name=app_name, user_id=user_id, only_user=None)
     raise exceptions.PermissionDenied("Staff only.")
+
+
+def check_key_scope(key: ApiKey, app_name: str, user_id: str | None, *, write: bool) -> Scope:
+    """``check_scope`` for an API key however it came (the A2A endpoints read it outside DRF).
+
+    Another app's or user's data is a 404, not a 403: a key learns nothing of what it may not see.
+    """
+    if key.app_name != app_name or (key.user_id and user_id is not None and key.user_id != user_id):
+        raise Http404
+    if key.read_only and write:
+        raise exceptions.PermissionDenied("This API key is read-only.")
+    return Scope(app_name=app_name, user_id=user_id, only_user=key.user_id or None)
 
 
 class IdConverter:

@@ -102,6 +102,7 @@ def _summary(port: str, admin: str) -> str:
         f"  admin     {base}/admin/   {admin}",
         f"  API docs  {base}/api/docs/   (a key: .venv/bin/python manage.py create_api_key weather)",
         "  chat      .venv/bin/python manage.py chat weather --user alice",
+        f"  A2A       {base}/a2a/weather/   (its card: {base}/a2a/weather/.well-known/agent-card.json)",
         "",
     ])
 

@@ -14,16 +14,12 @@ a process die mid-turn).
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.core.cache import cache
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from google.adk.agents.run_config import RunConfig, StreamingMode
@@ -39,13 +35,13 @@ from rest_framework.response import Response
 
 from access import sse
 from access.api import Conflict, ScopedView, valid
+from runtime_app import turns
 from runtime_app.agents import UnknownAgent, get_runner
 from sessions_app import services
 from sessions_app.adk import event_json
 
 logger = logging.getLogger(__name__)
 
-BUSY = "Another turn of this session is running; try again when it has finished."
 STALE = "The session changed while this turn ran (another writer); its events so far are stored."
 
 
@@ -85,17 +81,11 @@ class AgentFailed(exceptions.APIException):
 
 
 def claim_turn(app_name: str, user_id: str, session_id: str) -> Callable[[], None]:
-    """Claim the session for one turn (409 if taken); returns the release function."""
-    key = "cognizes:turn:" + hashlib.sha256(json.dumps([app_name, user_id, session_id]).encode()).hexdigest()
-    token = uuid.uuid4().hex
-    if not cache.add(key, token, timeout=settings.COGNIZES_RUN_TIMEOUT_SECONDS):
-        raise Conflict(BUSY)
-
-    def release() -> None:
-        if cache.get(key) == token:
-            cache.delete(key)
-
-    return release
+    """Claim the session for one turn, or 409."""
+    try:
+        return turns.claim_turn(app_name, user_id, session_id)
+    except turns.SessionBusy as busy:
+        raise Conflict(str(busy)) from busy
 
 
 class _RunBase(ScopedView):

@@ -140,6 +140,8 @@ def check_key(name: str, value: str) -> str:
         raise SessionError(f"{name} must be a non-empty string.")
     if len(value) > MAX_KEY_LENGTH:
         raise SessionError(f"{name} is longer than {MAX_KEY_LENGTH} characters.")
+    if "\x00" in value:
+        raise SessionError(f"{name} may not contain NUL characters (PostgreSQL cannot store them).")
     return value
 
 

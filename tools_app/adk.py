@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import time
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
@@ -126,6 +127,11 @@ def build_tool(row: Tool) -> BaseTool:
     return tool
 
 
+listing_app: ContextVar[str | None] = ContextVar("cognizes_listing_app", default=None)
+"""The app whose registry a ``DatabaseToolset`` without ``app_name`` lists outside an agent run
+(set while A2A describes the app's tools in its agent card)."""
+
+
 class DatabaseToolset(BaseToolset):
     """The enabled tools of an app's registry, cached until the registry changes."""
 
@@ -147,7 +153,7 @@ class DatabaseToolset(BaseToolset):
 
     @override
     async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:
-        app_name = self._app_name or (readonly_context.session.app_name if readonly_context else None)
+        app_name = self._app_name or (readonly_context.session.app_name if readonly_context else listing_app.get())
         if not app_name:
             raise ValueError("DatabaseToolset needs an app_name outside of an agent run.")
         tools = await self._current_tools(app_name)

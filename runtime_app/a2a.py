@@ -1,0 +1,202 @@
+"""A2A: every agent of ``COGNIZES_AGENTS`` is an Agent2Agent server, beside the HTTP API.
+
+    GET  /a2a/{app}/.well-known/agent-card.json   the agent card (public, as A2A discovery is)
+    POST /a2a/{app}/                               JSON-RPC: message/send, message/stream,
+                                                   tasks/get, tasks/cancel (and A2A 1.0's names)
+
+The protocol is a2a-sdk's (JSON-RPC dispatch, tasks, streaming) and the agent
+side ADK's own ``A2aAgentExecutor``, run on the app's Cognizes runner: an A2A
+context is a Cognizes session (its id is the context id), so a conversation has
+its memory, tool audit and traces like any other. Calls carry an API key
+(``Authorization: Bearer``) whose app is the URL's, read-write; the user is
+the key's, or for an app-wide key the ``X-User-Id`` header's. Tasks are kept per
+app and user (one user never sees another's), in this process's memory. One
+turn per session at a time, as on the run API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from a2a.server.agent_execution import RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types import (
+    AgentCapabilities, AgentCard, HTTPAuthSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
+)
+from a2a.utils.errors import InvalidParamsError, InvalidRequestError
+from asgiref.sync import sync_to_async
+from django.http import Http404
+from google.adk.a2a.executor.a2a_agent_executor import A2aAgentExecutor
+from google.adk.a2a.utils.agent_card_builder import AgentCardBuilder
+from google.adk.runners import Runner
+from rest_framework import exceptions
+from starlette.authentication import SimpleUser
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from access.api import check_key_scope
+from access.authentication import BearerKeyAuthentication
+from access.models import MAX_KEY_LENGTH
+from cognizes.db_threads import run_in_db_thread
+from runtime_app import turns
+from runtime_app.agents import get_runner, registered_apps
+from sessions_app.services import SessionError, check_key
+from tools_app.adk import listing_app
+
+PREFIX = "/a2a/"
+CARD_PATH = ".well-known/agent-card.json"
+USER_HEADER = "x-user-id"
+SCHEME = "cognizesApiKey"
+CAPABILITIES = AgentCapabilities(streaming=True, push_notifications=False, extended_agent_card=False)
+SECURITY = {SCHEME: SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
+    scheme="Bearer", description="A Cognizes API key for this app (read-write), sent as 'Authorization: Bearer <key>'. "
+    "A key for the whole app names its user in the X-User-Id header.",
+))}
+
+
+class Refused(Exception):
+    """A call refused before the protocol sees it: an HTTP status and a JSON-RPC error."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """JSON-RPC's error shape; the request's id is not read yet (null)."""
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status < 500 else -32603, "message": message}}
+
+
+def refusal(status: int, message: str) -> JSONResponse:
+    return JSONResponse(error_body(status, message), status_code=status)
+
+
+class CognizesExecutor(A2aAgentExecutor):
+    """ADK's executor on the app's runner, holding the session for the turn like the run API does."""
+
+    def __init__(self, runner: Runner) -> None:
+        super().__init__(runner=runner)
+        self.app_name = runner.app_name
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        user_id = context.call_context.user.user_name
+        try:
+            check_key("A2A's contextId (the session id)", context.context_id)
+        except SessionError as error:
+            raise InvalidParamsError(message=str(error)) from error
+        try:
+            release = await sync_to_async(turns.claim_turn, thread_sensitive=False)(
+                self.app_name, user_id, context.context_id
+            )
+        except turns.SessionBusy as busy:
+            raise InvalidRequestError(message=str(busy)) from busy
+        try:
+            await super().execute(context, event_queue)
+        finally:
+            await sync_to_async(release, thread_sensitive=False)()
+
+
+async def build_card(runner: Runner, url: str) -> AgentCard:
+    """ADK's card for the runner's agent (skills from its tools, the registry's included), with our auth scheme."""
+    token = listing_app.set(runner.app_name)
+    try:
+        card = await AgentCardBuilder(agent=runner.agent, rpc_url=url, security_schemes=SECURITY).build()
+    finally:
+        listing_app.reset(token)
+    card.security_requirements.append(SecurityRequirement(schemes={SCHEME: StringList()}))
+    card.capabilities.CopyFrom(CAPABILITIES)
+    return card
+
+
+class AgentServer:
+    """One app's A2A endpoints on its runner: a2a-sdk's JSON-RPC dispatch (with the app's tasks) and the card."""
+
+    def __init__(self, runner: Runner, card: AgentCard) -> None:
+        self.runner = runner
+        self.app_name = runner.app_name
+        handler = DefaultRequestHandler(  # the handler reads its card for the capabilities only
+            agent_executor=CognizesExecutor(runner), task_store=InMemoryTaskStore(), agent_card=card,
+        )
+        self.dispatcher = JsonRpcDispatcher(request_handler=handler, enable_v0_3_compat=True)
+
+    async def card(self, url: str) -> AgentCard:
+        """The agent card naming ``url`` (where the caller reached it); built per request, so registry edits show."""
+        return await build_card(self.runner, url)
+
+    async def serve_card(self, request: Request) -> Response:
+        card = await self.card(_endpoint_url(request, self.app_name))
+        return JSONResponse(agent_card_to_dict(card))
+
+    async def serve_rpc(self, request: Request) -> Response:
+        if request.method != "POST":
+            return refusal(405, "A2A's JSON-RPC endpoint takes POST.")
+        try:
+            user_id = await run_in_db_thread(_authenticate, request, self.app_name)
+        except Refused as refused:
+            return refusal(refused.status, str(refused))
+        request.scope["user"] = SimpleUser(user_id)
+        return await self.dispatcher.handle_requests(request)
+
+
+def _endpoint_url(request: Request, app_name: str) -> str:
+    return str(request.base_url).rstrip("/") + f"{PREFIX}{app_name}/"
+
+
+def _authenticate(request: Request, app_name: str) -> str:
+    """The user this call acts for, after the one scope check; ``Refused`` otherwise."""
+    header = request.headers.get("authorization", "").split()
+    if len(header) != 2 or header[0].lower() != "bearer":
+        raise Refused(401, "Send a Cognizes API key as 'Authorization: Bearer <key>'.")
+    try:
+        _, key = BearerKeyAuthentication().authenticate_key(header[1])
+    except exceptions.AuthenticationFailed as failed:
+        raise Refused(401, str(failed.detail)) from failed
+    try:
+        check_key_scope(key, app_name, None, write=True)
+    except Http404 as not_found:
+        raise Refused(404, f"No agent {app_name!r} for this key.") from not_found
+    except exceptions.PermissionDenied as denied:
+        raise Refused(403, str(denied.detail)) from denied
+    user_id = key.user_id or request.headers.get(USER_HEADER, "").strip()
+    if not user_id:
+        raise Refused(400, "This key is for the whole app: name the user in the X-User-Id header.")
+    if len(user_id) > MAX_KEY_LENGTH or "\x00" in user_id:
+        raise Refused(400, f"X-User-Id: at most {MAX_KEY_LENGTH} characters, no NUL.")
+    return user_id
+
+
+class A2aApplication:
+    """The ASGI application under ``/a2a/``: finds the app's server (built on first use) and hands it the call."""
+
+    def __init__(self) -> None:
+        self._servers: dict[str, AgentServer] = {}
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
+                       send: Callable[[Any], Awaitable[None]]) -> None:
+        request = Request(scope, receive)
+        app_name, _, rest = scope["path"][len(PREFIX):].partition("/")
+        if app_name not in registered_apps() or rest not in ("", CARD_PATH):
+            response: Response = refusal(404, f"No A2A endpoint at {scope['path']}; agents: "
+                                              + json.dumps(registered_apps()))
+        else:
+            server = await self._server(app_name, _endpoint_url(request, app_name))
+            if rest == CARD_PATH:
+                response = await server.serve_card(request) if request.method in ("GET", "HEAD") else refusal(
+                    405, "The agent card is read with GET.")
+            else:
+                response = await server.serve_rpc(request)
+        await response(scope, receive, send)
+
+    async def _server(self, app_name: str, url: str) -> AgentServer:
+        """The app's server, on the runner ``get_runner`` gives (made again when the registry makes a new runner)."""
+        runner = await sync_to_async(get_runner, thread_sensitive=False)(app_name)
+        server = self._servers.get(app_name)
+        if server is None or server.runner is not runner:
+            server = self._servers[app_name] = AgentServer(runner, await build_card(runner, url))
+        return server
