@@ -9,9 +9,9 @@ side ADK's own ``A2aAgentExecutor``, run on the app's Cognizes runner: an A2A
 context is a Cognizes session (its id is the context id), so a conversation has
 its memory, tool audit and traces like any other. Calls carry an API key
 (``Authorization: Bearer``) whose app is the URL's, read-write; the user is
-the key's, or for an app-wide key the ``X-User-Id`` header's. Tasks are kept per
-app and user (one user never sees another's), in this process's memory. One
-turn per session at a time, as on the run API.
+the key's, or for an app-wide key the ``X-User-Id`` header's. Tasks are kept in
+PostgreSQL per app and user (one user never sees another's; any web process
+answers ``tasks/get``). One turn per session at a time, as on the run API.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
-from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import (
     AgentCapabilities, AgentCard, HTTPAuthSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
 )
@@ -46,6 +45,7 @@ from access.models import MAX_KEY_LENGTH
 from cognizes.db_threads import run_in_db_thread
 from runtime_app import turns
 from runtime_app.agents import get_runner, registered_apps
+from runtime_app.task_store import PostgresTaskStore
 from sessions_app.services import SessionError, check_key
 from tools_app.adk import listing_app
 
@@ -121,7 +121,7 @@ class AgentServer:
         self.runner = runner
         self.app_name = runner.app_name
         handler = DefaultRequestHandler(  # the handler reads its card for the capabilities only
-            agent_executor=CognizesExecutor(runner), task_store=InMemoryTaskStore(), agent_card=card,
+            agent_executor=CognizesExecutor(runner), task_store=PostgresTaskStore(self.app_name), agent_card=card,
         )
         self.dispatcher = JsonRpcDispatcher(request_handler=handler, enable_v0_3_compat=True)
 

@@ -6,3 +6,8 @@ class RuntimeAppConfig(AppConfig):
 
     name = "runtime_app"
     verbose_name = "Agent runtime"
+
+    def ready(self) -> None:
+        from runtime_app import erasure  # a user erased: their A2A tasks go too
+
+        erasure.connect()

@@ -2,7 +2,7 @@
 
 One API call (or one admin action) against data in every app: sessions and
 events, user state, memories and revisions, consolidation jobs, artifacts with
-their versions and bytes, tool calls, approvals, sandbox runs, traces and spans.
+their versions and bytes, tool calls, approvals, sandbox runs, A2A tasks, traces and spans.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from cognizes.adk import PostgresArtifactService
 from memory_app import consolidation
 from memory_app.services import Candidate, do_remember
 from sessions_app import services as sessions
+from runtime_app.models import A2aTask
 from tests.api.conftest import client_for
 from tests.memory.sessions import session_with_events
 from tests.tracing.factories import record_trace
@@ -45,6 +46,8 @@ def fill(user_id: str, trace_id: str) -> None:
     ToolApproval.objects.create(**scope, request_id=f"r-{user_id}", function_call_id="f", tool_name="pay")
     SandboxExecution.objects.create(**scope, code="print(1)", language="python", exit_status="OUTCOME_OK",
                                     started_at=timezone.now(), duration_ms=1.0)
+    A2aTask.objects.create(app_name=APP, user_id=user_id, context_id="s1", task_id=f"t-{user_id}",
+                           state="TASK_STATE_COMPLETED", data={"id": f"t-{user_id}"})
     record_trace(trace_id, session_id="s1")
     Trace.objects.filter(trace_id=trace_id).update(app_name=APP, user_id=user_id)
 
@@ -69,7 +72,7 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
     assert {t for t in before if before[t] > only_bob[t]} >= {
         "sessions", "events", "user_states", "memories", "memory_revisions", "consolidation_jobs", "artifacts",
         "artifact_versions", "artifact_contents", "traces", "spans",
-        *(model._meta.db_table for model in (ToolExecution, ToolApproval, SandboxExecution)),
+        *(model._meta.db_table for model in (ToolExecution, ToolApproval, SandboxExecution, A2aTask)),
     }
 
     answer = client_for(APP).delete(f"/api/v1/apps/{APP}/users/ada/")

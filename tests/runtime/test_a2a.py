@@ -106,6 +106,30 @@ async def test_a2a_0_3_method_names_answer_and_tasks_belong_to_their_user(weathe
     assert len(await _events("weather", "ada", task["contextId"])) == 2
 
 
+async def test_tasks_outlive_the_process_that_ran_them_and_list_in_pages(weather_app, asgi_server):
+    ada = await _headers(user_id="ada")
+    async with httpx.AsyncClient(base_url=f"{asgi_server}/a2a/weather/", headers=ada, timeout=60) as http:
+        sent = [(await http.post("", json=_rpc("message/send", _v03_message(f"I prefer Fahrenheit. {n}"))))
+                .json()["result"] for n in range(3)]
+        forget_runners()  # as a restart, or another web process: a new runner, a new A2A server
+        got = (await http.post("", json=_rpc("tasks/get", {"id": sent[0]["id"]}))).json()
+        pages, token = [], ""
+        while True:  # A2A 1.0's ListTasks, two at a time
+            listed = (await http.post("", json=_rpc("ListTasks", {"pageSize": 2, "pageToken": token}),
+                                      headers={"A2A-Version": "1.0"})).json()["result"]
+            pages.append([task["id"] for task in listed["tasks"]])
+            token = listed.get("nextPageToken", "")
+            if not token:
+                break
+        bobs = (await http.post("", json=_rpc("ListTasks", {}), headers={
+            **await _headers(user_id="bob"), "A2A-Version": "1.0"})).json()["result"]
+
+    assert got["result"]["status"]["state"] == "completed" and got["result"]["id"] == sent[0]["id"]
+    assert [len(page) for page in pages] == [2, 1]
+    assert sorted(sum(pages, [])) == sorted(task["id"] for task in sent)
+    assert listed["totalSize"] == 3 and bobs.get("tasks", []) == []
+
+
 async def test_an_app_wide_key_names_its_user_in_a_header(weather_app, asgi_server):
     async with httpx.AsyncClient(base_url=f"{asgi_server}/a2a/weather/", headers=await _headers(), timeout=60) as http:
         unnamed = await http.post("", json=_rpc("message/send", _v03_message("hi")))
