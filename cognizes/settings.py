@@ -121,7 +121,7 @@ REDIS_URL = local.redis_url()
 # answers 503 (access.outages), each in about a second rather than hanging.
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "cognizes.cache.SharedPoolRedisCache",  # one pool per process, not per thread
         "LOCATION": REDIS_URL,
         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
     }

@@ -28,7 +28,7 @@ from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types import (
     AgentCapabilities, AgentCard, HTTPAuthSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
 )
-from a2a.utils.errors import InvalidParamsError, InvalidRequestError
+from a2a.utils.errors import InvalidRequestError
 from asgiref.sync import sync_to_async
 from django.http import Http404
 from google.adk.a2a.executor.a2a_agent_executor import A2aAgentExecutor
@@ -87,10 +87,6 @@ class CognizesExecutor(A2aAgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         user_id = context.call_context.user.user_name
         try:
-            check_key("A2A's contextId (the session id)", context.context_id)
-        except SessionError as error:
-            raise InvalidParamsError(message=str(error)) from error
-        try:
             release = await sync_to_async(turns.claim_turn, thread_sensitive=False)(
                 self.app_name, user_id, context.context_id
             )
@@ -140,12 +136,40 @@ class AgentServer:
             user_id = await run_in_db_thread(_authenticate, request, self.app_name)
         except Refused as refused:
             return refusal(refused.status, str(refused))
+        invalid = _invalid_ids(await request.body())
+        if invalid is not None:
+            return invalid
         request.scope["user"] = SimpleUser(user_id)
         return await self.dispatcher.handle_requests(request)
 
 
 def _endpoint_url(request: Request, app_name: str) -> str:
     return str(request.base_url).rstrip("/") + f"{PREFIX}{app_name}/"
+
+
+def _invalid_ids(body: bytes) -> JSONResponse | None:
+    """JSON-RPC's invalid-params error for a context or task id PostgreSQL cannot key a session or task by.
+
+    Checked before a2a-sdk sees the call: past that point it would make a task of
+    it, and fail to store even the task's failure.
+    """
+    try:
+        call = json.loads(body)
+    except (ValueError, RecursionError):
+        return None  # a2a-sdk answers the parse error
+    params = call.get("params") if isinstance(call, dict) else None
+    if not isinstance(params, dict):
+        return None
+    message = params.get("message") if isinstance(params.get("message"), dict) else {}
+    for name, value in [*((f"message.{k}", message.get(k)) for k in ("contextId", "context_id", "taskId", "task_id")),
+                        *((k, params.get(k)) for k in ("id", "taskId", "task_id", "contextId", "context_id"))]:
+        if isinstance(value, str):
+            try:
+                check_key(name, value)
+            except SessionError as error:
+                return JSONResponse({"jsonrpc": "2.0", "id": call.get("id"),
+                                     "error": {"code": -32602, "message": str(error)}})
+    return None
 
 
 def _authenticate(request: Request, app_name: str) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime_app.agents import forget_runners
 from demo_agents.weather.tools import register
+from runtime_app.agents import forget_runners
 
 
 @pytest.fixture

@@ -170,6 +170,7 @@ async def test_refused_calls_store_nothing(weather_app, asgi_server, headers, pa
      '"messageId": "m", "contextId": "' + "c" * 5000 + '", "parts": [{"kind": "text", "text": "hi"}]}}}', -32602),
     ('{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {"kind": "message", "role": "user", '
      '"messageId": "m", "contextId": "c\\u0000", "parts": [{"kind": "text", "text": "hi"}]}}}', -32602),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t\\u0000"}}', -32602),
 ])
 async def test_malformed_json_rpc_gets_a_json_rpc_error(weather_app, asgi_server, body, code):
     headers = {**await _headers(user_id="ada"), "Content-Type": "application/json"}

@@ -17,8 +17,8 @@ import pytest
 from google.adk.cli.service_registry import get_service_registry
 
 from cognizes.adk import PostgresMemoryService, PostgresSessionService
-from runtime_app.adk_services import memory_service_factory, register, session_service_factory
 from memory_app.models import ConsolidationJob
+from runtime_app.adk_services import memory_service_factory, register, session_service_factory
 from sessions_app.models import Event, Session
 from tests.processes import ROOT, database_env, free_port
 from tools_app.models import ToolExecution

@@ -22,8 +22,8 @@ from google.adk.events.event import Event
 from google.genai import types
 
 from demo_agents.weather.offline_model import OfflineWeatherModel
-from sessions_app import services
 from runtime_app.management.commands.chat import describe
+from sessions_app import services
 from sessions_app.adk import split_delta, to_new_event
 from tests.processes import ROOT, database_env
 

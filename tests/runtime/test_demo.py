@@ -7,8 +7,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from runtime_app.agents import forget_runners
 from memory_app.models import Memory
+from runtime_app.agents import forget_runners
 from sessions_app import services
 from tools_app.models import Tool, ToolExecution
 

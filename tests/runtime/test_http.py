@@ -18,10 +18,10 @@ from google.genai import types
 from opentelemetry import trace
 
 from access.services import do_create_api_key
-from runtime_app.agents import forget_runners
 from cognizes.db_threads import run_in_db_thread
-from runtime_app.runner import runner_for
 from memory_app.models import ConsolidationJob, JobStatus
+from runtime_app.agents import forget_runners
+from runtime_app.runner import runner_for
 from sessions_app.models import Event, Session
 from tests.api.conftest import client_for
 from tests.polling import eventually

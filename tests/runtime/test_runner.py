@@ -10,12 +10,12 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from cognizes.adk import DatabaseToolset, runner_for
-from runtime_app.agents import UnknownAgent, forget_runners, get_runner
 from cognizes.db_threads import run_in_db_thread
-from runtime_app.runner import settle
 from demo_agents.weather.agent import root_agent
 from memory_app.consolidation import run_job, run_when_due
 from memory_app.models import ConsolidationJob, JobStatus, Memory
+from runtime_app.agents import UnknownAgent, forget_runners, get_runner
+from runtime_app.runner import settle
 from tests.fake_llm import ScriptedLlm
 from tests.polling import eventually
 from tools_app.models import ToolExecution

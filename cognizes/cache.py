@@ -1,0 +1,34 @@
+"""Django's Redis cache with one connection pool per process, shared by every thread.
+
+Django keeps a cache object per thread, and its Redis client a pool per object.
+Under ASGI each request's sync code runs on a thread of its own, so every
+request opened a new Redis connection (the throttle's, the one-turn claim's)
+and closed it when the thread went. redis-py's pools are thread-safe and reset
+themselves in a forked child, so one per server URL serves the whole process.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis import ConnectionPool
+
+_pools: dict[str, ConnectionPool] = {}
+_lock = threading.Lock()
+
+
+class SharedPoolClient(RedisCacheClient):
+    def _get_connection_pool(self, write: bool) -> ConnectionPool:
+        url = self._servers[self._get_connection_pool_index(write)]
+        with _lock:
+            if url not in _pools:
+                _pools[url] = self._pool_class.from_url(url, **self._pool_options)
+            return _pools[url]
+
+
+class SharedPoolRedisCache(RedisCache):
+    def __init__(self, server: str, params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._class = SharedPoolClient
