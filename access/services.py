@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
 
+from django.db import connection
 from django.utils import timezone
 
 from access.models import ApiKey
@@ -30,10 +32,28 @@ def get_key(raw: str) -> ApiKey | None:
     """The usable key matching ``raw``, or None (unknown, malformed or revoked)."""
     parts = raw.split("_", 2)  # cgz_<8 hex>_<secret>; the secret may itself contain "_"
     prefix = "_".join(parts[:2]) if len(parts) == 3 and parts[0] == KEY_PREFIX else None
-    api_key = ApiKey.objects.usable().filter(prefix=prefix).first() if prefix else None
+    api_key = _usable_by_prefix(prefix) if prefix else None
     if api_key is None or not hmac.compare_digest(api_key.key_hash, _hash(raw)):
         return None
     return api_key
+
+
+def _usable_by_prefix(prefix: str) -> ApiKey | None:
+    """``ApiKey.objects.usable().filter(prefix=…)``, its SQL built once: every API request asks it, and
+    building the query cost more than running it (the prefix is unique)."""
+    sql, params = _by_prefix_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [prefix if param == _PREFIX else param for param in params])
+        row = cursor.fetchone()
+    return None if row is None else ApiKey.from_db("default", [f.attname for f in ApiKey._meta.concrete_fields], row)
+
+
+_PREFIX = "\x00prefix"
+
+
+@functools.cache
+def _by_prefix_sql() -> tuple[str, tuple]:
+    return ApiKey.objects.usable().filter(prefix=_PREFIX).query.sql_with_params()
 
 
 def do_revoke_api_key(api_key: ApiKey) -> None:

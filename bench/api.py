@@ -14,8 +14,9 @@ ways, on one scratch database (``cognizes_bench_api``) of the same PostgreSQL:
   (the access count is bumped on a background database thread), so both sides
   do the same work.
 
-The HTTP side is a real server process, ``python -m uvicorn cognizes.asgi:application
---workers 1 --lifespan off`` (access log off), sharing this process's Redis
+The HTTP side is a real server, ``python -m uvicorn cognizes.asgi:application
+--workers N --http httptools --loop uvloop --lifespan off`` (access log off; N is
+``--web-workers``, one per core by default as under ``make run``), sharing this process's Redis
 (``REDIS_URL``) for the throttle, whose rate is raised (``COGNIZES_API_RATE``) so
 that it counts but never refuses. The client is ``httpx`` with one keep-alive
 connection per client. So the HTTP figures include the client library, JSON
@@ -192,7 +193,7 @@ class BackgroundFailures(logging.Handler):
         self.logger.propagate = True
 
 
-def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size: int) -> Server:
+def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size: int, workers: int) -> Server:
     """A uvicorn process serving the API, answering once this returns."""
     port = free_port()
     env = {
@@ -207,7 +208,8 @@ def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size
     }
     command = [
         sys.executable, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1",
-        "--port", str(port), "--workers", "1", "--lifespan", "off", "--no-access-log", "--log-level", "warning",
+        "--port", str(port), "--workers", str(workers), "--http", "httptools", "--loop", "uvloop",
+        "--lifespan", "off", "--no-access-log", "--log-level", "warning",
     ]
     log_path = Path(tempfile.mkstemp(prefix="bench_api_server_", suffix=".log")[1])
     with log_path.open("wb") as log:
@@ -742,13 +744,15 @@ def prepare(database_url: str, sizes: Sizes) -> tuple[str, list[str]]:
     return key, distinct_texts(QUERY_TEMPLATES, QUESTIONS, seed=2)
 
 
-def benchmark(database_url: str, sizes: Sizes, rounds: int, conn_max_age: int, pool_size: int) -> Results:
+def benchmark(database_url: str, sizes: Sizes, rounds: int, conn_max_age: int, pool_size: int,
+              workers: int) -> Results:
     from django.conf import settings
 
     key, queries = prepare(database_url, sizes)
-    server = start_server(database_url, settings.REDIS_URL, conn_max_age, pool_size)
+    server = start_server(database_url, settings.REDIS_URL, conn_max_age, pool_size, workers)
     counter = ConnectionCounter(database_url, settings.REDIS_URL)
-    print(f"uvicorn (pid {server.process.pid}) answering at {server.base_url}", flush=True)
+    print(f"uvicorn (pid {server.process.pid}, {workers} worker process(es)) answering at {server.base_url}",
+          flush=True)
     results = Results()
     with BackgroundFailures() as local_failures:
         try:
@@ -796,6 +800,10 @@ def main() -> None:
         "--pool-size", type=int, default=20,
         help="DATABASE_POOL_SIZE of the server (default 20, as `make run`; 0: a connection per request)",
     )
+    parser.add_argument(
+        "--web-workers", type=int, default=os.cpu_count() or 1,
+        help="uvicorn worker processes (default one per core, as `make run`)",
+    )
     parser.add_argument("--appends", type=int, default=None, help="appends per run (default 300)")
     parser.add_argument("--searches", type=int, default=None, help="searches per run (default 200)")
     parser.add_argument("--memories", type=int, default=None, help="memories of the search user (default 500)")
@@ -820,7 +828,7 @@ def main() -> None:
         from django.conf import settings
 
         logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request at INFO
-        results = benchmark(database_url, sizes, rounds, args.conn_max_age, args.pool_size)
+        results = benchmark(database_url, sizes, rounds, args.conn_max_age, args.pool_size, args.web_workers)
         report(results, sizes, rounds)
         report_connection_setup(database_url, settings.REDIS_URL)
     finally:

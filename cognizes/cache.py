@@ -13,19 +13,22 @@ import threading
 from typing import Any
 
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
-from redis import ConnectionPool
+from redis import Redis
 
-_pools: dict[str, ConnectionPool] = {}
+_clients: dict[str, Redis] = {}
 _lock = threading.Lock()
 
 
 class SharedPoolClient(RedisCacheClient):
-    def _get_connection_pool(self, write: bool) -> ConnectionPool:
+    """Also one redis-py client per server: Django builds a new one for every cache call (a fifth of a
+    throttled request's CPU went to ``Redis.__init__``); redis-py clients are thread-safe."""
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Redis:
         url = self._servers[self._get_connection_pool_index(write)]
         with _lock:
-            if url not in _pools:
-                _pools[url] = self._pool_class.from_url(url, **self._pool_options)
-            return _pools[url]
+            if url not in _clients:
+                _clients[url] = self._client(connection_pool=self._pool_class.from_url(url, **self._pool_options))
+            return _clients[url]
 
 
 class SharedPoolRedisCache(RedisCache):

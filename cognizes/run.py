@@ -22,6 +22,8 @@ from cognizes import local
 STOP_TIMEOUT_SECONDS = 15
 START_TIMEOUT_SECONDS = 120
 LOG_LEVEL = os.environ.get("COGNIZES_RUN_LOG_LEVEL", "WARNING")
+WEB_WORKERS = int(os.environ.get("COGNIZES_WEB_WORKERS", str(os.cpu_count() or 1)))
+"""Web server processes: one per core by default (each has its own database pool and event loop)."""
 """What the web server, worker and beat log here (their banners are off): warnings, unless asked for more."""
 
 
@@ -56,6 +58,7 @@ def main() -> int:
         for command, command_env in (
             (
                 [python, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1", "--port", port,
+                 "--workers", str(WEB_WORKERS), "--http", "httptools", "--loop", "uvloop",
                  "--lifespan", "off", "--log-level", LOG_LEVEL.lower()],
                 web_env,
             ),
