@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse, Response
 from access.api import check_key_scope
 from access.authentication import BearerKeyAuthentication
 from access.models import MAX_KEY_LENGTH
+from access.outages import Unavailable, as_unavailable
 from cognizes.db_threads import run_in_db_thread
 from runtime_app import turns
 from runtime_app.agents import get_runner, registered_apps
@@ -129,13 +130,8 @@ class AgentServer:
         card = await self.card(_endpoint_url(request, self.app_name))
         return JSONResponse(agent_card_to_dict(card))
 
-    async def serve_rpc(self, request: Request) -> Response:
-        if request.method != "POST":
-            return refusal(405, "A2A's JSON-RPC endpoint takes POST.")
-        try:
-            user_id = await run_in_db_thread(_authenticate, request, self.app_name)
-        except Refused as refused:
-            return refusal(refused.status, str(refused))
+    async def serve_rpc(self, request: Request, user_id: str) -> Response:
+        """A call of ``user_id``, authenticated already (before the server and its card were made)."""
         invalid = _invalid_ids(await request.body())
         if invalid is not None:
             return invalid
@@ -209,13 +205,27 @@ class A2aApplication:
             response: Response = refusal(404, f"No A2A endpoint at {scope['path']}; agents: "
                                               + json.dumps(registered_apps()))
         else:
-            server = await self._server(app_name, _endpoint_url(request, app_name))
-            if rest == CARD_PATH:
-                response = await server.serve_card(request) if request.method in ("GET", "HEAD") else refusal(
-                    405, "The agent card is read with GET.")
-            else:
-                response = await server.serve_rpc(request)
+            try:
+                response = await self._serve(request, app_name, rest)
+            except Refused as refused:
+                response = refusal(refused.status, str(refused))
+            except Exception as error:
+                unavailable = as_unavailable(error)
+                if not isinstance(unavailable, Unavailable):
+                    raise
+                response = refusal(503, str(unavailable.detail))
+                response.headers["Retry-After"] = str(unavailable.wait)
         await response(scope, receive, send)
+
+    async def _serve(self, request: Request, app_name: str, rest: str) -> Response:
+        if rest == CARD_PATH:
+            if request.method not in ("GET", "HEAD"):
+                raise Refused(405, "The agent card is read with GET.")
+            return await (await self._server(app_name, _endpoint_url(request, app_name))).serve_card(request)
+        if request.method != "POST":
+            raise Refused(405, "A2A's JSON-RPC endpoint takes POST.")
+        user_id = await run_in_db_thread(_authenticate, request, app_name)
+        return await (await self._server(app_name, _endpoint_url(request, app_name))).serve_rpc(request, user_id)
 
     async def _server(self, app_name: str, url: str) -> AgentServer:
         """The app's server, on the runner ``get_runner`` gives (made again when the registry makes a new runner)."""

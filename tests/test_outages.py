@@ -75,19 +75,23 @@ def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_o
         stack.postgres.kill()
         requests = [
             lambda: api.get(f"{USER}/sessions/p1/"),
+            lambda: api.post("/a2a/weather/", json={"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+                                                    "params": {"id": "t1"}}),
             lambda: api.post(f"{USER}/sessions/", json={"id": "p2"}),
             lambda: api.post(f"{USER}/memories/search/", json={"query": "x"}),
             lambda: api.get("/v1beta1/reasoningEngines/1/sessions", headers={"x-goog-api-key": stack.key}),
         ]
         answers, slowest, down_since = [], 0.0, time.monotonic()
-        while time.monotonic() - down_since < OUTAGE_SECONDS:  # long enough for the pool's backoff to grow
+        # Long enough for the pool's backoff to grow, and every kind of request at least once.
+        while time.monotonic() - down_since < OUTAGE_SECONDS or len(answers) < len(requests):
             started = time.monotonic()
             answers.append(requests[len(answers) % len(requests)]())
             slowest = max(slowest, time.monotonic() - started)
         assert {a.status_code for a in answers} == {503}, [a.text for a in answers if a.status_code != 503]
         assert all(a.headers.get("Retry-After") == "5" for a in answers)
         assert answers[0].json()["error"]["code"] == "unavailable"
-        assert answers[3].json()["error"]["status"] == "UNAVAILABLE"  # Google's shape on the Vertex surface
+        assert answers[1].json()["error"]["code"] == -32603  # JSON-RPC's shape on A2A
+        assert answers[4].json()["error"]["status"] == "UNAVAILABLE"  # Google's shape on the Vertex surface
         assert slowest < 5, f"a request waited {slowest:.1f} s for the database"
 
         stack.postgres.start()
