@@ -1,6 +1,8 @@
 """The ASGI application: Django, and A2A under ``/a2a/``, with request bodies read within their limits."""
 
 import os
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import django
 from asgiref.sync import sync_to_async
@@ -39,7 +41,8 @@ _API_CODES = {408: "request_timeout", 413: "payload_too_large"}
 a2a_application = a2a.A2aApplication()
 
 
-async def surfaces(scope: dict, receive, send) -> None:
+async def surfaces(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
+                   send: Callable[[Any], Awaitable[None]]) -> None:
     """A2A's JSON-RPC endpoints are a2a-sdk's (Starlette); everything else is Django's."""
     if scope["type"] == "http" and scope["path"].startswith(a2a.PREFIX):
         await a2a_application(scope, receive, send)
