@@ -35,3 +35,7 @@ class SharedPoolRedisCache(RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = SharedPoolClient
+
+    def redis(self) -> Redis:
+        """The process's redis-py client, for what Django's cache API cannot say (``access.throttling``'s script)."""
+        return self._cache.get_client(write=True)

@@ -244,3 +244,27 @@ def test_a_session_takes_a_ttl_on_create_and_its_expiry_can_be_changed(api):
     assert past.status_code == 404  # expired by the change: gone at once, as if deleted
     assert api.get(f"{BASE}/sessions/t1/").status_code == 404
     assert api.post(f"{BASE}/sessions/", {"id": "t1"}, format="json").status_code == 201  # its id is free again
+
+
+def test_concurrent_requests_never_pass_the_rate(transactional_db, monkeypatch):
+    """The count is taken and raised in one step: DRF's read-then-write let concurrent requests all pass."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from access.throttling import KeyRateThrottle
+
+    monkeypatch.setattr(KeyRateThrottle, "rate", "5/min", raising=False)
+    headers = client_for("shop")._credentials  # the key's Authorization header
+
+    def one(_: int) -> int:
+        from django.db import connection
+        from django.test import Client
+
+        try:
+            return Client().get(f"{BASE}/sessions/", **headers).status_code
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        statuses = list(pool.map(one, range(20)))
+
+    assert sorted(statuses) == [200] * 5 + [429] * 15
