@@ -22,8 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from cognizes import local  # noqa: E402
+from bench.scratch import migrated_database  # noqa: E402
 
 BENCH_DB = "cognizes_bench_artifacts"
 SIZES = {"1 KB": 1024, "1 MB": 1024 * 1024, "20 MB": 20 * 1024 * 1024}
@@ -78,21 +77,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=10)
     args = parser.parse_args()
-    server_url = local.database_url()
-    recreate_databases(server_url, [BENCH_DB])
-    os.environ["DATABASE_URL"] = with_database(server_url, BENCH_DB)
     os.environ.setdefault("COGNIZES_TRACING", "0")
-    try:
-        import cognizes.adk  # noqa: F401  (sets Django up)
-        from django.core.management import call_command
-        from django.db import connections
-
-        call_command("migrate", verbosity=0)
-        connections.close_all()
+    with migrated_database(BENCH_DB):
         asyncio.run(benchmark(args.count))
-    finally:
-        close_django_connections()
-        recreate_databases(server_url, [BENCH_DB], create=False)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import threading
@@ -23,8 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from cognizes import local  # noqa: E402
+from bench.scratch import migrated_database  # noqa: E402
 
 BENCH_DB = "cognizes_bench_live"
 
@@ -130,18 +128,8 @@ def main() -> None:
     args = parser.parse_args()
     rounds, per_writer, latency_events = (1, 10, 20) if args.quick else (args.rounds, 50, 200)
 
-    server_url = local.database_url()
-    recreate_databases(server_url, [BENCH_DB])
-    os.environ["DATABASE_URL"] = with_database(server_url, BENCH_DB)
-    try:
-        import cognizes.adk  # noqa: F401  (sets Django up)
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
+    with migrated_database(BENCH_DB):
         asyncio.run(benchmark(rounds, 16, per_writer, latency_events))
-    finally:
-        close_django_connections()
-        recreate_databases(server_url, [BENCH_DB], create=False)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ it, and drop it when they finish.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 
@@ -38,3 +41,25 @@ def close_django_connections() -> None:
 
     close_connections()
     connections.close_all()
+
+
+@contextmanager
+def migrated_database(name: str) -> Iterator[None]:
+    """Django set up on scratch database ``name`` of the project's server, created afresh and migrated;
+    dropped on the way out. Enter it before anything imports Django's settings."""
+    from cognizes import local
+
+    server_url = local.database_url()
+    recreate_databases(server_url, [name])
+    os.environ["DATABASE_URL"] = with_database(server_url, name)
+    try:
+        import cognizes.adk  # noqa: F401  (sets Django up)
+        from django.core.management import call_command
+        from django.db import connections
+
+        call_command("migrate", verbosity=0)
+        connections.close_all()
+        yield
+    finally:
+        close_django_connections()
+        recreate_databases(server_url, [name], create=False)

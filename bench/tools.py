@@ -24,8 +24,7 @@ import os
 import statistics
 import time
 
-from bench.scratch import close_django_connections, recreate_databases, with_database
-from cognizes import local
+from bench.scratch import migrated_database
 
 BENCH_DB = "cognizes_bench_tools"
 APP = "bench_tools"
@@ -102,21 +101,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    server_url = local.database_url()
-    recreate_databases(server_url, [BENCH_DB])
-    os.environ["DATABASE_URL"] = with_database(server_url, BENCH_DB)
     os.environ.setdefault("COGNIZES_TRACING", "0")
-    try:
-        import cognizes.adk  # noqa: F401  (sets Django up)
-        from django.core.management import call_command
-        from django.db import connections
-
-        call_command("migrate", verbosity=0)
-        connections.close_all()
+    with migrated_database(BENCH_DB):
         asyncio.run(benchmark(args.turns, args.rounds))
-    finally:
-        close_django_connections()
-        recreate_databases(server_url, [BENCH_DB], create=False)
 
 
 if __name__ == "__main__":
