@@ -31,12 +31,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
 django.setup(set_prefix=False)
 django_application = OneHopASGIHandler()
 
-from access import api  # noqa: E402  (after Django is set up)
-from access.body_limit import BodyLimit  # noqa: E402
+from access.body_limit import BodyLimit  # noqa: E402  (after Django is set up)
+from cognizes.error_pages import SURFACES  # noqa: E402
 from runtime_app import a2a  # noqa: E402
-from vertex_app import errors as vertex_errors  # noqa: E402
-
-_API_CODES = {408: "request_timeout", 413: "payload_too_large"}
 
 a2a_application = a2a.A2aApplication()
 
@@ -52,11 +49,7 @@ async def surfaces(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
 
 application = BodyLimit(
     surfaces,
-    {
-        "/api/": lambda status, message: api.error_body(_API_CODES[status], message),
-        "/v1": lambda status, message: vertex_errors.body(status, message),
-        a2a.PREFIX: a2a.error_body,
-    },
+    SURFACES,
     larger=[(r"^/api/v1/apps/[^/]+/users/[^/]+/sessions/[^/]+/artifacts/[^/]+/content/?$",
              "COGNIZES_ARTIFACT_MAX_BYTES")],  # artifact uploads
 )

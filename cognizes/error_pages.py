@@ -1,10 +1,12 @@
-"""What Django answers for a request no view handled (bad Host, no route, a crash).
+"""Each surface's error shape, by path, for errors no view answers: the body limit's and Django's own.
 
-Each surface keeps its own error shape even here: the native API its
-``{"error": {"code", "message", "details"}}``, the Vertex surface Google's
-``{"error": {"code", "message", "status"}}`` (its clients read ``status``),
-the admin and everything else Django's pages. The project picks by path, as
-only it knows which surface serves which prefix.
+The native API answers ``{"error": {"code", "message", "details"}}``, the Vertex
+surface Google's ``{"error": {"code", "message", "status"}}`` (its clients read
+``status``), A2A JSON-RPC's ``{"jsonrpc", "id", "error"}``; the admin and
+everything else Django's pages. Only the project knows which surface serves
+which prefix, so the table is here, once: ``cognizes.asgi`` gives it to the body
+limit, and Django's handlers (a Host outside ALLOWED_HOSTS, no route, a crash)
+read it too.
 """
 
 from __future__ import annotations
@@ -13,28 +15,35 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 
 from access.api import error_body
+from access.body_limit import ErrorBody
+from runtime_app import a2a
 from vertex_app import errors as vertex_errors
 
-API_PREFIX = "/api/"
-VERTEX_PREFIXES = ("/v1/", "/v1beta1/")
+API_CODES = {400: "bad_request", 404: "not_found", 408: "request_timeout", 413: "payload_too_large", 500: "error"}
+
+SURFACES: dict[str, ErrorBody] = {
+    "/api/": lambda status, message: error_body(API_CODES[status], message),
+    "/v1": vertex_errors.body,  # /v1/ and /v1beta1/
+    a2a.PREFIX: a2a.error_body,
+}
+"""Path prefix → (HTTP status, message) → the JSON body that surface answers with."""
 
 
-def _json(request: HttpRequest, status: int, code: str, message: str) -> JsonResponse | None:
-    if request.path.startswith(API_PREFIX):
-        return JsonResponse(error_body(code, message), status=status)
-    if request.path.startswith(VERTEX_PREFIXES):
-        return JsonResponse(vertex_errors.body(status, message), status=status)
+def _json(request: HttpRequest, status: int, message: str) -> JsonResponse | None:
+    for prefix, body in SURFACES.items():
+        if request.path.startswith(prefix):
+            return JsonResponse(body(status, message), status=status)
     return None
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """A request Django refused before any view (a Host outside ALLOWED_HOSTS, a suspicious operation)."""
-    return _json(request, 400, "bad_request", "Bad request.") or defaults.bad_request(request, exception)
+    return _json(request, 400, "Bad request.") or defaults.bad_request(request, exception)
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _json(request, 404, "not_found", "Not found.") or defaults.page_not_found(request, exception)
+    return _json(request, 404, "Not found.") or defaults.page_not_found(request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return _json(request, 500, "error", "Server error.") or defaults.server_error(request)
+    return _json(request, 500, "Server error.") or defaults.server_error(request)
