@@ -37,7 +37,11 @@ class BearerKeyAuthentication(BaseAuthentication):
     keyword = b"bearer"
 
     def authenticate(self, request: Request) -> tuple[ApiClient, ApiKey] | None:
-        header = get_authorization_header(request).split()
+        return self.authenticate_header_value(get_authorization_header(request))
+
+    def authenticate_header_value(self, value: bytes) -> tuple[ApiClient, ApiKey] | None:
+        """An ``Authorization`` header's value however the request came (A2A's are Starlette's); None if not Bearer."""
+        header = value.split()
         if not header or header[0].lower() != self.keyword:
             return None
         if len(header) != 2:

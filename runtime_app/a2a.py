@@ -170,13 +170,13 @@ def _invalid_ids(body: bytes) -> JSONResponse | None:
 
 def _authenticate(request: Request, app_name: str) -> str:
     """The user this call acts for, after the one scope check; ``Refused`` otherwise."""
-    header = request.headers.get("authorization", "").split()
-    if len(header) != 2 or header[0].lower() != "bearer":
-        raise Refused(401, "Send a Cognizes API key as 'Authorization: Bearer <key>'.")
     try:
-        _, key = BearerKeyAuthentication().authenticate_key(header[1])
+        found = BearerKeyAuthentication().authenticate_header_value(request.headers.get("authorization", "").encode("latin-1"))
     except exceptions.AuthenticationFailed as failed:
         raise Refused(401, str(failed.detail)) from failed
+    if found is None:
+        raise Refused(401, "Send a Cognizes API key as 'Authorization: Bearer <key>'.")
+    _, key = found
     try:
         check_key_scope(key, app_name, None, write=True)
     except Http404 as not_found:
