@@ -122,12 +122,9 @@ class AgentServer:
         )
         self.dispatcher = JsonRpcDispatcher(request_handler=handler, enable_v0_3_compat=True)
 
-    async def card(self, url: str) -> AgentCard:
-        """The agent card naming ``url`` (where the caller reached it); built per request, so registry edits show."""
-        return await build_card(self.runner, url)
-
     async def serve_card(self, request: Request) -> Response:
-        card = await self.card(_endpoint_url(request, self.app_name))
+        """The card naming the URL the caller reached; built per request, so registry edits show."""
+        card = await build_card(self.runner, _endpoint_url(request, self.app_name))
         return JSONResponse(agent_card_to_dict(card))
 
     async def serve_rpc(self, request: Request, user_id: str) -> Response:
@@ -171,7 +168,8 @@ def _invalid_ids(body: bytes) -> JSONResponse | None:
 def _authenticate(request: Request, app_name: str) -> str:
     """The user this call acts for, after the one scope check; ``Refused`` otherwise."""
     try:
-        found = BearerKeyAuthentication().authenticate_header_value(request.headers.get("authorization", "").encode("latin-1"))
+        header = request.headers.get("authorization", "").encode("latin-1")  # as Starlette decoded it
+        found = BearerKeyAuthentication().authenticate_header_value(header)
     except exceptions.AuthenticationFailed as failed:
         raise Refused(401, str(failed.detail)) from failed
     if found is None:
