@@ -53,8 +53,10 @@ class BearerKeyAuthentication(BaseAuthentication):
         api_key = get_key(raw)
         if api_key is None:
             raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
-        if api_key.last_used_at is None or (timezone.now() - api_key.last_used_at).total_seconds() > 60:
-            ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=timezone.now())
+        now = timezone.now()
+        if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() > 60:
+            ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+            api_key.last_used_at = now  # the remembered key too (access.key_cache), or it would write every time
         return ApiClient(api_key), api_key
 
     def authenticate_header(self, request: Request) -> str:

