@@ -8,6 +8,7 @@ killed with SIGKILL and restarted on the same sockets.
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 import time
 
 import pytest
@@ -126,3 +127,15 @@ def test_worker_and_beat_keep_running_through_redis_and_postgresql_restarts(stac
             assert time.monotonic() < deadline, "the worker did not run a job after the restarts"
             time.sleep(0.3)
     assert [p.poll() for p in stack.workers] == [None] * len(stack.workers), "a worker or beat exited"
+
+
+def test_after_a_quick_postgresql_restart_no_request_gets_a_dead_pooled_connection(stack):
+    """The pool hands out no connection the restart killed: each is checked as it is taken, without a round trip."""
+    with stack.client() as api:
+        with ThreadPoolExecutor(8) as pool:  # several pooled connections, idle when PostgreSQL goes
+            assert {r.status_code for r in pool.map(lambda _: api.get(f"{USER}/sessions/"), range(32))} == {200}
+        stack.postgres.kill()
+        stack.postgres.start()
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda _: api.get(f"{USER}/sessions/").status_code, range(32)))
+        assert statuses == [200] * 32, statuses
