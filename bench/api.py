@@ -111,6 +111,7 @@ LOCAL = "in-process"
 APPEND = "append"
 SEARCH = "search"
 FLOOR = "404 floor"
+NOOP = "no-op app"
 
 
 @dataclass(frozen=True)
@@ -193,8 +194,9 @@ class BackgroundFailures(logging.Handler):
         self.logger.propagate = True
 
 
-def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size: int, workers: int) -> Server:
-    """A uvicorn process serving the API, answering once this returns."""
+def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size: int, workers: int,
+                 app: str = "cognizes.asgi:application") -> Server:
+    """A uvicorn process serving the API (or ``app``), answering once this returns."""
     port = free_port()
     env = {
         **os.environ,
@@ -207,7 +209,7 @@ def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size
         "DJANGO_DEBUG": "false",
     }
     command = [
-        sys.executable, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1",
+        sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1",
         "--port", str(port), "--workers", str(workers), "--http", "httptools", "--loop", "uvloop",
         "--lifespan", "off", "--no-access-log", "--log-level", "warning",
     ]
@@ -476,7 +478,10 @@ class LocalSearcher:
 
 
 class HttpFloor:
-    """A URL no route matches: uvicorn, middleware and the JSON 404, no DRF and no database."""
+    """A URL no route matches: uvicorn, middleware and the JSON 404, no DRF and no database.
+
+    Sent to the no-op app's server (bench/noop_asgi.py), it measures the ceiling: client and server alone.
+    """
 
     def __init__(self, base_url: str, key: str) -> None:
         self.http = http_client(base_url, key)
@@ -496,6 +501,7 @@ ClientFactory = Callable[[int, int], Client]
 @dataclass
 class Bench:
     base_url: str
+    noop_url: str
     key: str
     queries: list[str]
     counter: ConnectionCounter
@@ -513,7 +519,8 @@ class Bench:
             if mode == HTTP:
                 return lambda number, count: HttpSearcher(self.base_url, self.key, questions(number, count))
             return lambda number, count: LocalSearcher(questions(number, count))
-        return lambda number, count: HttpFloor(self.base_url, self.key)
+        url = self.noop_url if operation == NOOP else self.base_url
+        return lambda number, count: HttpFloor(url, self.key)
 
 
 # ---------------------------------------------------------------------------
@@ -657,7 +664,9 @@ def run_round(round_no: int, bench: Bench, sizes: Sizes, results: Results) -> No
         for mode in order:
             run = measure(bench.factory(operation, mode), clients, requests, bench.counter)
             results.add((operation, mode, clients), run)
-    results.add((FLOOR, HTTP, 1), measure(bench.factory(FLOOR, HTTP), 1, sizes.appends, bench.counter))
+    for floor in (FLOOR, NOOP):
+        for clients in sorted({1, sizes.concurrency}):
+            results.add((floor, HTTP, clients), measure(bench.factory(floor, HTTP), clients, sizes.appends, bench.counter))
     print(f"  round {round_no + 1} done", flush=True)
 
 
@@ -675,11 +684,20 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
         print(row(operation, HTTP, clients, http_run)
               + f"{http_run.requests_per_second / local_run.requests_per_second:>12.3f}x"
               + f"{http_run.p95_ms / local_run.p95_ms:>10.1f}x")
-    print(row(FLOOR, HTTP, 1, results.median((FLOOR, HTTP, 1))))
+    for floor in (FLOOR, NOOP):
+        for clients in sorted({1, sizes.concurrency}):
+            print(row(floor, HTTP, clients, results.median((floor, HTTP, clients))))
+    ceilings = ", ".join(
+        f"x{clients} {results.median((NOOP, HTTP, clients)).requests_per_second / results.median((APPEND, LOCAL, clients)).requests_per_second:.2f}x"
+        for clients in sorted({1, sizes.concurrency})
+    )
     overheads = ", ".join(
         f"{operation} x{clients} {overhead_ms(results, operation, clients):.1f} ms" for operation, clients, _ in cases(sizes)
     )
     print(f"\n{FLOOR}: GET of a URL no route matches (httpx, uvicorn, Django middleware; no DRF, no database).")
+    print(f"{NOOP}: the same GET to the same uvicorn serving an app that answers at once (bench/noop_asgi.py):\n"
+          f"  the client and server alone. Its req/s over in-process appends, the best an HTTP append ratio\n"
+          f"  could be on this machine with this client: {ceilings}.")
     print(f"HTTP - in-process, p50: {overheads}.")
     for mode in (LOCAL, HTTP):
         failures = results.background_failures.get(mode) or Counter()
@@ -750,13 +768,14 @@ def benchmark(database_url: str, sizes: Sizes, rounds: int, conn_max_age: int, p
 
     key, queries = prepare(database_url, sizes)
     server = start_server(database_url, settings.REDIS_URL, conn_max_age, pool_size, workers)
+    noop = start_server(database_url, settings.REDIS_URL, conn_max_age, pool_size, workers, app="bench.noop_asgi:app")
     counter = ConnectionCounter(database_url, settings.REDIS_URL)
     print(f"uvicorn (pid {server.process.pid}, {workers} worker process(es)) answering at {server.base_url}",
           flush=True)
     results = Results()
     with BackgroundFailures() as local_failures:
         try:
-            bench = Bench(base_url=server.base_url, key=key, queries=queries, counter=counter)
+            bench = Bench(base_url=server.base_url, noop_url=noop.base_url, key=key, queries=queries, counter=counter)
             warm_up(bench)
             for round_no in range(rounds):
                 run_round(round_no, bench, sizes, results)
@@ -767,6 +786,7 @@ def benchmark(database_url: str, sizes: Sizes, rounds: int, conn_max_age: int, p
             counter.close()
             results.background_failures[HTTP] = server.background_failures()
             stop_server(server)
+            stop_server(noop)
     results.background_failures[LOCAL] = local_failures.errors
     return results
 
