@@ -69,6 +69,10 @@ class MemoryBankConfigSerializer(serializers.ModelSerializer):
 class SearchSerializer(serializers.Serializer):
     query = serializers.CharField(max_length=4000)
     limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    as_of = serializers.DateTimeField(
+        required=False, help_text="Search what held at this moment (ISO 8601) instead of now: superseded memories "
+        "included if they held then."
+    )
 
 
 class HitSerializer(serializers.Serializer):
@@ -191,7 +195,9 @@ class MemorySearchView(ScopedView):
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
         """The memories that best answer ``query`` (hybrid vector and keyword search), ranked."""
         data = valid(SearchSerializer, request.data)
-        hits = search_memories(app_name=app_name, user_id=user_id, query=data["query"], limit=data["limit"])
+        hits = search_memories(
+            app_name=app_name, user_id=user_id, query=data["query"], limit=data["limit"], as_of=data.get("as_of")
+        )
         return Response(HitSerializer([hit.__dict__ for hit in hits], many=True).data)
 
 

@@ -1,6 +1,8 @@
 """Long-term memories of a user of an app, their revisions, and consolidation jobs.
 
-A memory belongs to one scope (app_name, user_id). Search reads ``embedding``
+A memory belongs to one scope (app_name, user_id). It holds from ``valid_from`` until
+``valid_until`` (set when a newer memory supersedes it: closed, never deleted), so
+search can ask what held at any moment. Search reads ``embedding``
 (pgvector, HNSW cosine index) and ``search_vector`` (full text over
 ``search_text``, which holds the text with Chinese segmented into words, since
 PostgreSQL's parser does not split Chinese). Nothing is ever updated without a
@@ -18,6 +20,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Now
+from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from access.models import MAX_KEY_LENGTH
@@ -91,6 +94,12 @@ class Memory(models.Model):
         "{} for the memories of ADK's services and the native API.",
     )
     event_time = models.DateTimeField(null=True, blank=True, help_text="When what it remembers happened.")
+    valid_from = models.DateTimeField(
+        default=timezone.now, help_text="From when it holds: when what it remembers happened, else when it was stored."
+    )
+    valid_until = models.DateTimeField(
+        null=True, blank=True, help_text="Until when it held: set when a newer memory superseded it; empty while it holds."
+    )
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Forgotten after this time (TTL).")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     superseded_by = models.ForeignKey(

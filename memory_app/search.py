@@ -65,41 +65,53 @@ class MemoryHit:
     keyword_rank: int | None
 
 
-def _scope(alias: str = "") -> str:
-    """The one scope predicate: this user's active, unexpired memories, of exactly this scope."""
+def _scope(alias: str = "", *, as_of: bool = False) -> str:
+    """The one scope predicate: this user's memories of exactly this scope that hold now, or ``as_of``.
+
+    Now: active and unexpired. At a moment (``%(as_of)s``): active or superseded since
+    (closed, not deleted), holding then (``valid_from`` ≤ it < ``valid_until``) and not
+    expired by then. Forgotten memories are never found.
+    """
     p = f"{alias}." if alias else ""
+    tenant = f"{p}app_name = %(app)s AND {p}user_id = %(user)s AND {p}extra_scope = %(extra_scope)s::jsonb"
+    if not as_of:
+        return tenant + f" AND {p}status = 'active' AND ({p}expires_at IS NULL OR {p}expires_at > now())"
     return (
-        f"{p}app_name = %(app)s AND {p}user_id = %(user)s AND {p}extra_scope = %(extra_scope)s::jsonb"
-        f" AND {p}status = 'active'"
-        f" AND ({p}expires_at IS NULL OR {p}expires_at > now())"
+        tenant + f" AND {p}status IN ('active', 'superseded') AND {p}valid_from <= %(as_of)s"
+        f" AND ({p}valid_until IS NULL OR {p}valid_until > %(as_of)s)"
+        f" AND ({p}expires_at IS NULL OR {p}expires_at > %(as_of)s)"
     )
 
-_VECTOR_CTE = f"""
+
+def _vector_cte(as_of: bool) -> str:
+    return f"""
 vector AS (
     SELECT id, row_number() OVER (ORDER BY distance) AS rank
     FROM (
         SELECT id, embedding <=> %(embedding)s::vector AS distance
         FROM memories
-        WHERE {_scope()} AND embedding IS NOT NULL
+        WHERE {_scope(as_of=as_of)} AND embedding IS NOT NULL
         ORDER BY embedding <=> %(embedding)s::vector
         LIMIT %(candidates)s
     ) nearest
 )"""
 
-_KEYWORD_CTE = f"""
+
+def _keyword_cte(as_of: bool) -> str:
+    return f"""
 query AS (
     SELECT replace(plainto_tsquery('{TEXT_SEARCH_CONFIG}', %(text)s)::text, ' & ', ' | ')::tsquery AS tsq,
            array(SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s))) AS lexemes
 ),
 corpus AS (
     SELECT count(*)::float8 AS n, greatest(avg(length(search_vector)), 1)::float8 AS avgdl
-    FROM memories WHERE {_scope()}
+    FROM memories WHERE {_scope(as_of=as_of)}
 ),
 matched AS (
     SELECT m.id, length(m.search_vector)::float8 AS dl, t.lexeme,
            coalesce(array_length(t.positions, 1), 1)::float8 AS tf
     FROM memories m, query q, unnest(m.search_vector) t
-    WHERE {_scope("m")}
+    WHERE {_scope("m", as_of=as_of)}
       AND m.search_vector @@ q.tsq AND t.lexeme = ANY(q.lexemes)
 ),
 document_frequency AS (
@@ -118,6 +130,7 @@ keyword AS (
     ) best
 )"""
 
+
 _FUSE = """
 SELECT m.id, m.text, m.author, m.kind, m.metadata, m.event_time, m.created_at, m.strength,
        f.rrf * (%(strength_floor)s + (1 - %(strength_floor)s) * least(m.strength, 1)) AS score,
@@ -134,14 +147,20 @@ ORDER BY score DESC, m.created_at DESC
 LIMIT %(limit)s
 """
 
-_STATEMENTS = {
-    "hybrid": "WITH" + _VECTOR_CTE + "," + _KEYWORD_CTE
-    + _FUSE.format(sources="vector v FULL OUTER JOIN keyword k ON v.id = k.id"),
-    "vector": "WITH" + _VECTOR_CTE
-    + _FUSE.format(sources="vector v LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank) k ON false"),
-    "keyword": "WITH" + _KEYWORD_CTE
-    + _FUSE.format(sources="keyword k LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank) v ON false"),
+_SOURCES = {
+    "hybrid": "vector v FULL OUTER JOIN keyword k ON v.id = k.id",
+    "vector": "vector v LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank) k ON false",
+    "keyword": "keyword k LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank) v ON false",
 }
+
+
+def _statement(mode: Mode, as_of: bool) -> str:
+    ctes = {"hybrid": [_vector_cte(as_of), _keyword_cte(as_of)], "vector": [_vector_cte(as_of)],
+            "keyword": [_keyword_cte(as_of)]}[mode]
+    return "WITH" + ",".join(ctes) + _FUSE.format(sources=_SOURCES[mode])
+
+
+_STATEMENTS = {(mode, as_of): _statement(mode, as_of) for mode in _SOURCES for as_of in (False, True)}
 
 
 def search_memories(
@@ -155,12 +174,15 @@ def search_memories(
     reinforce: bool = True,
     embedding: Any = None,
     extra_scope: dict[str, str] | None = None,
+    as_of: datetime | None = None,
 ) -> list[MemoryHit]:
     """The user's active memories best matching ``query``, best first.
 
     ``embedding`` is the query's vector when the caller already has it (benchmarks);
     otherwise the configured embedder computes it. ``extra_scope`` names the
-    further scope keys a memory must have, exactly (none by default).
+    further scope keys a memory must have, exactly (none by default). ``as_of``
+    searches the memories that held at that moment instead of now (superseded
+    ones included, if they held then).
     """
     weights = weights or search_weights()
     if not query.strip():
@@ -179,6 +201,7 @@ def search_memories(
         "rrf_k": float(weights.rrf_k),
         "strength_floor": float(weights.strength_floor),
         "limit": limit,
+        "as_of": as_of,
     }
     if mode != "keyword":
         if embedding is None:
@@ -189,7 +212,7 @@ def search_memories(
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
-        cursor.execute(_STATEMENTS[mode], params)
+        cursor.execute(_STATEMENTS[mode, as_of is not None], params)
         hits = [MemoryHit(*row[:4], _json(row[4]), *row[5:]) for row in cursor.fetchall()]
     if reinforce and hits:
         _reinforce_later([hit.id for hit in hits])

@@ -289,6 +289,7 @@ def _remember_one(
         metadata=dict(candidate.metadata),
         extra_scope=extra_scope,
         event_time=candidate.event_time,
+        valid_from=candidate.event_time or timezone.now(),
         expires_at=candidate.expires_at or expiry.created(),
         embedding=vector,
         embedder=embedder_id,
@@ -301,7 +302,8 @@ def _remember_one(
     for old in olds.filter(id__in=_uuids(candidate.supersedes)):
         before = old.status
         old.status, old.superseded_by = Status.SUPERSEDED, memory
-        old.save(update_fields=["status", "superseded_by", "updated_at"])
+        old.valid_until = max(memory.valid_from, old.valid_from)  # it held until what replaced it happened
+        old.save(update_fields=["status", "superseded_by", "valid_until", "updated_at"])
         _revise(old, RevisionAction.SUPERSEDE, cause, text_before=old.text, status_before=before, mark=mark)
         outcome.superseded.append(old.id)
 
@@ -544,7 +546,10 @@ def _apply_status(memory: Memory, status: str) -> None:
     if status == Status.ACTIVE:
         memory.superseded_by = None
         memory.strength = max(memory.strength, 1.0)
-    memory.save(update_fields=["status", "forgotten_at", "superseded_by", "strength", "updated_at"])
+        memory.valid_until = None
+    elif status == Status.SUPERSEDED and memory.valid_until is None:
+        memory.valid_until = timezone.now()
+    memory.save(update_fields=["status", "forgotten_at", "superseded_by", "strength", "valid_until", "updated_at"])
 
 
 def _set_text(memory: Memory, text: str, vector: np.ndarray, embedder_id: str) -> None:
