@@ -232,6 +232,7 @@ def ingest(conversations: list[Conversation]) -> Store:
 
     store = Store()
     for conversation in conversations:
+        previous = preceding_turns(conversation.turns)
         start = time.perf_counter()
         for batch in batched(conversation.turns, BATCH):
             candidates = [
@@ -241,6 +242,7 @@ def ingest(conversations: list[Conversation]) -> Store:
                     event_ids=(t.dia_id,),
                     event_time=t.time,
                     session_id=f"{conversation.sample_id}/session_{t.session}",
+                    context=previous[t.dia_id],
                 )
                 for t in batch
             ]
@@ -257,6 +259,15 @@ def ingest(conversations: list[Conversation]) -> Store:
             flush=True,
         )
     return store
+
+
+def preceding_turns(turns: list[Turn]) -> dict[str, str]:
+    """dia_id -> the text of the turn before it in the same session (its context; "" for a session's first)."""
+    context, before = {}, None
+    for turn in turns:
+        context[turn.dia_id] = before.text if before is not None and before.session == turn.session else ""
+        before = turn
+    return context
 
 
 def read_back(store: Store, user_id: str) -> None:

@@ -13,6 +13,7 @@ PostgreSQL's parser does not split Chinese). Nothing is ever updated without a
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
@@ -66,6 +67,14 @@ class MemoryQuerySet(models.QuerySet):
         """Active and not past their expiry: what search finds (the hourly task forgets expired ones later)."""
         return self.active().filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=Now()))
 
+    def held_at(self, moment: datetime) -> MemoryQuerySet:
+        """What held at ``moment``: search's ``as_of`` scope (memory_app.search._scope), as a queryset."""
+        return self.filter(
+            models.Q(valid_until__isnull=True) | models.Q(valid_until__gt=moment),
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=moment),
+            status__in=[Status.ACTIVE, Status.SUPERSEDED], valid_from__lte=moment,
+        )
+
 
 class Memory(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -109,7 +118,10 @@ class Memory(models.Model):
     forgotten_at = models.DateTimeField(null=True, blank=True)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedder = models.CharField(max_length=128, blank=True, help_text="Model that produced the embedding.")
-    search_text = models.TextField(blank=True, help_text="The text as the keyword search sees it.")
+    context = models.TextField(
+        blank=True, help_text="What it answers or continues (e.g. the turn before it): searched with it, not shown."
+    )
+    search_text = models.TextField(blank=True, help_text="The text and its context as the keyword search sees them.")
     search_vector = models.GeneratedField(
         expression=RawSQL(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, search_text)", ()),
         output_field=SearchVectorField(),

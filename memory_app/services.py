@@ -58,6 +58,9 @@ class Candidate:
     """The id to give the memory if it is new (callers that name their memories)."""
     topic: str = ""
     """A custom topic of the app's memory bank config."""
+    context: str = ""
+    """What it answers or continues (the turn before it): found by keyword search, never shown, so a reply
+    like "Yes, every Sunday!" is found by a question about what it answered."""
 
 
 @dataclass(frozen=True)
@@ -293,7 +296,8 @@ def _remember_one(
         expires_at=candidate.expires_at or expiry.created(),
         embedding=vector,
         embedder=embedder_id,
-        search_text=search_text(candidate.text),
+        context=candidate.context.strip(),
+        search_text=_indexed(candidate.text, candidate.context),
     )
     memory.save()
     _revise(memory, RevisionAction.CREATE, cause, text_before="", status_before="", mark=mark)
@@ -306,6 +310,11 @@ def _remember_one(
         old.save(update_fields=["status", "superseded_by", "valid_until", "updated_at"])
         _revise(old, RevisionAction.SUPERSEDE, cause, text_before=old.text, status_before=before, mark=mark)
         outcome.superseded.append(old.id)
+
+
+def _indexed(text: str, context: str) -> str:
+    """What keyword search sees of a memory: its text, then its context."""
+    return search_text(f"{text}\n{context}" if context.strip() else text)
 
 
 def _find_same(
@@ -554,7 +563,7 @@ def _apply_status(memory: Memory, status: str) -> None:
 
 def _set_text(memory: Memory, text: str, vector: np.ndarray, embedder_id: str) -> None:
     memory.text = text.strip()
-    memory.search_text = search_text(text)
+    memory.search_text = _indexed(text, memory.context)
     memory.embedding = vector
     memory.embedder = embedder_id
     memory.save(update_fields=["text", "search_text", "embedding", "embedder", "updated_at"])

@@ -344,16 +344,23 @@ class IngestEventsView(MemoryBankView):
 
 
 class RetrieveView(MemoryBankView):
-    """``{engine}/memories:retrieve``: hybrid search (similarity) or the newest memories (simple), exact scope."""
+    """``{engine}/memories:retrieve``: hybrid search (similarity) or the newest memories (simple), exact scope.
+
+    Besides Vertex's filter fields, ``valid_time="<RFC 3339>"`` retrieves what held at that
+    moment (superseded memories included if they held then), Cognizes' point-in-time search.
+    """
 
     def post(self, request: Request, **kwargs: Any) -> Response:
         body = message(request.data, _RETRIEVE_FIELDS)
         user_id, extra_scope = self.memory_scope(body.get("scope"), write=False)
-        conditions = filters.parse(body.get("filter"), fields={"fact", "create_time", "update_time"})
+        conditions = filters.parse(body.get("filter"), fields={"fact", "create_time", "update_time", "valid_time"})
+        as_of = memory_filters.valid_time(conditions)
+        conditions = [c for c in conditions if c.field != "valid_time"]
         groups = memory_filters.metadata_groups(body.get("filter_groups"))
         if body.get("memory_types") not in (None, [], ["NATURAL_LANGUAGE_COLLECTION"]):
             raise InvalidArgument("Only NATURAL_LANGUAGE_COLLECTION memories exist here.")
-        scoped = Memory.objects.current().filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope)
+        held = Memory.objects.held_at(as_of) if as_of else Memory.objects.current()
+        scoped = held.filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope)
         similarity = body.get("similarity_search_params")
         if similarity is None:
             params = body.get("simple_retrieval_params") or {}
@@ -366,7 +373,7 @@ class RetrieveView(MemoryBankView):
         top_k = min(integer(similarity.get("top_k"), "topK", default=DEFAULT_TOP_K, low=1, high=10**9), MAX_TOP_K)
         narrowed = bool(conditions or groups)
         hits = search_memories(app_name=self.app_name, user_id=user_id, query=query, extra_scope=extra_scope,
-                               limit=top_k * 5 if narrowed else top_k)
+                               limit=top_k * 5 if narrowed else top_k, as_of=as_of)
         rows = {m.id: m for m in memory_filters.filtered(scoped.filter(id__in=[hit.id for hit in hits]), conditions=conditions)}
         found = [(rows[hit.id], hit.score) for hit in hits if hit.id in rows]
         found = [(memory, score) for memory, score in found if memory_filters.matches_groups(memory, groups)][:top_k]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Iterable
 
 from django.db.models import QuerySet
@@ -38,6 +39,16 @@ def filtered(
         else:
             queryset = queryset.filter(**{f"extra_scope__{condition.field.removeprefix('scope.')}": value})
     return queryset
+
+
+def valid_time(conditions: Iterable[filters.Condition]) -> datetime | None:
+    """The moment a retrieve's ``valid_time="…"`` asks for (point-in-time search); None without one."""
+    moments = [c for c in conditions if c.field == "valid_time"]
+    if not moments:
+        return None
+    if len(moments) > 1 or moments[0].op != "=":
+        raise InvalidArgument('Filter valid_time once, with "=": the moment whose memories to retrieve.')
+    return timestamp(str(moments[0].value), "valid_time")
 
 
 def order(text: str | None) -> list[str]:

@@ -156,3 +156,32 @@ def test_a_scope_key_filter_keeps_its_spelling(http):
 
     assert [m["fact"] for m in listed] == ["Ada's travel fact."]
     assert listed[0]["scope"] == {"app_name": "vertex_shop", "user_id": "ada", "agentName": "travel"}
+
+
+def test_retrieve_with_a_valid_time_returns_what_held_then(http):
+    from datetime import datetime, timezone
+
+    from memory_app.services import Candidate, do_remember
+    from tests.vertex.conftest import APP
+
+    def remember_at(text: str, when: datetime, supersedes: tuple[str, ...] = ()) -> str:
+        candidate = Candidate(text=text, event_time=when, supersedes=supersedes)
+        return str(do_remember(app_name=APP, user_id="ada", candidates=[candidate], cause="test").created[0])
+
+    lisbon = remember_at("Ada lives in Lisbon.", datetime(2023, 5, 10, tzinfo=timezone.utc))
+    remember_at("Ada lives in Berlin.", datetime(2024, 3, 1, tzinfo=timezone.utc), supersedes=(lisbon,))
+
+    def retrieve(**body) -> httpx.Response:
+        query = {"scope": ADA, "similaritySearchParams": {"searchQuery": "where does Ada live"}, **body}
+        return http.post("./memories:retrieve", json=query)
+
+    def facts(**body) -> list[str]:
+        response = retrieve(**body)
+        assert response.status_code == 200, response.text
+        return [found["memory"]["fact"] for found in response.json()["retrievedMemories"]]
+
+    assert facts() == ["Ada lives in Berlin."]
+    assert facts(filter='valid_time="2023-12-24T00:00:00Z"') == ["Ada lives in Lisbon."]
+    assert facts(filter='valid_time="2024-06-01T00:00:00Z"') == ["Ada lives in Berlin."]
+    assert retrieve(filter='valid_time>"2023-12-24T00:00:00Z"').status_code == 400
+    assert retrieve(filter='valid_time="last May"').status_code == 400

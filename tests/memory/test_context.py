@@ -1,0 +1,59 @@
+"""A memory carries its context (what it answered): searched with it, never shown.
+
+Keyword search, which is exact, so the rank is certain; what the context adds to hybrid search is measured
+by bench/memory_quality.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_app import services
+from memory_app.models import Memory
+from memory_app.search import search_memories
+from memory_app.services import Candidate
+
+pytestmark = pytest.mark.django_db
+
+APP = "mem_app"
+CHATTER = [
+    "Melanie: I painted a lake at sunrise last week.",
+    "Melanie: My kids love the new puppy.",
+    "Melanie: We went camping at the beach in June.",
+    "Melanie: Pottery class was fun, I made a bowl.",
+    "Melanie: The concert was loud but great.",
+    "Melanie: I read a book about self-care.",
+    "Melanie: We baked cookies for the neighbours.",
+    "Melanie: I'm thinking about learning the violin.",
+    "Melanie: Work has been busy lately.",
+    "Melanie: Thanks, that means a lot to me!",
+    "Melanie: Haha, that sounds lovely.",
+    "Melanie: Oh wow, congratulations!",
+]
+
+
+def test_a_reply_is_found_by_a_question_about_what_it_answered():
+    services.do_remember(app_name=APP, user_id="conv", cause="test", candidates=[
+        *(Candidate(text=text, author="Melanie") for text in CHATTER),
+        Candidate(text="Melanie: Yes, every Sunday!", author="Melanie",
+                  context="Caroline: Do you still go to the hiking club with your husband?"),
+    ])
+    hits = search_memories(app_name=APP, user_id="conv", query="Does Melanie go hiking with her husband?",
+                           reinforce=False, limit=1, mode="keyword")
+    assert [hit.text for hit in hits] == ["Melanie: Yes, every Sunday!"]
+    reply = Memory.objects.get(text="Melanie: Yes, every Sunday!")
+    assert reply.context == "Caroline: Do you still go to the hiking club with your husband?"
+    assert "hiking" not in reply.text  # shown as said
+
+
+def test_editing_a_memory_keeps_its_context_searchable():
+    outcome = services.do_remember(app_name=APP, user_id="conv", cause="test", candidates=[
+        *(Candidate(text=text, author="Melanie") for text in CHATTER),
+        Candidate(text="Melanie: Yes, every Sunday!", author="Melanie",
+                  context="Caroline: Do you still go to the hiking club with your husband?"),
+    ])
+    reply = Memory.objects.get(id=outcome.created[-1])
+    services.do_edit_memory(memory_id=reply.id, app_name=APP, user_id="conv", text="Melanie: Yes, every Saturday!", cause="test")
+    hits = search_memories(app_name=APP, user_id="conv", query="Does Melanie go hiking with her husband?",
+                           reinforce=False, limit=1, mode="keyword")
+    assert [hit.text for hit in hits] == ["Melanie: Yes, every Saturday!"]
