@@ -86,8 +86,12 @@ class OfflineExtractor(Extractor):
         config: MemoryBankConfig | None = None,
     ) -> list[Candidate]:
         candidates: list[Candidate] = []
+        before = ""  # the turn this one answers or continues: the memory's context
         for event in events:
-            if not _readable(event) or not _said_by_user(event):
+            if not _readable(event):
+                continue
+            said, before = before, event_text(event) or before
+            if not _said_by_user(event):
                 continue
             text = statements.about_the_user(event_text(event))
             if len(text) < 3:
@@ -108,6 +112,7 @@ class OfflineExtractor(Extractor):
                     session_id=session_id,
                     metadata=dict(event.get("custom_metadata") or {}),
                     supersedes=self._superseded(filled, known),
+                    context=said,
                 )
             )
         return candidates

@@ -38,3 +38,10 @@ def test_kinds_follow_what_was_said():
     case = Case("kinds", [("user", "I prefer tea."), ("user", "My name is Ada."), ("user", "Always be brief."),
                           ("user", "I have two cats.")], remembered=[])
     assert [c.kind for c in extract(case)] == [Kind.PREFERENCE, Kind.PERSONAL_INFO, Kind.INSTRUCTION, Kind.FACT]
+
+
+def test_a_memory_keeps_the_turn_it_answered_as_its_context():
+    case = Case("context", [("agent", "Which team do you support, and since when?"),
+                            ("user", "I support Benfica, since I was a kid.")], remembered=[])
+    [candidate] = extract(case)
+    assert candidate.context == "Which team do you support, and since when?"
