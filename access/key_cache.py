@@ -78,7 +78,10 @@ class KeyCache:
             self._trusted_until = time.monotonic() + 2 * HEARTBEAT_SECONDS
 
     def close(self) -> None:
-        """Stop listening once the connection ends (e.g. terminated before its database is dropped); keys are read from the database from now on."""
+        """Stop listening once the connection ends (terminated before its database is dropped, say).
+
+        Keys are read from the database from then on.
+        """
         self._closed.set()
 
     def _start_listener(self) -> None:
@@ -108,5 +111,6 @@ class KeyCache:
                     self._trusted_until = 0.0
                 self.forget()
             self._closed.wait(RECONNECT_DELAY_SECONDS)
+
 
 keys = KeyCache()

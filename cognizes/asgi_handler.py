@@ -100,4 +100,3 @@ class OneHopASGIHandler(ASGIHandler):
                     pass
         finally:
             await sync_to_async(response.close)()
-

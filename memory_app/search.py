@@ -22,11 +22,13 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 
 from cognizes.db_threads import submit_in_background
 from memory_app.embedders import get_embedder
 from memory_app.models import TEXT_SEARCH_CONFIG
 from memory_app.text import search_text, without_names
+from memory_app.when import named_span
 
 Mode = Literal["hybrid", "vector", "keyword"]
 
@@ -48,6 +50,8 @@ class SearchWeights:
     bm25_b: float = 0.4
     candidates: int = 50
     strength_floor: float = 0.5
+    time: float = 1.0
+    """Weight of the time rank list, when the query names a time (memory_app.when)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,18 @@ keyword AS (
 )"""
 
 
+_TIMED_CTE = """
+timed AS (
+    SELECT m.id,
+           dense_rank() OVER (ORDER BY greatest(%(t_start)s - m.event_time, m.event_time - %(t_end)s, interval '0'))
+           AS rank
+    FROM memories m
+    WHERE m.id IN ({candidates}) AND m.event_time IS NOT NULL
+)"""
+"""The candidates ranked by how far their event lies outside the named span (0 inside; ties share a rank)."""
+
+_NO_RANKS = "(SELECT NULL::uuid AS id, NULL::bigint AS rank)"
+
 _FUSE = """
 SELECT m.id, m.text, m.author, m.kind, m.metadata, m.event_time, m.created_at, m.strength,
        f.rrf * (%(strength_floor)s + (1 - %(strength_floor)s) * least(m.strength, 1)) AS score,
@@ -138,9 +154,11 @@ SELECT m.id, m.text, m.author, m.kind, m.metadata, m.event_time, m.created_at, m
 FROM (
     SELECT coalesce(v.id, k.id) AS id,
            coalesce(%(w_vector)s / (%(rrf_k)s + v.rank), 0)
-           + coalesce(%(w_keyword)s / (%(rrf_k)s + k.rank), 0) AS rrf,
+           + coalesce(%(w_keyword)s / (%(rrf_k)s + k.rank), 0)
+           + coalesce(%(w_time)s / (%(rrf_k)s + t.rank), 0) AS rrf,
            v.rank AS vector_rank, k.rank AS keyword_rank
     FROM {sources}
+    LEFT JOIN {timed} t ON t.id = coalesce(v.id, k.id)
 ) f
 JOIN memories m ON m.id = f.id
 ORDER BY score DESC, m.created_at DESC
@@ -149,18 +167,28 @@ LIMIT %(limit)s
 
 _SOURCES = {
     "hybrid": "vector v FULL OUTER JOIN keyword k ON v.id = k.id",
-    "vector": "vector v LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank) k ON false",
-    "keyword": "keyword k LEFT JOIN (SELECT NULL::uuid AS id, NULL::bigint AS rank) v ON false",
+    "vector": f"vector v LEFT JOIN {_NO_RANKS} k ON false",
+    "keyword": f"keyword k LEFT JOIN {_NO_RANKS} v ON false",
+}
+_CANDIDATES = {
+    "hybrid": "SELECT id FROM vector UNION SELECT id FROM keyword",
+    "vector": "SELECT id FROM vector",
+    "keyword": "SELECT id FROM keyword",
 }
 
 
-def _statement(mode: Mode, as_of: bool) -> str:
+def _statement(mode: Mode, as_of: bool, timed: bool) -> str:
     ctes = {"hybrid": [_vector_cte(as_of), _keyword_cte(as_of)], "vector": [_vector_cte(as_of)],
             "keyword": [_keyword_cte(as_of)]}[mode]
-    return "WITH" + ",".join(ctes) + _FUSE.format(sources=_SOURCES[mode])
+    if timed:
+        ctes.append(_TIMED_CTE.format(candidates=_CANDIDATES[mode]))
+    return "WITH" + ",".join(ctes) + _FUSE.format(sources=_SOURCES[mode], timed="timed" if timed else _NO_RANKS)
 
 
-_STATEMENTS = {(mode, as_of): _statement(mode, as_of) for mode in _SOURCES for as_of in (False, True)}
+_STATEMENTS = {
+    (mode, as_of, timed): _statement(mode, as_of, timed)
+    for mode in _SOURCES for as_of in (False, True) for timed in (False, True)
+}
 
 
 def search_memories(
@@ -202,17 +230,22 @@ def search_memories(
         "strength_floor": float(weights.strength_floor),
         "limit": limit,
         "as_of": as_of,
+        "w_time": float(weights.time),
     }
+    authors, newest = _scope_facts(params)
+    span = named_span(query, newest or as_of or timezone.now())
+    if span is not None:
+        params["t_start"], params["t_end"] = span.start, span.end
     if mode != "keyword":
         if embedding is None:
-            embedding = get_embedder().embed_query(without_names(query, _authors(params)))
+            embedding = get_embedder().embed_query(without_names(query, authors))
         params["embedding"] = vector_literal(embedding)
     with transaction.atomic(), connection.cursor() as cursor:
         # Per transaction: keep scanning the HNSW graph until the scope yields enough rows.
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
-        cursor.execute(_STATEMENTS[mode, as_of is not None], params)
+        cursor.execute(_STATEMENTS[mode, as_of is not None, span is not None], params)
         hits = [MemoryHit(*row[:4], _json(row[4]), *row[5:]) for row in cursor.fetchall()]
     if reinforce and hits:
         _reinforce_later([hit.id for hit in hits])
@@ -224,11 +257,16 @@ def search_weights() -> SearchWeights:
     return SearchWeights(**getattr(settings, "COGNIZES_SEARCH_WEIGHTS", {}))
 
 
-def _authors(scope: dict[str, Any]) -> list[str]:
-    """Who said the scope's memories (their names are left out of the query's embedding)."""
+def _scope_facts(scope: dict[str, Any]) -> tuple[list[str], datetime | None]:
+    """Who said the scope's memories (their names are left out of the query's embedding), and the newest
+    event they remember (what "last year" in a question counts from)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT DISTINCT author FROM memories WHERE {_scope()} AND author <> ''", scope)
-        return [author for (author,) in cursor.fetchall()]
+        cursor.execute(
+            f"SELECT array_agg(DISTINCT author) FILTER (WHERE author <> ''), max(event_time) FROM memories WHERE {_scope()}",
+            scope,
+        )
+        authors, newest = cursor.fetchone()
+    return authors or [], newest
 
 
 def _reinforce_later(ids: list[UUID]) -> None:

@@ -1,4 +1,5 @@
-"""A memory carries its context (what it answered): searched with it, never shown.
+"""A memory carries its context (what it answered), searched with it and never shown; a question naming a time
+prefers memories from then.
 
 Keyword search, which is exact, so the rank is certain; what the context adds to hybrid search is measured
 by bench/memory_quality.py.
@@ -57,3 +58,23 @@ def test_editing_a_memory_keeps_its_context_searchable():
     hits = search_memories(app_name=APP, user_id="conv", query="Does Melanie go hiking with her husband?",
                            reinforce=False, limit=1, mode="keyword")
     assert [hit.text for hit in hits] == ["Melanie: Yes, every Saturday!"]
+
+
+def test_a_question_naming_a_time_prefers_memories_from_then():
+    from datetime import datetime, timezone
+
+    def remember(text: str, when: datetime, user: str = "conv") -> None:
+        services.do_remember(app_name=APP, user_id=user, cause="test",
+                             candidates=[Candidate(text=text, author="Melanie", event_time=when)])
+
+    remember("Melanie: Camping!", datetime(2023, 6, 17, tzinfo=timezone.utc))
+    remember("Melanie: We went camping at the lake with the kids.", datetime(2023, 7, 9, tzinfo=timezone.utc))
+    remember("Melanie: Camping in July.", datetime(2023, 7, 9, tzinfo=timezone.utc), user="bob")
+
+    def first(question: str) -> str:
+        return search_memories(app_name=APP, user_id="conv", query=question, reinforce=False, limit=1,
+                               mode="keyword")[0].text
+
+    assert first("Where did Melanie go camping?") == "Melanie: Camping!"  # the shorter: BM25 alone
+    assert first("Where did Melanie go camping in July?") == "Melanie: We went camping at the lake with the kids."
+    assert first("Where did Melanie go camping in June 2023?") == "Melanie: Camping!"
