@@ -26,14 +26,12 @@ hop from the event loop to the thread that runs sync views.
 
 The server takes its connections from a pool of ``--pool-size`` (default 20, as
 ``make run`` does; ``DATABASE_POOL_SIZE``). With ``--pool-size 0`` it runs with
-``DATABASE_CONN_MAX_AGE=0`` unless ``--conn-max-age`` says otherwise. Django's ASGI
-handler runs each request's sync code on a thread of its own, so without a pool a
-persistent connection is never reused by a later request: every request
-opens a connection anyway, and with the setting's default (600 s) the old ones
-stay open until garbage collection reaches them. A long run then exhausts
-PostgreSQL's ``max_connections`` ("too many clients") and the API answers 500.
-With 0 each request closes the connection it opened: the same cost per request,
-without the pile-up.
+``DATABASE_CONN_MAX_AGE=0`` unless ``--conn-max-age`` says otherwise: each request
+opens and closes its connection. (Under Django's own ASGI handler, which ran each
+request on a new thread, persistent connections were never reused, and with the
+setting's default, 600 s, they piled up until PostgreSQL refused more and the API
+answered 500; cognizes.asgi_handler's threads live on, but that case was not
+measured again.)
 
 Each operation runs sequentially (one client, ``--appends`` / ``--searches``
 requests) and with ``--concurrency`` clients at once (threads, each with its own

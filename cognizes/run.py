@@ -22,9 +22,9 @@ from cognizes import local
 STOP_TIMEOUT_SECONDS = 15
 START_TIMEOUT_SECONDS = 120
 LOG_LEVEL = os.environ.get("COGNIZES_RUN_LOG_LEVEL", "WARNING")
+"""What the web server, worker and beat log here (their banners are off): warnings, unless asked for more."""
 WEB_WORKERS = int(os.environ.get("COGNIZES_WEB_WORKERS", str(os.cpu_count() or 1)))
 """Web server processes: one per core by default (each has its own database pool and event loop)."""
-"""What the web server, worker and beat log here (their banners are off): warnings, unless asked for more."""
 
 
 def main() -> int:
@@ -51,9 +51,9 @@ def main() -> int:
         ).stdout.strip()
         print(admin, flush=True)
         subprocess.run([python, "manage.py", "load_demo"], env=env, check=True)
-        # Under ASGI each request runs on a thread of its own, so a persistent
-        # connection would never be reused: the web server takes its connections
-        # from a pool instead (bench/api.py measures both).
+        # The web server runs requests on many threads (cognizes.asgi_handler), and
+        # streams on threads of their own: it takes its connections from a pool rather
+        # than keeping one per thread (bench/api.py measures both).
         web_env = {**env, "DATABASE_POOL_SIZE": env.get("DATABASE_POOL_SIZE", "20")}
         for command, command_env in (
             (

@@ -97,9 +97,10 @@ DATABASES = {
 # An unreachable server fails a connection attempt within DATABASE_CONNECT_TIMEOUT seconds
 # (the API answers 503 + Retry-After, access.outages), instead of the OS's minutes-long TCP wait.
 DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "3"))
-# A connection pool per process (Django's, on psycopg_pool): the ASGI web server runs each
-# request on a thread of its own, so without one every request opens a connection (and
-# pays its setup). `make run` turns it on for the web server; it replaces CONN_MAX_AGE.
+# A connection pool per process (Django's, on psycopg_pool): the ASGI web server runs requests
+# on up to COGNIZES_WEB_THREADS threads and streams on threads of their own, each of which
+# would otherwise open (and keep) a connection. `make run` turns it on for the web server; it
+# replaces CONN_MAX_AGE.
 DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "0"))
 if DATABASE_POOL_SIZE:
     DATABASES["default"]["CONN_MAX_AGE"] = 0

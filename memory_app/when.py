@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 MONTHS = {name: number for number, name in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
      "november", "december"], start=1)}
-_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
+_MONTH = "(" + "|".join(MONTHS) + ")"
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10}
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
@@ -34,20 +34,15 @@ class Span:
     start: datetime
     end: datetime
 
-    @property
-    def middle(self) -> datetime:
-        return self.start + (self.end - self.start) / 2
-
 
 def named_span(question: str, reference: datetime) -> Span | None:
     """The span of time ``question`` names, the most precise first; None if it names none."""
     text = question.casefold()
-    tz = reference.tzinfo
     for pattern, build in _PATTERNS:
         match = re.search(pattern, text)
         if match:
             try:
-                return build(match, reference.replace(tzinfo=tz))
+                return build(match, reference)
             except ValueError:  # "February 30, 2023"
                 return None
     return None
