@@ -27,6 +27,8 @@ Data (synthetic, numpy, seeded)
   6–14 words, each a topic word with probability ½, else a word of the whole
   vocabulary (Zipf, so some words are common everywhere). ``search_text`` is
   the text, so the generated ``search_vector`` and its GIN index have work.
+  A tenth of the topic words after the first are capitalised, names to
+  ``memory_app.names``; ``event_time`` is the creation time.
 * 5% of memories are ``superseded`` (outside every scope); rows are inserted
   in random order, so one user's memories are spread over the whole heap.
 
@@ -44,7 +46,9 @@ that exist (users uniform within a group), so heavy users — few, but where a
 filtered HNSW scan is hardest — weigh as much as light ones; every figure is
 reported per group and over all queries. A query takes one of the user's
 memories: its vector plus noise of norm 0.5 (cos ≈ 0.89 to it) and three words
-of its topic.
+of its topic. In ``hybrid`` mode the second word is capitalised (a name) and
+"last month" is added, so every rank list search has (vector, keyword, names,
+time) runs; ``vector`` mode keeps the plain words, so its recall is the index's.
 
 * Exact baseline: the user's active vectors are fetched once and the top 10 by
   cosine distance computed with numpy (float64). recall@10 = |returned ∩
@@ -110,6 +114,7 @@ from bench.timing import no_gc  # noqa: E402
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
 from cognizes import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from memory_app.names import names  # noqa: E402  (no Django needed either)
 
 BENCH_DB = "cognizes_bench_scale"
 APP = "scale_bench"
@@ -123,6 +128,8 @@ MODES = ("vector", "hybrid")
 HNSW = "memories_embedding_hnsw"
 SECONDARY_INDEXES = ("memories_scope", "memories_search_vector", HNSW)
 CHUNK = 50_000
+NAMED = 0.1
+"""Share of a memory's topic words written capitalised: names (memory_app.names), so a query's name matches some."""
 
 # ---------------------------------------------------------------------------
 # Synthetic data
@@ -148,7 +155,7 @@ class Shape:
 
     def tag(self) -> str:
         """What the loaded table is, kept as its comment so ``--reuse`` takes only the same data."""
-        return f"memory_scale memories={self.memories} users={self.users} seed={self.seed}"
+        return f"memory_scale memories={self.memories} users={self.users} seed={self.seed} named={NAMED}"
 
 
 @dataclass(frozen=True)
@@ -240,9 +247,16 @@ def texts(model: TopicModel, shape: Shape, topic: np.ndarray, rng: np.random.Gen
     lengths = rng.integers(6, longest + 1, size=n)
     own = model.topic_words[topic[:, None], rng.choice(shape.topic_words, (n, longest), p=zipf_weights(shape.topic_words))]
     common = rng.choice(shape.vocabulary, (n, longest), p=zipf_weights(shape.vocabulary))
-    chosen = np.where(rng.random((n, longest)) < 0.5, own, common).tolist()
-    words = model.words
-    return [" ".join(map(words.__getitem__, row[:length])) for row, length in zip(chosen, lengths.tolist())]
+    is_own = rng.random((n, longest)) < 0.5
+    chosen = np.where(is_own, own, common).tolist()
+    named = (is_own & (rng.random((n, longest)) < NAMED)).tolist()
+    return [sentence(model.words, row[:length], flags[:length])
+            for row, flags, length in zip(chosen, named, lengths.tolist())]
+
+
+def sentence(words: list[str], chosen: list[int], named: list[bool]) -> str:
+    """The words, those ``named`` capitalised (a name, after the first word)."""
+    return " ".join(words[w].capitalize() if name and i else words[w] for i, (w, name) in enumerate(zip(chosen, named)))
 
 
 def user_id(index: int) -> str:
@@ -298,6 +312,8 @@ COPY_COLUMNS = [
     ("access_count", "int4"), ("source_session_id", "varchar"), ("source_event_ids", "varchar[]"),
     ("metadata", "jsonb"), ("status", "varchar"), ("embedding", "vector"), ("embedder", "varchar"),
     ("search_text", "text"), ("created_at", "timestamptz"), ("updated_at", "timestamptz"),
+    ("event_time", "timestamptz"), ("valid_from", "timestamptz"), ("context", "text"), ("names", "varchar[]"),
+    ("topic", "varchar"), ("source_session_ids", "varchar[]"),
 ]
 
 
@@ -315,7 +331,7 @@ def row_chunks(shape: Shape, model: TopicModel, plan: Layout, rng: np.random.Gen
         ages = rng.integers(0, 365 * 24 * 3600, size=stop - start).tolist()
         rows = [
             (uuid.uuid4(), APP, user_id(u), text, "user", "fact", 0.5, 1.0, 0, "", [], {"topic": t},
-             st, vector, "bench", text, created, created)
+             st, vector, "bench", text, created, created, created, created, "", names(text), "", [])
             for u, t, text, st, vector, created in zip(
                 plan.user[start:stop].tolist(), topic.tolist(), sentences, status, vectors,
                 (now - timedelta(seconds=age) for age in ages),
@@ -582,9 +598,16 @@ def search(query: Query, mode: str) -> list[Any]:
     from memory_app.search import search_memories
 
     return search_memories(
-        app_name=APP, user_id=query.user, query=query.text, limit=K, mode=mode, reinforce=False,
-        embedding=query.vector,
+        app_name=APP, user_id=query.user, query=query.text if mode == "vector" else hybrid_text(query.text), limit=K,
+        mode=mode, reinforce=False, embedding=query.vector,
     )
+
+
+def hybrid_text(text: str) -> str:
+    """The query with its second word as a name and a time named: every rank list runs (vector mode, whose
+    recall is measured against exact vector search, keeps the plain words, so nothing re-ranks its list)."""
+    first, second, *rest = text.split()
+    return " ".join([first, second.capitalize(), *rest, "last month"])
 
 
 def recall(hits: Sequence[Any], query: Query) -> float:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+from datetime import date, datetime, time, timedelta
+from datetime import timezone as dt_timezone
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Case, IntegerField, QuerySet, When
 from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html
 
 from memory_app import consolidation, services
@@ -67,10 +72,49 @@ class RevisionInline(admin.TabularInline):
         return False
 
 
+class HeldAtFilter(admin.SimpleListFilter):
+    """What held at a moment (superseded memories included if they held then): search's ``as_of``.
+
+    The links offer moments relative to now; any ISO 8601 time works in the URL (``?as_of=2023-05-01``).
+    """
+
+    title = "held at"
+    parameter_name = "as_of"
+    _AGO = {"1d": ("a day ago", timedelta(days=1)), "7d": ("a week ago", timedelta(days=7)),
+            "30d": ("a month ago", timedelta(days=30)), "365d": ("a year ago", timedelta(days=365))}
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        choices = [(key, label) for key, (label, _) in self._AGO.items()]
+        value = self.value()
+        if value and value not in self._AGO:
+            choices.append((value, value))  # a moment from the URL stays visible as the chosen one
+        return choices
+
+    def moment(self) -> datetime | None:
+        """The chosen moment; a malformed one is refused as the admin refuses any bad filter (``?e=1``)."""
+        value = self.value()
+        if not value:
+            return None
+        if value in self._AGO:
+            return timezone.now() - self._AGO[value][1]
+        moment = parse_datetime(value) or _midnight(parse_date(value))
+        if moment is None:
+            raise IncorrectLookupParameters(f"Not a time: {value!r}")
+        return moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt_timezone.utc)
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        moment = self.moment()
+        return queryset if moment is None else queryset.held_at(moment)
+
+
+def _midnight(day: date | None) -> datetime | None:
+    return datetime.combine(day, time.min) if day else None
+
+
 @admin.register(Memory)
 class MemoryAdmin(admin.ModelAdmin):
     list_display = ("text", "app_name", "user_id", "kind", "status", "strength", "access_count", "last_accessed_at")
-    list_filter = ("app_name", "user_id", "kind", "status")
+    list_filter = ("app_name", "user_id", "kind", "status", HeldAtFilter)
     search_fields = ("text",)
     search_help_text = (
         "Filter by one app and one user to run the hybrid search (vector + keywords) as an agent would; "
@@ -79,7 +123,8 @@ class MemoryAdmin(admin.ModelAdmin):
     readonly_fields = (
         "id", "app_name", "user_id", "extra_scope", "text", "author", "kind", "topic", "importance", "strength", "access_count",
         "last_accessed_at", "source_session_ids", "source_event_ids", "pretty_metadata", "event_time",
-        "expires_at", "status", "superseded_by", "forgotten_at", "embedder", "created_at", "updated_at",
+        "valid_from", "valid_until", "expires_at", "status", "superseded_by", "forgotten_at", "context", "names",
+        "embedder", "created_at", "updated_at",
     )
     exclude = ("embedding", "search_text", "metadata")
     inlines = [RevisionInline]
@@ -105,9 +150,13 @@ class MemoryAdmin(admin.ModelAdmin):
                               "memories by meaning, as an agent's search does.", messages.WARNING)
         if not (search_term and app_name and user_id):
             return super().get_search_results(request, queryset, search_term)
-        hits = search_memories(app_name=app_name, user_id=user_id, query=search_term, limit=50, reinforce=False)
-        self.message_user(request, f"Hybrid search (meaning and keywords) of {user_id}'s memories in {app_name}: "
-                          f"{len(hits)} ranked.", messages.INFO)
+        as_of = HeldAtFilter(request, request.GET.copy(), Memory, self).moment()
+        hits = search_memories(
+            app_name=app_name, user_id=user_id, query=search_term, limit=50, reinforce=False, as_of=as_of
+        )
+        held = f" as they held at {as_of:%Y-%m-%d %H:%M %Z}" if as_of else ""
+        self.message_user(request, f"Hybrid search (meaning and keywords) of {user_id}'s memories in {app_name}"
+                          f"{held}: {len(hits)} ranked.", messages.INFO)
         rank = Case(*[When(id=hit.id, then=i) for i, hit in enumerate(hits)], output_field=IntegerField())
         return queryset.filter(id__in=[hit.id for hit in hits]).annotate(search_rank=rank).order_by("search_rank"), False
 

@@ -122,6 +122,10 @@ class Memory(models.Model):
         blank=True, help_text="What it answers or continues (e.g. the turn before it): searched with it, not shown."
     )
     search_text = models.TextField(blank=True, help_text="The text and its context as the keyword search sees them.")
+    names = ArrayField(
+        models.CharField(max_length=256), default=list, blank=True,
+        help_text="The names its text mentions, casefolded (memory_app.names): a question naming them ranks it higher.",
+    )
     search_vector = models.GeneratedField(
         expression=RawSQL(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, search_text)", ()),
         output_field=SearchVectorField(),

@@ -31,6 +31,7 @@ from django.utils import timezone
 from cognizes.db_threads import submit_in_background
 from memory_app.embedders import get_embedder
 from memory_app.models import TEXT_SEARCH_CONFIG
+from memory_app.names import names
 from memory_app.text import search_text, without_names
 from memory_app.when import named_span
 
@@ -61,6 +62,8 @@ class SearchWeights:
     strength_floor: float = 0.5
     time: float = 1.0
     """Weight of the time rank list, when the query names a time (memory_app.when)."""
+    names: float = 1.0
+    """Weight of the names rank list, when the query names someone or something (memory_app.names)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,16 @@ timed AS (
 )"""
 """The candidates ranked by how far their event lies outside the named span (0 inside; ties share a rank)."""
 
+_NAMED_CTE = """
+named AS (
+    SELECT m.id,
+           dense_rank() OVER (ORDER BY cardinality(ARRAY(
+               SELECT unnest(m.names) INTERSECT SELECT unnest(%(names)s::varchar[]))) DESC) AS rank
+    FROM memories m
+    WHERE m.id IN ({candidates}) AND m.names && %(names)s::varchar[]
+)"""
+"""The candidates naming any of the question's names, ranked by how many of them they name (ties share a rank)."""
+
 _NO_RANKS = "(SELECT NULL::uuid AS id, NULL::bigint AS rank)"
 
 _FUSE = """
@@ -164,10 +177,12 @@ FROM (
     SELECT coalesce(v.id, k.id) AS id,
            coalesce(%(w_vector)s / (%(rrf_k)s + v.rank), 0)
            + coalesce(%(w_keyword)s / (%(rrf_k)s + k.rank), 0)
-           + coalesce(%(w_time)s / (%(rrf_k)s + t.rank), 0) AS rrf,
+           + coalesce(%(w_time)s / (%(rrf_k)s + t.rank), 0)
+           + coalesce(%(w_names)s / (%(rrf_k)s + n.rank), 0) AS rrf,
            v.rank AS vector_rank, k.rank AS keyword_rank
     FROM {sources}
     LEFT JOIN {timed} t ON t.id = coalesce(v.id, k.id)
+    LEFT JOIN {named} n ON n.id = coalesce(v.id, k.id)
 ) f
 JOIN memories m ON m.id = f.id
 ORDER BY score DESC, m.created_at DESC
@@ -186,17 +201,21 @@ _CANDIDATES = {
 }
 
 
-def _statement(mode: Mode, as_of: bool, timed: bool) -> str:
+def _statement(mode: Mode, as_of: bool, timed: bool, named: bool) -> str:
     ctes = {"hybrid": [_vector_cte(as_of), _keyword_cte(as_of)], "vector": [_vector_cte(as_of)],
             "keyword": [_keyword_cte(as_of)]}[mode]
     if timed:
         ctes.append(_TIMED_CTE.format(candidates=_CANDIDATES[mode]))
-    return "WITH" + ",".join(ctes) + _FUSE.format(sources=_SOURCES[mode], timed="timed" if timed else _NO_RANKS)
+    if named:
+        ctes.append(_NAMED_CTE.format(candidates=_CANDIDATES[mode]))
+    return "WITH" + ",".join(ctes) + _FUSE.format(
+        sources=_SOURCES[mode], timed="timed" if timed else _NO_RANKS, named="named" if named else _NO_RANKS,
+    )
 
 
 _STATEMENTS = {
-    (mode, as_of, timed): _statement(mode, as_of, timed)
-    for mode in _SOURCES for as_of in (False, True) for timed in (False, True)
+    (mode, as_of, timed, named): _statement(mode, as_of, timed, named)
+    for mode in _SOURCES for as_of in (False, True) for timed in (False, True) for named in (False, True)
 }
 
 
@@ -240,6 +259,8 @@ def search_memories(
         "limit": limit,
         "as_of": as_of,
         "w_time": float(weights.time),
+        "w_names": float(weights.names),
+        "names": names(query),
     }
     authors, newest = _scope_facts(params)
     span = named_span(query, newest or as_of or timezone.now())
@@ -254,7 +275,7 @@ def search_memories(
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
-        cursor.execute(_STATEMENTS[mode, as_of is not None, span is not None], params)
+        cursor.execute(_STATEMENTS[mode, as_of is not None, span is not None, bool(params["names"])], params)
         hits = [MemoryHit(*row[:4], _json(row[4]), *row[5:]) for row in cursor.fetchall()]
     if reinforce and hits:
         _reinforce_later([hit.id for hit in hits])

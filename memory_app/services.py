@@ -22,6 +22,7 @@ from memory_app.embedders import get_embedder
 from memory_app.models import (
     MAX_TOPIC_LENGTH, Kind, Memory, MemoryBankConfig, MemoryRevision, MetadataMerge, RevisionAction, Status,
 )
+from memory_app.names import names
 from memory_app.search import vector_literal
 from memory_app.text import content_words, normalise, search_text
 from sessions_app.signals import rows_by_table
@@ -298,6 +299,7 @@ def _remember_one(
         embedder=embedder_id,
         context=candidate.context.strip(),
         search_text=_indexed(candidate.text, candidate.context),
+        names=names(candidate.text),
     )
     memory.save()
     _revise(memory, RevisionAction.CREATE, cause, text_before="", status_before="", mark=mark)
@@ -564,9 +566,10 @@ def _apply_status(memory: Memory, status: str) -> None:
 def _set_text(memory: Memory, text: str, vector: np.ndarray, embedder_id: str) -> None:
     memory.text = text.strip()
     memory.search_text = _indexed(text, memory.context)
+    memory.names = names(text)
     memory.embedding = vector
     memory.embedder = embedder_id
-    memory.save(update_fields=["text", "search_text", "embedding", "embedder", "updated_at"])
+    memory.save(update_fields=["text", "search_text", "names", "embedding", "embedder", "updated_at"])
 
 
 def _get_for_update(memory_id: UUID | str, app_name: str, user_id: str) -> Memory:

@@ -7,12 +7,12 @@ import unicodedata
 from functools import lru_cache
 from typing import Iterable
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NOT_WORD = re.compile(r"[^\w]+")
 
 
 @lru_cache(maxsize=1)
-def _jieba():
+def jieba():
     import jieba
 
     jieba.setLogLevel(60)  # its start-up chatter is not ours to print
@@ -26,9 +26,9 @@ def search_text(text: str) -> str:
     query word inside it would never match; jieba splits it first.
     """
     text = unicodedata.normalize("NFKC", text)
-    if not _CJK.search(text):
+    if not CJK.search(text):
         return text
-    return " ".join(token for token in _jieba().cut_for_search(text) if token.strip())
+    return " ".join(token for token in jieba().cut_for_search(text) if token.strip())
 
 
 def normalise(text: str) -> str:

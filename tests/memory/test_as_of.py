@@ -73,3 +73,19 @@ def test_the_api_searches_as_of_a_time_and_refuses_a_malformed_one(moved):
     assert [hit["text"] for hit in response.json()] == ["The user lives in Lisbon."]
     refused = api.post(url, {"query": QUERY, "as_of": "last May"}, format="json")
     assert refused.status_code == 400 and "as_of" in refused.json()["error"]["details"]
+
+
+def test_the_admin_lists_and_searches_what_held_at_a_moment(admin_client, moved):
+    url = "/admin/memory_app/memory/"
+    scope = {"app_name__exact": APP, "user_id__exact": "ada"}
+
+    def rows(**params) -> list[str]:
+        response = admin_client.get(url, {**scope, **params})
+        assert response.status_code == 200
+        return [m.text for m in response.context["cl"].result_list]
+
+    assert rows(as_of="2023-06-01") == ["The user lives in Lisbon."]
+    assert rows(as_of="2024-06-01T12:00:00Z") == ["The user lives in Berlin."]
+    assert rows(as_of="2023-06-01", q=QUERY) == ["The user lives in Lisbon."]
+    assert rows(q=QUERY) == ["The user lives in Berlin."]
+    assert admin_client.get(url, {**scope, "as_of": "not a time"}).url.endswith("?e=1")
