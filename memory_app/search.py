@@ -7,7 +7,8 @@
   for most questions), with PostgreSQL's English stemming and stop words.
   Keyword search reads a memory's context too (the turn it answered).
 * When the question names a time (``memory_app.when``), the candidates of those two
-  lists are ranked a third time, by how far their event lies from that span.
+  lists are ranked a third time, by how far their event lies from that span; when
+  it mentions names (``memory_app.names``), a fourth, by how many of them they name.
 * The rank lists are fused by weighted reciprocal rank fusion, then scaled by
   the memory's strength (which decays with time and rises with use).
 
@@ -51,6 +52,8 @@ class SearchWeights:
     then word overlap outranks meaning on short facts ("what instrument does Ada
     play?" found "Ada plays chess." first), so these stay. The time list's weight
     is a prior (keyword's), not fitted: with contexts and time, hit@10 0.821, MRR 0.549.
+    The names list's weight is the same prior: with it, 0.832 and 0.584, better in each
+    of the five conversations (weight 0.5: 0.822 / 0.577; 2: 0.828 / 0.581).
     """
 
     vector: float = 1.5
