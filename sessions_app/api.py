@@ -215,7 +215,10 @@ class UserView(ScopedView):
     def delete(self, request: Request, app_name: str, user_id: str) -> Response:
         """Erase everything stored of the user in this app — sessions, events, user state, memories, artifacts,
         tool calls, traces — in one transaction; answers the rows deleted per table."""
-        return Response({"erased": services.do_erase_user(app_name=app_name, user_id=user_id)})
+        try:
+            return Response({"erased": services.do_erase_user(app_name=app_name, user_id=user_id)})
+        except services.SessionError as error:
+            _raise_for(error)
 
 
 class SessionView(ScopedView):

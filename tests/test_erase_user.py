@@ -84,6 +84,16 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
     assert client_for("other_app").delete(f"/api/v1/apps/{APP}/users/bob/").status_code == 404
 
 
+@pytest.mark.parametrize("user_id, why", [("%20", "user_id must be a non-empty string"), ("a%00b", "NUL")])
+def test_erasing_a_user_id_that_cannot_exist_is_a_400_that_changes_nothing(user_id, why):
+    fill("bob", "b" * 32)
+    before = rows()
+    answer = client_for(APP).delete(f"/api/v1/apps/{APP}/users/{user_id}/")
+    assert answer.status_code == 400, answer.content
+    assert why in answer.content.decode()
+    assert rows() == before
+
+
 def test_the_sessions_admin_erases_the_users_of_selected_sessions(admin_client):
     from memory_app.models import Memory
     from sessions_app.models import Session, UserState
