@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from cognizes import local
 
@@ -86,35 +87,59 @@ TEMPLATES = [
 
 # Persistent connections: the ADK services run queries from a pool of threads,
 # each keeping its own connection; health checks drop ones the server closed.
-DATABASES = {
-    "default": dj_database_url.parse(
-        local.database_url(),
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")),
-        conn_health_checks=True,
-        engine="cognizes.postgres",
-    )
-}
-# An unreachable server fails a connection attempt within DATABASE_CONNECT_TIMEOUT seconds
-# (the API answers 503 + Retry-After, access.outages), instead of the OS's minutes-long TCP wait.
-DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "3"))
 # A connection pool per process (Django's, on psycopg_pool): the ASGI web server runs requests
 # on up to COGNIZES_WEB_THREADS threads and streams on threads of their own, each of which
 # would otherwise open (and keep) a connection. `make run` turns it on for the web server; it
 # replaces CONN_MAX_AGE.
 DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "0"))
-if DATABASE_POOL_SIZE:
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    # cognizes.postgres checks each connection the pool hands out, without Django's round trip.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
-    # A request waits at most DATABASE_POOL_TIMEOUT seconds for a connection (then 503). Each
-    # connection is checked as the pool hands it out, so the requests after a PostgreSQL
-    # restart do not get the dead connections left in the pool. The pool's
-    # reconnection backoff (1, 2, 4 … s) is cut short as often: the next request starts a new
-    # attempt at once, so service resumes within a second of the database's return.
-    _POOL_TIMEOUT = float(os.environ.get("DATABASE_POOL_TIMEOUT", "3"))
-    DATABASES["default"]["OPTIONS"]["pool"] = {
-        "min_size": 1, "max_size": DATABASE_POOL_SIZE, "timeout": _POOL_TIMEOUT, "reconnect_timeout": _POOL_TIMEOUT,
-    }
+
+
+def _database(url: str) -> dict:
+    """One database's Django settings: every alias (default, listen, replica) is reached alike."""
+    database = dj_database_url.parse(
+        url, conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")), conn_health_checks=True,
+        engine="cognizes.postgres",
+    )
+    # An unreachable server fails a connection attempt within DATABASE_CONNECT_TIMEOUT seconds
+    # (the API answers 503 + Retry-After, access.outages), instead of the OS's minutes-long TCP wait.
+    database.setdefault("OPTIONS", {})["connect_timeout"] = int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "3"))
+    if DATABASE_POOL_SIZE:
+        database["CONN_MAX_AGE"] = 0
+        # cognizes.postgres checks each connection the pool hands out, without Django's round trip.
+        database["CONN_HEALTH_CHECKS"] = False
+        # A request waits at most DATABASE_POOL_TIMEOUT seconds for a connection (then 503). Each
+        # connection is checked as the pool hands it out, so the requests after a PostgreSQL
+        # restart do not get the dead connections left in the pool. The pool's
+        # reconnection backoff (1, 2, 4 … s) is cut short as often: the next request starts a new
+        # attempt at once, so service resumes within a second of the database's return.
+        timeout = float(os.environ.get("DATABASE_POOL_TIMEOUT", "3"))
+        database["OPTIONS"]["pool"] = {
+            "min_size": 1, "max_size": DATABASE_POOL_SIZE, "timeout": timeout, "reconnect_timeout": timeout,
+        }
+    return database
+
+
+DATABASES = {"default": _database(local.database_url())}
+# Past one machine (README, "Running in production"):
+# - DATABASE_TRANSACTION_POOLING: DATABASE_URL goes through a transaction pooler (PgBouncer's
+#   pool_mode = transaction), so nothing may outlive a transaction on its connection: no
+#   server-side cursors (Django's are WITH HOLD outside transactions), and LISTEN goes through
+#   DATABASE_LISTEN_URL (a pooled LISTEN hears other clients' notifications, or nobody's).
+# - DATABASE_LISTEN_URL: the same database reached directly, for the connections that LISTEN
+#   (live events, the API key cache: cognizes.direct_db).
+# - DATABASE_REPLICA_URL: a streaming replica, for reads that may be slightly stale
+#   (cognizes.databases.reading()).
+DATABASE_TRANSACTION_POOLING = _env_bool("DATABASE_TRANSACTION_POOLING", False)
+if DATABASE_TRANSACTION_POOLING:
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    if not os.environ.get("DATABASE_LISTEN_URL"):
+        raise ImproperlyConfigured(
+            "DATABASE_TRANSACTION_POOLING needs DATABASE_LISTEN_URL: the database reached directly, for LISTEN."
+        )
+for _alias, _variable in (("listen", "DATABASE_LISTEN_URL"), ("replica", "DATABASE_REPLICA_URL")):
+    if os.environ.get(_variable):
+        # In tests the alias reaches the test database (Django's test mirror), on its own server.
+        DATABASES[_alias] = {**_database(os.environ[_variable]), "TEST": {"MIRROR": "default"}}
 # Threads per web process for the sync part of requests (cognizes.asgi_handler): started as
 # needed and kept. A request past the limit waits for a free thread, so it bounds the work one
 # process does at once; agent turns (the run endpoints) hold their thread while they run.

@@ -14,12 +14,19 @@ from django.conf import settings
 ROOT = Path(__file__).resolve().parents[1]
 
 
+_URL_VARIABLES = {"default": "DATABASE_URL", "listen": "DATABASE_LISTEN_URL", "replica": "DATABASE_REPLICA_URL"}
+
+
 def database_env() -> dict[str, str]:
-    """This process's environment, pointed at the test database and the same Redis."""
-    db = settings.DATABASES["default"]
+    """This process's environment, pointed at the test database (on every server it is reached by) and the same
+    Redis."""
+    urls = {_URL_VARIABLES[alias]: database_url(db) for alias, db in settings.DATABASES.items()}
+    return {**os.environ, **urls, "REDIS_URL": settings.REDIS_URL}
+
+
+def database_url(db: dict) -> str:
     auth = quote(db["USER"]) + (f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else "")
-    url = f"postgresql://{auth}@{quote(db['HOST'], safe='')}:{db['PORT']}/{db['NAME']}"
-    return {**os.environ, "DATABASE_URL": url, "REDIS_URL": settings.REDIS_URL}
+    return f"postgresql://{auth}@{quote(db['HOST'], safe='')}:{db['PORT']}/{db['NAME']}"
 
 
 def run_python(script: str, *, timeout: float = 120) -> subprocess.CompletedProcess[str]:
