@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html
 
+from cognizes.replica import ListsFromReplica
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Memory, MemoryBankConfig, MemoryRevision
 from memory_app.search import search_memories
@@ -112,7 +113,7 @@ def _midnight(day: date | None) -> datetime | None:
 
 
 @admin.register(Memory)
-class MemoryAdmin(admin.ModelAdmin):
+class MemoryAdmin(ListsFromReplica):
     list_display = ("text", "app_name", "user_id", "kind", "status", "strength", "access_count", "last_accessed_at")
     list_filter = ("app_name", "user_id", "kind", "status", HeldAtFilter)
     search_fields = ("text",)

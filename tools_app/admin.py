@@ -13,6 +13,7 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from cognizes.replica import ListsFromReplica
 from tools_app import services
 from tools_app.models import SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
 from tools_app.openapi import InvalidOpenApi
@@ -140,7 +141,7 @@ class ToolAdmin(admin.ModelAdmin):
         return render(request, "admin/tools_app/tool/import.html", context)
 
 
-class _ReadOnlyAdmin(admin.ModelAdmin):
+class _ReadOnlyAdmin(ListsFromReplica):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 

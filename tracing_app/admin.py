@@ -13,6 +13,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
+from cognizes.replica import ListsFromReplica
 from tracing_app import services
 from tracing_app.models import Span, Trace
 
@@ -53,7 +54,7 @@ def waterfall_rows(trace: Trace, spans: list[Span]) -> list[WaterfallRow]:
 
 
 @admin.register(Trace)
-class TraceAdmin(admin.ModelAdmin):
+class TraceAdmin(ListsFromReplica):
     list_display = (
         "start_time", "name", "app_name", "user_id", "session_link", "status", "duration", "span_count", "tokens",
     )

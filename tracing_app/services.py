@@ -12,8 +12,8 @@ from typing import Any, Iterable
 from django.db import connection, transaction
 from django.utils import timezone
 
+from cognizes.replica import stale_ok
 from sessions_app import services as session_services
-
 from tracing_app.models import Span, Status, Trace
 
 CONVERSATION_ID = "gen_ai.conversation.id"
@@ -140,18 +140,19 @@ def _fill_owners(trace_ids: list[str]) -> None:
 
 
 def get_session_traces(*, app_name: str, user_id: str, session_id: str) -> Any:
-    """The traces of one session, newest first (a QuerySet, for pagination)."""
-    return Trace.objects.of_session(app_name=app_name, user_id=user_id, session_id=session_id).order_by("-start_time")
+    """The traces of one session, newest first (a QuerySet, for pagination), from the replica if there is one."""
+    traces = Trace.objects.using(stale_ok())
+    return traces.of_session(app_name=app_name, user_id=user_id, session_id=session_id).order_by("-start_time")
 
 
 def get_trace(*, trace_id: str, app_name: str, user_id: str) -> Trace | None:
-    """A trace of this owner, or None (another owner's trace is not found either)."""
-    return Trace.objects.filter(trace_id=trace_id, app_name=app_name, user_id=user_id).first()
+    """A trace of this owner, or None (another owner's trace is not found either); from the replica if there is one."""
+    return Trace.objects.using(stale_ok()).filter(trace_id=trace_id, app_name=app_name, user_id=user_id).first()
 
 
 def get_spans(trace: Trace) -> list[Span]:
-    """The trace's spans in start order, the order a waterfall draws them."""
-    return list(trace.spans.order_by("start_time", "id"))
+    """The trace's spans in start order, the order a waterfall draws them; from the replica if there is one."""
+    return list(Span.objects.using(stale_ok()).filter(trace_id=trace.pk).order_by("start_time", "id"))
 
 
 def do_delete_old_traces(*, older_than: timedelta) -> int:
