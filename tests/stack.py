@@ -148,15 +148,21 @@ class Stack:
         if self.replica:
             self.env["DATABASE_REPLICA_URL"] = self.replica.url
         self.key = self.manage("create_api_key", "weather").strip().splitlines()[-1]
-        self.port = free_port()
-        self.web = self.spawn(
-            "web", [sys.executable, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1",
-                    "--port", str(self.port), "--lifespan", "off"],
-            DATABASE_POOL_SIZE="4",
-        )
-        self.base = f"http://127.0.0.1:{self.port}"
-        _wait_for(lambda: httpx.get(f"{self.base}/api/schema/").status_code == 200, 60, "the web server")
+        self.webs: list[subprocess.Popen] = []
         self.workers: list[subprocess.Popen] = []
+        self.base = self.start_web()
+
+    def start_web(self, name: str = "web", **env: str) -> str:
+        """Another uvicorn on a port of its own (``env``: e.g. its own COGNIZES_VAR_DIR); its base URL."""
+        port = free_port()
+        self.webs.append(self.spawn(
+            name, [sys.executable, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1",
+                   "--port", str(port), "--lifespan", "off"],
+            DATABASE_POOL_SIZE="4", **env,
+        ))
+        base = f"http://127.0.0.1:{port}"
+        _wait_for(lambda: httpx.get(f"{base}/api/schema/").status_code == 200, 60, "the web server")
+        return base
 
     def manage(self, *args: str) -> str:
         return subprocess.run(
@@ -170,20 +176,21 @@ class Stack:
             stderr=subprocess.STDOUT, start_new_session=True,
         )
 
-    def start_worker(self) -> None:
+    def start_worker(self, name: str = "worker", **env: str) -> None:
         self.workers.append(self.spawn(
-            "worker", [sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo",
-                       "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
+            name, [sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo",
+                   "--without-mingle", "--without-gossip", "--loglevel", "INFO", "--hostname", f"{name}@%h"],
+            **env,
         ))
 
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {self.key}"}, timeout=30)
+    def client(self, base: str | None = None) -> httpx.Client:
+        return httpx.Client(base_url=base or self.base, headers={"Authorization": f"Bearer {self.key}"}, timeout=30)
 
     def close(self) -> None:
-        for process in [self.web, *self.workers]:
+        for process in [*self.webs, *self.workers]:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
-        for process in [self.web, *self.workers]:
+        for process in [*self.webs, *self.workers]:
             try:
                 process.wait(20)
             except subprocess.TimeoutExpired:
