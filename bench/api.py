@@ -193,7 +193,7 @@ class BackgroundFailures(logging.Handler):
 
 
 def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size: int, workers: int,
-                 app: str = "cognizes.asgi:application") -> Server:
+                 app: str = "cognizes.asgi:application", extra_env: dict[str, str] | None = None) -> Server:
     """A uvicorn process serving the API (or ``app``), answering once this returns."""
     port = free_port()
     env = {
@@ -205,6 +205,7 @@ def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size
         "REDIS_URL": redis_url,
         "COGNIZES_API_RATE": SERVER_RATE,
         "DJANGO_DEBUG": "false",
+        **(extra_env or {}),
     }
     command = [
         sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1",

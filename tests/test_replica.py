@@ -9,10 +9,12 @@ be written, keep working on the primary without a single stale-session refusal.
 from __future__ import annotations
 
 import re
+import time
 
 import httpx
 import pytest
 
+from cognizes.replica import REPLICA_RETRY_SECONDS
 from tests.stack import Stack
 
 USER = "/api/v1/apps/weather/users/ada"
@@ -86,9 +88,29 @@ def test_the_admins_lists_read_the_replica_and_its_pages_the_primary(stack, lagg
 
 
 def _eventually(check, timeout: float = 10) -> None:
-    import time
-
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, "the replica did not catch up"
         time.sleep(0.1)
+
+
+def test_with_the_replica_down_searches_read_the_primary_and_go_back_to_it_when_it_returns(stack):
+    with stack.client() as api:
+        assert api.post(f"{USER}/memories/", json={"text": "I sail on weekends."}).status_code == 201
+        _eventually(lambda: found(api, "what do I do on weekends?")[:1] == ["I sail on weekends."])
+        stack.replica.stop()
+        try:
+            started = time.monotonic()
+            answers = [api.post(f"{USER}/memories/search/", json={"query": "weekends"}) for _ in range(5)]
+            assert [a.status_code for a in answers] == [200] * 5, [a.text for a in answers]
+            assert all("I sail on weekends." in a.text for a in answers)
+            assert time.monotonic() - started < 10
+        finally:
+            stack.replica.start()
+        stack.replica.pause()  # back in use: what it has not replayed is not found again
+        try:
+            assert api.post(f"{USER}/memories/", json={"text": "I collect stamps."}).status_code == 201
+            time.sleep(REPLICA_RETRY_SECONDS + 0.5)
+            assert found(api, "what do I collect?")[:1] != ["I collect stamps."]
+        finally:
+            stack.replica.resume()
