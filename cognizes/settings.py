@@ -128,7 +128,7 @@ DATABASES = {"default": _database(local.database_url())}
 # - DATABASE_LISTEN_URL: the same database reached directly, for the connections that LISTEN
 #   (live events, the API key cache: cognizes.direct_db).
 # - DATABASE_REPLICA_URL: a streaming replica, for reads that may be slightly stale
-#   (cognizes.databases.reading()).
+#   (cognizes.replica.stale_ok).
 DATABASE_TRANSACTION_POOLING = _env_bool("DATABASE_TRANSACTION_POOLING", False)
 if DATABASE_TRANSACTION_POOLING:
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True

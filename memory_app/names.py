@@ -45,7 +45,7 @@ _CHINESE_PROPER = ("nr", "ns", "nt", "nz")
 
 
 def names(text: str) -> list[str]:
-    """The names in ``text``, casefolded, each once, in order of first mention."""
+    """The names in ``text``, casefolded, each once: Latin-script ones in order of first mention, then Chinese ones."""
     text = unicodedata.normalize("NFKC", text)
     found = dict.fromkeys(_latin_names(text))
     if CJK.search(text):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime, timezone
 
 import pytest
 
@@ -56,14 +57,17 @@ def test_a_question_naming_someone_prefers_memories_that_name_them():
 
 
 @pytest.mark.django_db
-def test_names_never_bring_another_users_memories():
-    for user in ("alice", "bob"):
-        services.do_remember(app_name=APP, user_id=user, cause="test", candidates=[
-            Candidate(text=f"I play chess with Oliver every {day}.", author="user")
-            for day in ("Monday morning", "Friday night")
-        ] if user == "bob" else [Candidate(text="I like tea.", author="user")])
+def test_the_names_and_time_lists_never_bring_another_users_memories():
+    last_month = datetime(2023, 5, 10, tzinfo=timezone.utc)
+    services.do_remember(app_name=APP, user_id="alice", cause="test",
+                         candidates=[Candidate(text="I like tea.", event_time=datetime(2023, 6, 20, tzinfo=timezone.utc))])
+    services.do_remember(app_name=APP, user_id="bob", cause="test", candidates=[
+        Candidate(text=f"I play chess with Oliver every {day}.", event_time=last_month)
+        for day in ("Monday morning", "Friday night")
+    ])
     for mode in ("hybrid", "vector", "keyword"):
-        hits = search_memories(app_name=APP, user_id="alice", query="Who is Oliver?", mode=mode, reinforce=False)
+        hits = search_memories(app_name=APP, user_id="alice", query="Who is Oliver, who played chess with me in May?",
+                               mode=mode, reinforce=False)
         assert [hit.text for hit in hits] in ([], ["I like tea."])
 
 
