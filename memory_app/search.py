@@ -124,10 +124,6 @@ query AS (
     SELECT replace(plainto_tsquery('{TEXT_SEARCH_CONFIG}', %(text)s)::text, ' & ', ' | ')::tsquery AS tsq,
            array(SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s))) AS lexemes
 ),
-corpus AS (
-    SELECT count(*)::float8 AS n, greatest(avg(length(search_vector)), 1)::float8 AS avgdl
-    FROM memories WHERE {_scope(as_of=as_of)}
-),
 matched AS (
     SELECT m.id, length(m.search_vector)::float8 AS dl, t.lexeme,
            coalesce(array_length(t.positions, 1), 1)::float8 AS tf
@@ -142,9 +138,9 @@ keyword AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
     FROM (
         SELECT m.id,
-               sum(ln(1 + (c.n - d.df + 0.5) / (d.df + 0.5))
-                   * m.tf * (%(k1)s + 1) / (m.tf + %(k1)s * (1 - %(b)s + %(b)s * m.dl / c.avgdl))) AS score
-        FROM matched m JOIN document_frequency d USING (lexeme) CROSS JOIN corpus c
+               sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
+                   * m.tf * (%(k1)s + 1) / (m.tf + %(k1)s * (1 - %(b)s + %(b)s * m.dl / %(avgdl)s))) AS score
+        FROM matched m JOIN document_frequency d USING (lexeme)
         GROUP BY m.id
         ORDER BY score DESC, m.id
         LIMIT %(candidates)s
@@ -268,19 +264,23 @@ def search_memories(
         "names": names(query),
     }
     database = connections[stale_ok()]  # the replica, if there is one: a search may lag writes by a little
-    authors, newest = _scope_facts(database, params)
-    span = named_span(query, newest or as_of or timezone.now())
+    facts = _scope_facts(database, params, as_of=as_of is not None)
+    params["n"], params["avgdl"] = float(facts.count), facts.average_length
+    span = named_span(query, facts.newest or as_of or timezone.now())
     if span is not None:
         params["t_start"], params["t_end"] = span.start, span.end
     if mode != "keyword":
         if embedding is None:
-            embedding = get_embedder().embed_query(without_names(query, authors))
+            embedding = get_embedder().embed_query(without_names(query, facts.authors))
         params["embedding"] = vector_literal(embedding)
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
         # Per transaction: keep scanning the HNSW graph until the scope yields enough rows.
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
+        if mode != "keyword" and facts.walk_the_graph(params["candidates"]):
+            # The planner would read the whole scope and sort it: the HNSW index's order is the one left.
+            cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(_STATEMENTS[mode, as_of is not None, span is not None, bool(params["names"])], params)
         hits = [MemoryHit(*row[:4], _json(row[4]), *row[5:]) for row in cursor.fetchall()]
     if reinforce and hits:
@@ -293,16 +293,45 @@ def search_weights() -> SearchWeights:
     return SearchWeights(**getattr(settings, "COGNIZES_SEARCH_WEIGHTS", {}))
 
 
-def _scope_facts(database: BaseDatabaseWrapper, scope: dict[str, Any]) -> tuple[list[str], datetime | None]:
-    """Who said the scope's memories (their names are left out of the query's embedding), and the newest
-    event they remember (what "last year" in a question counts from)."""
+@dataclass(frozen=True)
+class ScopeFacts:
+    """What one pass over the scope says, before the search statement runs."""
+
+    authors: list[str]
+    """Who said its memories: their names are left out of the query's embedding."""
+    newest: datetime | None
+    """The newest event remembered: what "last year" in a question counts from."""
+    count: int
+    average_length: float
+    """BM25's corpus statistics (memories and their mean length in lexemes), so the statement does not
+    read the whole scope a second time."""
+    table_rows: float
+    """Memories of every scope (the planner's estimate; -1 before the table was first analysed)."""
+
+    def walk_the_graph(self, candidates: int) -> bool:
+        """Whether the nearest ``candidates`` are cheaper found by walking the HNSW graph than by reading the
+        scope and sorting it.
+
+        A walk reads about ``candidates × table_rows / count`` index entries before it has met
+        ``candidates`` of this scope (hnsw.iterative_scan), a scan reads ``count`` rows; each costs about
+        the same (~3 µs here, bench/memory_scale.py). So the walk wins once ``count² > candidates ×
+        table_rows``: at 1M memories, scopes of more than ~7,000. PostgreSQL's planner, which does not know
+        how the filter thins the walk, keeps scanning them: a heavy user's vector search p95 was 60 ms.
+        """
+        return self.table_rows > 0 and self.count * self.count > candidates * self.table_rows
+
+
+def _scope_facts(database: BaseDatabaseWrapper, scope: dict[str, Any], *, as_of: bool) -> ScopeFacts:
     with database.cursor() as cursor:
         cursor.execute(
-            f"SELECT array_agg(DISTINCT author) FILTER (WHERE author <> ''), max(event_time) FROM memories WHERE {_scope()}",
+            "SELECT array_agg(DISTINCT author) FILTER (WHERE author <> ''), max(event_time), count(*),"
+            " greatest(avg(length(search_vector)), 1)::float8,"
+            " (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)::float8"
+            f" FROM memories WHERE {_scope(as_of=as_of)}",
             scope,
         )
-        authors, newest = cursor.fetchone()
-    return authors or [], newest
+        authors, newest, count, average_length, table_rows = cursor.fetchone()
+    return ScopeFacts(authors or [], newest, count, average_length, table_rows)
 
 
 def _reinforce_later(ids: list[UUID]) -> None:
