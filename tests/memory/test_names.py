@@ -28,7 +28,8 @@ APP = "mem_app"
     ("I read \"Becoming Nicole\" by Amy Ellis Nutt.", ["becoming", "nicole", "amy", "ellis", "nutt"]),
     ("I'm seeing Ada's cello recital; ADA's friends too.", ["ada"]),  # each name once
     ("小明喜欢在北京打篮球，他和王芳一起去了清华大学。", ["小明", "北京", "王芳", "清华大学"]),
-    ("张伟的狗很可爱", ["张伟"]),
+    ("张伟的狗很可爱", ["张伟"]),  # a name the dictionary does not know
+    ("他们讨论了人工智能的发展", []),  # no name, only words the dictionary knows
     ("我和 Caroline 在上海见面", ["caroline", "上海"]),
     ("what did caroline research?", []),  # lower case: no way to tell a name from a word
 ])
