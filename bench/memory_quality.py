@@ -663,7 +663,8 @@ def benchmark(args: argparse.Namespace) -> None:
         f"{unresolved} evidence ids name no turn and are ignored)"
     )
     weights = effective_weights(parse_weights(args.weights))
-    print(f"search weights: {Setting(weights)} strength_floor={weights.strength_floor:g} time={weights.time:g}")
+    print(f"search weights: {Setting(weights)} strength_floor={weights.strength_floor:g} time={weights.time:g} "
+          f"names={weights.names:g}")
 
     print(f"\nIngesting through do_remember, {BATCH} candidates per call:")
     store = ingest(conversations)
