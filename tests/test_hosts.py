@@ -20,8 +20,8 @@ import pytest
 
 from tests.stack import Stack
 
-USERS = 6
-TURNS = 16
+USERS = 4
+TURNS = 12
 FACTS = ["I play the cello.", "My dog is called Rex.", "I live in Lisbon.", "I am allergic to peanuts."]
 
 
