@@ -7,9 +7,9 @@ pytest of their own whose ``DATABASE_URL`` goes through Debian's pgbouncer (1.18
 concurrent writers (compare-and-swap in SQL), live event streams and the API key
 cache (LISTEN), memory consolidation on a real Celery worker and hybrid search
 (``SET LOCAL``, the transaction-level advisory lock; ADK's memory service and its
-tools), and the run endpoints over a
-real uvicorn. PgBouncer's log must then hold no notification delivered to a
-server connection no client was linked to — what a LISTEN through the pool leaves.
+tools), and the run endpoints over a real uvicorn. PgBouncer's log must then hold
+no notification delivered to a server connection no client was linked to — what a
+LISTEN through the pool leaves.
 """
 
 from __future__ import annotations
