@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.api import (  # noqa: E402
-    APPEND, SEARCH, HttpAppender, HttpSearcher, Load, Server, Sizes, percentile, prepare, run_load, start_server,
-    stop_server,
+    APPEND, SEARCH, HttpAppender, HttpSearcher, Results, Server, Sizes, prepare, run_load, start_server, stop_server,
+    summarise,
 )
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
 
@@ -66,18 +65,6 @@ class Topology:
         return self.servers[client % len(self.servers)].base_url
 
 
-@dataclass(frozen=True)
-class Figures:
-    requests_per_second: float
-    p50_ms: float
-    p95_ms: float
-
-    @classmethod
-    def of(cls, load: Load) -> Figures:
-        ms = [s * 1000 for s in load.latencies]
-        return cls(len(ms) / load.seconds, statistics.median(ms), percentile(ms, 95))
-
-
 def factory(topology: Topology, operation: str, key: str, queries: list[str]) -> Callable:
     if operation == APPEND:
         return lambda number, count: HttpAppender(topology.base_url(number), key, count)
@@ -98,14 +85,14 @@ def start_topologies(database_url: str, redis_url: str, pool_size: int, bouncer:
     ]
 
 
-def benchmark(database_url: str, sizes: Sizes, rounds: int, pool_size: int) -> dict[tuple[str, str], list[Figures]]:
+def benchmark(database_url: str, sizes: Sizes, rounds: int, pool_size: int) -> Results:
     from django.conf import settings
 
     key, queries = prepare(database_url, sizes)
     bouncer = PgBouncer(database_url, pool_size=pool_size)
     topologies = start_topologies(database_url, settings.REDIS_URL, pool_size, bouncer)
     requests = {APPEND: sizes.appends, SEARCH: sizes.searches}
-    figures: dict[tuple[str, str], list[Figures]] = {}
+    results = Results()  # keyed (operation, topology, clients)
     try:
         for topology in topologies:  # untimed: connections, the model in each server, plans
             for operation in (APPEND, SEARCH):
@@ -115,33 +102,29 @@ def benchmark(database_url: str, sizes: Sizes, rounds: int, pool_size: int) -> d
             for operation in (APPEND, SEARCH):
                 for topology in order:
                     load = run_load(factory(topology, operation, key, queries), sizes.concurrency, requests[operation])
-                    figures.setdefault((operation, topology.name), []).append(Figures.of(load))
+                    results.add((operation, topology.name, sizes.concurrency), summarise(load, (0, 0)))
             print(f"round {round_no + 1}/{rounds} done", flush=True)
-        notifications = bouncer.log().count("when not linked")
+        notifications = bouncer.notifications_to_nobody()
         print(f"pgbouncer: {notifications} notifications reached a server connection no client held")
     finally:
         for topology in topologies:
             for server in topology.servers:
                 stop_server(server)
         bouncer.stop()
-    return figures
+    return results
 
 
-def report(figures: dict[tuple[str, str], list[Figures]], sizes: Sizes, rounds: int) -> None:
+def report(results: Results, sizes: Sizes, rounds: int) -> None:
     print(f"\n{sizes.concurrency} clients; medians over {rounds} round(s); {os.cpu_count()} CPUs, "
           f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     header = f"{'operation':<10}{'topology':<11}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'req/s vs direct':>17}{'p95 vs direct':>15}"
     print(header + "\n" + "-" * len(header))
     for operation in (APPEND, SEARCH):
-        base = _median(figures[operation, DIRECT])
+        base = results.median((operation, DIRECT, sizes.concurrency))
         for name in (DIRECT, BOUNCER, TWO_WEB):
-            f = _median(figures[operation, name])
+            f = results.median((operation, name, sizes.concurrency))
             print(f"{operation:<10}{name:<11}{f.requests_per_second:>9.1f}{f.p50_ms:>9.2f}{f.p95_ms:>9.2f}"
                   f"{f.requests_per_second / base.requests_per_second:>16.2f}x{f.p95_ms / base.p95_ms:>14.2f}x")
-
-
-def _median(runs: list[Figures]) -> Figures:
-    return Figures(*(statistics.median(getattr(r, name) for r in runs) for name in ("requests_per_second", "p50_ms", "p95_ms")))
 
 
 def main() -> None:

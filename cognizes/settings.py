@@ -85,8 +85,6 @@ TEMPLATES = [
     },
 ]
 
-# Persistent connections: the ADK services run queries from a pool of threads,
-# each keeping its own connection; health checks drop ones the server closed.
 # A connection pool per process (Django's, on psycopg_pool): the ASGI web server runs requests
 # on up to COGNIZES_WEB_THREADS threads and streams on threads of their own, each of which
 # would otherwise open (and keep) a connection. `make run` turns it on for the web server; it
@@ -96,6 +94,8 @@ DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "0"))
 
 def _database(url: str) -> dict:
     """One database's Django settings: every alias (default, listen, replica) is reached alike."""
+    # Persistent connections: the ADK services run queries from a pool of threads,
+    # each keeping its own connection; health checks drop ones the server closed.
     database = dj_database_url.parse(
         url, conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")), conn_health_checks=True,
         engine="cognizes.postgres",

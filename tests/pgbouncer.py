@@ -67,6 +67,10 @@ pidfile = {self.root}/pgbouncer.pid
     def log(self) -> str:
         return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
 
+    def notifications_to_nobody(self) -> int:
+        """NOTIFYs that reached a server connection no client was linked to: what a LISTEN through the pool leaves."""
+        return self.log().count("got packet 'A' from server when not linked")
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)  # immediate shutdown

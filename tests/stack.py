@@ -20,7 +20,7 @@ import httpx
 from tests.processes import ROOT, free_port
 
 
-def _wait_for(check, timeout: float, what: str) -> None:
+def wait_for(check, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -119,7 +119,7 @@ class Redis:
         import redis
 
         self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait_for(lambda: redis.Redis(unix_socket_path=str(self.socket)).ping(), 10, "Redis")
+        wait_for(lambda: redis.Redis(unix_socket_path=str(self.socket)).ping(), 10, "Redis")
 
     def kill(self) -> None:
         assert self.process is not None
@@ -161,7 +161,7 @@ class Stack:
             DATABASE_POOL_SIZE="4", **env,
         ))
         base = f"http://127.0.0.1:{port}"
-        _wait_for(lambda: httpx.get(f"{base}/api/schema/").status_code == 200, 60, "the web server")
+        wait_for(lambda: httpx.get(f"{base}/api/schema/").status_code == 200, 60, "the web server")
         return base
 
     def manage(self, *args: str) -> str:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from cognizes.replica import REPLICA_RETRY_SECONDS
-from tests.stack import Stack
+from tests.stack import Stack, wait_for
 
 USER = "/api/v1/apps/weather/users/ada"
 PASSWORD = "replica-admin-password"
@@ -57,7 +57,8 @@ def test_memory_search_reads_the_replica_and_catches_up_with_it(stack):
             assert found(api, "what instrument do I play?") == []  # not replayed yet: the search read the replica
         finally:
             with_lag.resume()
-        _eventually(lambda: found(api, "what instrument do I play?") == ["I play the cello."])
+        wait_for(lambda: found(api, "what instrument do I play?") == ["I play the cello."], 10,
+                 "the replica catching up")
 
 
 def test_sessions_are_read_and_written_on_the_primary_while_the_replica_lags(stack, lagging):
@@ -87,17 +88,11 @@ def test_the_admins_lists_read_the_replica_and_its_pages_the_primary(stack, lagg
         assert page.status_code == 200 and "My bike is red." in page.text  # the page is the primary's
 
 
-def _eventually(check, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "the replica did not catch up"
-        time.sleep(0.1)
-
-
 def test_with_the_replica_down_searches_read_the_primary_and_go_back_to_it_when_it_returns(stack):
     with stack.client() as api:
         assert api.post(f"{USER}/memories/", json={"text": "I sail on weekends."}).status_code == 201
-        _eventually(lambda: found(api, "what do I do on weekends?")[:1] == ["I sail on weekends."])
+        wait_for(lambda: found(api, "what do I do on weekends?")[:1] == ["I sail on weekends."], 10,
+                 "the replica catching up")
         stack.replica.stop()
         try:
             started = time.monotonic()
