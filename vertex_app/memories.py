@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -26,6 +27,7 @@ from django.db.models import QuerySet
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from access.models import MAX_KEY_LENGTH
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevision, RevisionAction
 from memory_app.search import search_memories, search_weights
@@ -43,6 +45,8 @@ ACTIONS = {
 DEFAULT_TOP_K, MAX_TOP_K = 3, 100  # Vertex's: "at most 3 … values above 100 will be coerced to 100"
 MAX_DIRECT_MEMORIES = 5
 MAX_SCOPE_KEYS = 5
+MAX_SCOPE_BYTES = 512
+"""The scope keys besides app and user, as UTF-8 JSON: they are in the scope index's entries, which are bounded."""
 _MEMORY_IDS = uuid.UUID("0f7f5bb0-7e0b-4d43-9a36-8f3c1c0a7d21")  # namespace of caller-chosen memory ids
 
 _TOPIC = {"managed_memory_topic": None, "custom_memory_topic_label": None}
@@ -95,6 +99,11 @@ class MemoryBankView(VertexView):
         if app_name != self.app_name:
             raise InvalidArgument(f"scope.app_name {app_name!r} is not this engine's app ({self.app_name!r}).")
         user_id = scope.pop("user_id", "")
+        if len(user_id) > MAX_KEY_LENGTH or len(json.dumps(scope, ensure_ascii=False).encode()) > MAX_SCOPE_BYTES:
+            raise InvalidArgument(
+                f"A scope's user_id is at most {MAX_KEY_LENGTH} characters and its other keys and values"
+                f" at most {MAX_SCOPE_BYTES} bytes in all."
+            )
         self.scope(user_id or None, write=write)
         if not user_id and self.only_user:
             raise NotFound("Not found.")  # a key of one user has no memories outside that user

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from memory_app.models import Memory
 from sessions_app.models import Event, Session
 from tests.vertex.test_sessions_http import create, http  # noqa: F401  (the fixture)
 
@@ -13,6 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 HUGE = str(10**29)
 DEEP = "[" * 100_000 + "]" * 100_000
+LONG = "".join(chr(0x4E00 + i) for i in range(3000))  # 9 KB of UTF-8 that does not compress
 
 
 def _append(**event) -> str:
@@ -40,21 +42,26 @@ CASES = [
     ("post", "sessions/s1:appendEvent", _append(content=json.loads("[" * 500 + "]" * 500))),
     ("post", "sessions/s1:appendEvent", DEEP),
     ("patch", "sessions/s1?updateMask=sessionState", json.dumps({"sessionState": {"a": "\u0000"}})),
-    ("post", "memories:retrieve", json.dumps({"scope": {"user_id": "ada"}, "similaritySearchParams": {"topK": HUGE}})),
-    ("post", "memories:retrieve", json.dumps({"scope": {"user_id": "a" * 5000}})),
+    ("post", "./memories:retrieve", json.dumps({"scope": {"user_id": "ada"}, "similaritySearchParams": {"searchQuery": "tea", "topK": HUGE}})),
+    ("post", "./memories:retrieve", json.dumps({"scope": {"user_id": "a" * 5000}})),
     ("post", "memories", json.dumps({"fact": "x", "scope": {"user_id": "ada\u0000"}})),
-    ("post", "memories:generate", json.dumps({"directContentsSource": {"events": DEEP}, "scope": {"user_id": "ada"}})),
+    ("post", "./memories:generate", json.dumps({"directContentsSource": {"events": DEEP}, "scope": {"user_id": "ada"}})),
+    ("post", "memories", json.dumps({"fact": "x", "scope": {"user_id": "ada", "team": LONG}})),
+    ("post", "memories", json.dumps({"fact": "x", "scope": {"user_id": "ada", LONG: "team"}})),
+    ("post", "./memories:generate", json.dumps(
+        {"directMemoriesSource": {"directMemories": [{"fact": "x"}]}, "scope": {"user_id": "ada", "team": LONG}}
+    )),
 ]
 
 
 @pytest.mark.parametrize(("method", "path", "body"), CASES, ids=[f"{m} {p[:50]}" for m, p, _ in CASES])
 def test_hostile_input_gets_a_4xx_in_googles_shape_and_changes_nothing(http, method, path, body):
     create(http, "ada", "s1")
-    before = (Session.objects.count(), Event.objects.count())
+    before = (Session.objects.count(), Event.objects.count(), Memory.objects.count())
 
     kwargs = {"content": body, "headers": {"Content-Type": "application/json"}} if body is not None else {}
     response = http.request(method.upper(), path, **kwargs)
 
     assert 400 <= response.status_code < 500, (response.status_code, response.text[:300])
     assert set(response.json()["error"]) == {"code", "message", "status"}
-    assert (Session.objects.count(), Event.objects.count()) == before
+    assert (Session.objects.count(), Event.objects.count(), Memory.objects.count()) == before
