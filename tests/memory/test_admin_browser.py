@@ -19,6 +19,8 @@ APP = "admin_mem"
 def test_clicking_the_filters_then_searching_ranks_the_users_memories_by_meaning(browser, live_server, admin_user):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.expected_conditions import staleness_of
+    from selenium.webdriver.support.ui import WebDriverWait
 
     texts = ("I prefer Celsius for temperatures.", "My car is a blue Fiat.", "I am allergic to peanuts.")
     do_remember(app_name=APP, user_id="ada", candidates=[Candidate(text=t) for t in texts], cause="test")
@@ -28,9 +30,13 @@ def test_clicking_the_filters_then_searching_ranks_the_users_memories_by_meaning
     browser.get(f"{live_server.url}/admin/memory_app/memory/")
 
     def search(query: str) -> tuple[list[str], list[str]]:
+        page = browser.find_element(By.TAG_NAME, "html")
         box = browser.find_element(By.ID, "searchbar")
         box.clear()
         box.send_keys(query, Keys.ENTER)
+        # ENTER submits the form without waiting for the answer: read the new page, not the one leaving.
+        WebDriverWait(browser, 30).until(staleness_of(page))
+        WebDriverWait(browser, 30).until(lambda _: browser.execute_script("return document.readyState") == "complete")
         rows = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#result_list tbody .field-text")]
         return rows, [m.text for m in browser.find_elements(By.CSS_SELECTOR, ".messagelist li")]
 
