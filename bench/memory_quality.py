@@ -42,7 +42,7 @@ The data file is not part of the project (CC BY-NC 4.0): its path is an argument
 Everything runs on a scratch database, ``cognizes_bench_memory``, created on the
 configured (or embedded) PostgreSQL and dropped at the end.
 
-    .venv/bin/python bench/memory_quality.py PATH/locomo_dev.json [--limit-conversations N] [--tune]
+    .venv/bin/python bench/memory_quality.py PATH/locomo_dev.json [--limit-conversations N] [--tune] [--no-context]
         [--weights vector=1,keyword=1,rrf_k=60,candidates=50,bm25_k1=1.2,bm25_b=0.75]
 """
 
@@ -226,13 +226,16 @@ def batched(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
         yield items[start : start + size]
 
 
-def ingest(conversations: list[Conversation]) -> Store:
-    """Every turn through ``do_remember`` (real embedding and dedupe), timed; then read back the sources."""
+def ingest(conversations: list[Conversation], *, with_context: bool = True) -> Store:
+    """Every turn through ``do_remember`` (real embedding and dedupe), timed; then read back the sources.
+
+    ``with_context=False`` is the ablation: memories without the turn they answered.
+    """
     from memory_app.services import Candidate, do_remember
 
     store = Store()
     for conversation in conversations:
-        previous = preceding_turns(conversation.turns)
+        previous = preceding_turns(conversation.turns) if with_context else defaultdict(str)
         start = time.perf_counter()
         for batch in batched(conversation.turns, BATCH):
             candidates = [
@@ -608,6 +611,15 @@ def report(lines: list[Line], questions: list[Question], embed_ms: float) -> Non
         print(f"{line.name:<15}" + "".join(f"{f'{m.hit5:.3f} / {m.hit10:.3f} / {m.mrr:.3f}':>22}" for m in cells))
 
 
+def per_conversation(line: Line, questions: list[Question]) -> None:
+    """One line's figures per conversation: a change that helps should help in each, not only in the sum."""
+    print(f"\nPer conversation, {line.name} hit@10 / MRR:")
+    for sample in dict.fromkeys(q.sample_id for q in questions):
+        mine = [q.sample_id == sample for q in questions]
+        m = Metrics.of([rank for rank, keep in zip(line.ranks, mine) if keep])
+        print(f"  {sample:<12}{m.n:>5}{m.hit10:>8.3f}{m.mrr:>7.3f}")
+
+
 def fusion_diagnostics(lines: dict[str, Line], questions: list[Question]) -> None:
     """Where hybrid's misses come from: was the evidence in vector's or keyword's own top 10?"""
     hit = {name: [r is not None for r in line.ranks] for name, line in lines.items()}
@@ -667,7 +679,7 @@ def benchmark(args: argparse.Namespace) -> None:
           f"names={weights.names:g}")
 
     print(f"\nIngesting through do_remember, {BATCH} candidates per call:")
-    store = ingest(conversations)
+    store = ingest(conversations, with_context=not args.no_context)
     print(
         f"ingest: {store.turns} turns -> {store.memories} memories in {store.seconds:.1f} s "
         f"= {store.turns / store.seconds:.1f} memories/s"
@@ -681,6 +693,7 @@ def benchmark(args: argparse.Namespace) -> None:
     print(f"searched in {searched():.0f} s")
     ordered = [lines[name] for name in (*OUR_MODES, ADK)]
     report(ordered, questions, median_embed_ms(questions))
+    per_conversation(lines[HYBRID], questions)
     fusion_diagnostics(lines, questions)
     target_line(ordered, questions)
     if args.tune:
@@ -693,6 +706,7 @@ def main() -> None:
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N", help="only the first N")
     parser.add_argument("--tune", action="store_true", help="grid-search SearchWeights after the evaluation")
     parser.add_argument("--weights", default="", help="SearchWeights overrides, e.g. vector=1,keyword=0.5,rrf_k=30")
+    parser.add_argument("--no-context", action="store_true", help="ablation: memories without the turn they answered")
     args = parser.parse_args()
     if not args.path.is_file():
         parser.error(f"no such file: {args.path}")
