@@ -68,7 +68,11 @@ class MemoryQuerySet(models.QuerySet):
         return self.active().filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=Now()))
 
     def held_at(self, moment: datetime) -> MemoryQuerySet:
-        """What held at ``moment``: search's ``as_of`` scope (memory_app.search._scope), as a queryset."""
+        """What held at ``moment``: search's ``as_of`` scope (memory_app.search._scope), as a queryset.
+
+        The same rule twice, SQL there and ORM here; tests/memory/test_as_of.py holds them to the same
+        memories at every boundary.
+        """
         return self.filter(
             models.Q(valid_until__isnull=True) | models.Q(valid_until__gt=moment),
             models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=moment),

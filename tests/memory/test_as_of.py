@@ -89,3 +89,24 @@ def test_the_admin_lists_and_searches_what_held_at_a_moment(admin_client, moved)
     assert rows(as_of="2023-06-01", q=QUERY) == ["The user lives in Lisbon."]
     assert rows(q=QUERY) == ["The user lives in Berlin."]
     assert admin_client.get(url, {**scope, "as_of": "not a time"}).url.endswith("?e=1")
+
+
+def test_the_admin_and_search_agree_on_what_held_at_each_boundary():
+    """The as_of rule is written twice, as SQL (search) and as a queryset (admin, Vertex list): at the very moments
+    a memory starts, stops and expires, and for every status, both must hold the same memories."""
+    t = [datetime(2024, month, 1, tzinfo=timezone.utc) for month in range(1, 7)]
+    lives = {
+        "The user lives in Porto.": dict(valid_from=t[0], valid_until=t[2], status="superseded"),
+        "The user lives in Rome.": dict(valid_from=t[2], valid_until=None, expires_at=t[4], status="active"),
+        "The user lives in Kyiv.": dict(valid_from=t[1], valid_until=None, status="active"),
+        "The user lives in Nice.": dict(valid_from=t[0], valid_until=None, status="forgotten"),
+        "The user lives in Riga.": dict(valid_from=t[3], valid_until=t[5], status="superseded"),
+    }
+    for text, fields in lives.items():
+        Memory.objects.filter(id=remember(text).created[0]).update(**fields)
+    remember("The user lives in Oslo.", user="bob")
+
+    for moment in [*t, *(m.replace(second=1) for m in t)]:
+        admin = set(Memory.objects.held_at(moment).filter(app_name=APP, user_id="ada").values_list("text", flat=True))
+        assert set(found(moment)) == admin, moment
+    assert set(found(t[3])) == {"The user lives in Rome.", "The user lives in Kyiv.", "The user lives in Riga."}
