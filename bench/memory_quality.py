@@ -31,12 +31,9 @@ among the few memories that fit in a prompt. So:
   same formula as the SQL's, ties to the newer memory) is then evaluated for every
   setting in Python, and the best settings are re-run through the real hybrid SQL
   to confirm the numbers. A leave-one-conversation-out check tells whether the
-  chosen setting generalises beyond the conversations it was picked on.
-  The grid has one more dimension, a candidate change to the search itself: the
-  vector query embedded without the speakers' names (every memory of a speaker
-  starts with the name, so in the question it only pulls the embedding towards
-  turns that address that person by name). Those settings cannot be confirmed
-  through SQL, which embeds the question as asked; they are marked so.
+  chosen setting generalises beyond the conversations it was picked on. The time
+  and names lists keep their weights (1): ``--weights time=0`` or ``names=0``
+  measures what each adds, per conversation too.
 
 The data file is not part of the project (CC BY-NC 4.0): its path is an argument.
 Everything runs on a scratch database, ``cognizes_bench_memory``, created on the
@@ -111,13 +108,6 @@ class Question:
     text: str
     evidence: frozenset[str]
     category: int
-    speakers: tuple[str, ...]
-
-    @property
-    def without_speakers(self) -> str:
-        """The question with the conversation's speaker names (and their ``'s``) taken out."""
-        pattern = r"\b(?:" + "|".join(map(re.escape, self.speakers)) + r")(?:['’]s)?\b"
-        return " ".join(re.sub(pattern, " ", self.text).split()) or self.text
 
 
 @dataclass
@@ -170,7 +160,6 @@ def load_locomo(path: Path, limit: int | None) -> list[Conversation]:
             for t in session
         ]
         known = {t.dia_id for t in turns}
-        speakers = tuple(sorted({t.speaker for t in turns}))
         conversation = Conversation(sample["sample_id"], turns, [])
         for qa in sample["qa"]:
             if qa.get("category") == 5 or not qa.get("evidence"):
@@ -179,7 +168,7 @@ def load_locomo(path: Path, limit: int | None) -> list[Conversation]:
             conversation.unresolved_evidence += unresolved
             if evidence:
                 conversation.questions.append(
-                    Question(sample["sample_id"], qa["question"], evidence, qa["category"], speakers)
+                    Question(sample["sample_id"], qa["question"], evidence, qa["category"])
                 )
         conversations.append(conversation)
     return conversations
@@ -359,11 +348,11 @@ def effective_weights(overrides: dict[str, float]) -> SearchWeights:
     return replace(configured, **overrides)
 
 
-def search_ids(question: Question, mode: str, weights: SearchWeights, limit: int = K, text: str = "") -> list[str]:
+def search_ids(question: Question, mode: str, weights: SearchWeights, limit: int = K) -> list[str]:
     from memory_app.search import search_memories
 
     hits = search_memories(
-        app_name=APP, user_id=question.sample_id, query=text or question.text, limit=limit,
+        app_name=APP, user_id=question.sample_id, query=question.text, limit=limit,
         mode=mode, weights=weights, reinforce=False,
     )  # fmt: skip
     return [str(hit.id) for hit in hits]
@@ -470,32 +459,26 @@ DEPTH = max(CANDIDATES)
 @dataclass(frozen=True)
 class Setting:
     weights: SearchWeights
-    no_names: bool = False
-    """The proposal: the vector query embedded without the speakers' names (not in search.py yet)."""
 
     def __str__(self) -> str:
         w = self.weights
         return (
             f"vector={w.vector:g} keyword={w.keyword:g} rrf_k={w.rrf_k:g} candidates={w.candidates} "
-            f"k1={w.bm25_k1:g} b={w.bm25_b:g}" + ("  +vector query without names" if self.no_names else "")
+            f"k1={w.bm25_k1:g} b={w.bm25_b:g}"
         )
 
 
 @dataclass
 class RankLists:
-    """Per question, to depth ``DEPTH``: the vector ranking (question as asked, and without the
-    speakers' names) and the keyword ranking for each (k1, b)."""
+    """Per question, to depth ``DEPTH``: the vector ranking and the keyword ranking for each (k1, b)."""
 
-    vector: dict[bool, list[list[str]]]
+    vector: list[list[str]]
     keyword: dict[tuple[float, float], list[list[str]]]
 
 
 def fetch_rank_lists(questions: list[Question], base: SearchWeights) -> RankLists:
     deep = replace(base, candidates=DEPTH)
-    vector = {
-        no_names: [search_ids(q, VECTOR, deep, DEPTH, q.without_speakers if no_names else "") for q in questions]
-        for no_names in (False, True)
-    }
+    vector = [search_ids(q, VECTOR, deep, DEPTH) for q in questions]
     keyword = {}
     for k1, b in itertools.product(BM25_K1S, BM25_BS):
         weights = replace(deep, bm25_k1=k1, bm25_b=b)
@@ -515,16 +498,14 @@ def fuse(vector: list[str], keyword: list[str], weights: SearchWeights, created_
 
 def grid(base: SearchWeights) -> list[Setting]:
     return [
-        Setting(replace(base, vector=ratio, keyword=1.0, rrf_k=rrf_k, candidates=n, bm25_k1=k1, bm25_b=b), no_names)
-        for no_names, ratio, rrf_k, n, k1, b in itertools.product(
-            (False, True), RATIOS, RRF_KS, CANDIDATES, BM25_K1S, BM25_BS
-        )
+        Setting(replace(base, vector=ratio, keyword=1.0, rrf_k=rrf_k, candidates=n, bm25_k1=k1, bm25_b=b))
+        for ratio, rrf_k, n, k1, b in itertools.product(RATIOS, RRF_KS, CANDIDATES, BM25_K1S, BM25_BS)
     ]
 
 
 def simulated_ranks(setting: Setting, lists: RankLists, questions: list[Question], store: Store) -> list[int | None]:
     w = setting.weights
-    vector, keyword = lists.vector[setting.no_names], lists.keyword[w.bm25_k1, w.bm25_b]
+    vector, keyword = lists.vector, lists.keyword[w.bm25_k1, w.bm25_b]
     return [rank_of(fuse(vector[i], keyword[i], w, store.created_at), q, store) for i, q in enumerate(questions)]
 
 
@@ -540,25 +521,21 @@ def tune(questions: list[Question], store: Store, base: SearchWeights, top: int 
             f"\nTuning: {len(ranks)} settings x {len(questions)} questions (rank lists fetched in "
             f"{fetched():.0f} s, fused in {fused():.0f} s)."
         )
-        for no_names, label in ((False, "question as asked"), (True, "without the speakers' names")):
-            m = Metrics.of([rank_of(ids, q, store) for ids, q in zip(lists.vector[no_names], questions)])
-            print(f"vector alone, {label}: hit@5 {m.hit5:.3f} hit@10 {m.hit10:.3f} MRR {m.mrr:.3f}")
-        for no_names, title in ((False, "search.py as it is"), (True, "proposal: vector query without names")):
-            print(f"\nBest {top}, {title}:")
-            print(f"{'#':>3}  {'hit@5':>6}{'hit@10':>8}{'MRR':>7}  {'sql hit@10':>10}{'sql MRR':>8}  setting")
-            best = [(m, s) for m, s in scored if s.no_names == no_names][:top]
-            for place, (metrics, setting) in enumerate(best, 1):
-                sql = "" if no_names else confirm(setting, questions, store)
-                print(f"{place:>3}  {metrics.hit5:>6.3f}{metrics.hit10:>8.3f}{metrics.mrr:>7.3f}  {sql:>18}  {setting}")
+        m = Metrics.of([rank_of(ids, q, store) for ids, q in zip(lists.vector, questions)])
+        print(f"vector alone: hit@5 {m.hit5:.3f} hit@10 {m.hit10:.3f} MRR {m.mrr:.3f}")
+        print(f"\nBest {top}:")
+        print(f"{'#':>3}  {'hit@5':>6}{'hit@10':>8}{'MRR':>7}  {'sql hit@10':>10}{'sql MRR':>8}  setting")
+        for place, (metrics, setting) in enumerate(scored[:top], 1):
+            sql = confirm(setting, questions, store)
+            print(f"{place:>3}  {metrics.hit5:>6.3f}{metrics.hit10:>8.3f}{metrics.mrr:>7.3f}  {sql:>18}  {setting}")
     current = Setting(base)
     metrics = Metrics.of(ranks[current])
-    place = 1 + sum(1 for m, s in scored if not s.no_names and m.key > metrics.key)
+    place = 1 + sum(1 for m, _ in scored if m.key > metrics.key)
     print(
         f"\ncurrent: hit@5 {metrics.hit5:.3f} hit@10 {metrics.hit10:.3f} MRR {metrics.mrr:.3f} "
-        f"(place {place} of {sum(not s.no_names for s in ranks)})  {current}"
+        f"(place {place} of {len(ranks)})  {current}"
     )
-    for no_names in (False, True):
-        cross_validate({s: r for s, r in ranks.items() if s.no_names == no_names}, questions)
+    cross_validate(ranks, questions)
 
 
 def confirm(setting: Setting, questions: list[Question], store: Store) -> str:
@@ -572,8 +549,7 @@ def cross_validate(ranks: dict[Setting, list[int | None]], questions: list[Quest
     samples = sorted({q.sample_id for q in questions})
     if len(samples) < 2:
         return
-    title = "proposal" if next(iter(ranks)).no_names else "search.py as it is"
-    print(f"\nLeave-one-conversation-out, {title} (setting picked on the other conversations):")
+    print("\nLeave-one-conversation-out (setting picked on the other conversations):")
     pooled: list[int | None] = []
     for sample in samples:
         held = [q.sample_id == sample for q in questions]
