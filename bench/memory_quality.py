@@ -329,8 +329,12 @@ class Line:
     ranks: list[int | None] = field(default_factory=list)
     milliseconds: list[float] = field(default_factory=list)
 
-    def metrics(self, questions: Sequence[Question], category: int | None = None) -> Metrics:
-        return Metrics.of([r for r, q in zip(self.ranks, questions) if category in (None, q.category)])
+    def metrics(self, questions: Sequence[Question], category: int | None = None, sample: str | None = None) -> Metrics:
+        """Over every question, or those of one category or one conversation."""
+        return Metrics.of([
+            r for r, q in zip(self.ranks, questions)
+            if category in (None, q.category) and sample in (None, q.sample_id)
+        ])
 
 
 # ---------------------------------------------------------------------------
@@ -591,8 +595,7 @@ def per_conversation(line: Line, questions: list[Question]) -> None:
     """One line's figures per conversation: a change that helps should help in each, not only in the sum."""
     print(f"\nPer conversation, {line.name} hit@10 / MRR:")
     for sample in dict.fromkeys(q.sample_id for q in questions):
-        mine = [q.sample_id == sample for q in questions]
-        m = Metrics.of([rank for rank, keep in zip(line.ranks, mine) if keep])
+        m = line.metrics(questions, sample=sample)
         print(f"  {sample:<12}{m.n:>5}{m.hit10:>8.3f}{m.mrr:>7.3f}")
 
 
