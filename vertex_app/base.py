@@ -22,19 +22,26 @@ from vertex_app.auth import GoogleApiKeyAuthentication
 from vertex_app.services import get_engine_app
 
 
-class VertexView(APIView):
+class VertexSurface(APIView):
+    """Google's keys and errors, for every path of the surface (those without an engine too)."""
+
     schema = None  # Google's API, documented by Google: not part of Cognizes' own OpenAPI schema
     authentication_classes = [GoogleApiKeyAuthentication, BearerKeyAuthentication]
     permission_classes = [IsAuthenticated]
 
+    def get_exception_handler(self) -> Any:
+        return errors.error_handler
+
+
+class VertexView(VertexSurface):
+    """A path under ``reasoningEngines/{id}``: the engine's app, checked against the caller's key."""
+
     app_name: str
+    engine_id: int
     only_user: str | None
     """For a key of one user: that user (engine-wide reads are narrowed to it)."""
     engine: str
     """The engine's resource name as the caller spelled it: names returned are used verbatim as paths."""
-
-    def get_exception_handler(self) -> Any:
-        return errors.error_handler
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -45,6 +52,7 @@ class VertexView(APIView):
             raise errors.NotFound(f"reasoningEngines/{engine_id} does not exist.")
         self.only_user = check_scope(request, app_name, None, write=False).only_user
         self.app_name = app_name
+        self.engine_id = engine_id
         self.engine = names.engine(engine_id, project=kwargs.get("project"), location=kwargs.get("location"))
 
     def scope(self, user_id: str | None, *, write: bool) -> Scope:
@@ -52,12 +60,24 @@ class VertexView(APIView):
         return check_scope(self.request, self.app_name, user_id, write=write)
 
 
-def operation(name: str, response: dict[str, Any] | None = None, *, done: bool = True) -> dict[str, Any]:
-    """A long-running operation as Google returns it; Cognizes' session and memory writes finish at once."""
+def operation(
+    name: str, response: dict[str, Any] | None = None, *, kind: str | None = None, done: bool = True
+) -> dict[str, Any]:
+    """A long-running operation as Google returns it; Cognizes' session and memory writes finish at once.
+
+    ``kind`` is the message the response is, written as its ``@type`` as Google's
+    servers do: gRPC clients unpack the response by it (a delete's is
+    ``google.protobuf.Empty``, which ADK for Go waits for).
+    """
     out: dict[str, Any] = {"name": name, "done": done}
-    if response is not None:
+    if kind is not None:
+        out["response"] = {"@type": names.type_url(kind), **(response or {})}
+    elif response is not None:
         out["response"] = response
     return out
+
+
+EMPTY = "google.protobuf.Empty"
 
 
 def page_token(value: Any) -> int:

@@ -64,7 +64,7 @@ class EngineView(VertexView):
                 services.do_configure_bank(app_name=self.app_name, changes=_config_changes(bank))
             except services.MemoryServiceError as error:
                 raise InvalidArgument(str(error)) from error
-        return Response(operation(names.operation(self.engine), self.resource()))
+        return Response(operation(names.operation(self.engine), self.resource(), kind="ReasoningEngine"))
 
     def resource(self) -> dict[str, Any]:
         engine = get_engine(self.app_name)

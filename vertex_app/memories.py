@@ -1,8 +1,8 @@
 """Vertex AI Agent Engine Memory Bank (v1beta1) on memory_app's services.
 
 * A Vertex scope is a map. ``user_id`` is the Cognizes user (a user-restricted
-  key reaches only its own), ``app_name`` may name the engine's app and nothing
-  else, and every other key is kept with the memory (``Memory.extra_scope``)
+  key reaches only its own), ``app_name`` may name the engine's app (by name,
+  engine id or resource name) and nothing else, and every other key is kept with the memory (``Memory.extra_scope``)
   and matched exactly, never by prefix: a retrieve with ``{user_id, agent}``
   finds none of the memories made under ``{user_id}`` alone.
 * The Vertex surface shows active memories; a memory that consolidation
@@ -33,7 +33,7 @@ from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevisio
 from memory_app.search import search_memories, search_weights
 from sessions_app import services as session_services
 from vertex_app import filters, memory_fields, memory_filters, names
-from vertex_app.base import VertexView, operation, page_token
+from vertex_app.base import EMPTY, VertexView, operation, page_token
 from vertex_app.errors import AlreadyExists, InvalidArgument, NotFound
 from vertex_app.sessions import SessionLookup
 from vertex_app.wire import duration, expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
@@ -86,7 +86,19 @@ _PURGE_FIELDS = {"filter": None, "filter_groups": [{"filters": [_METADATA_FILTER
 
 
 class MemoryBankView(VertexView):
-    """What the memory views share: scopes, memory lookup, resource shapes."""
+    """What the memory views share: scopes, memory lookup, resource shapes.
+
+    A scope comes back as the request gave it (``{"user_id": "pat"}`` gains no
+    ``app_name``, an engine id stays an engine id); a memory read without one
+    (by name, listed) shows its app by name.
+    """
+
+    given_scopes: dict[tuple[str, str], dict[str, str]]
+    """The scopes this request named, by (user, other keys): how to write them back."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        self.given_scopes = {}
+        super().initial(request, *args, **kwargs)
 
     def memory_scope(self, value: Any, *, write: bool) -> tuple[str, dict[str, str]]:
         """(user id, other scope keys) of a Vertex scope, checked against the caller's key."""
@@ -95,9 +107,13 @@ class MemoryBankView(VertexView):
             raise InvalidArgument("A scope is required, e.g. {\"user_id\": \"alice\"}.")
         if len(scope) > MAX_SCOPE_KEYS or not all(isinstance(v, str) and v and "*" not in v for v in scope.values()):
             raise InvalidArgument(f"A scope is at most {MAX_SCOPE_KEYS} keys with non-empty string values, no '*'.")
+        given = dict(scope)
         app_name = scope.pop("app_name", self.app_name)
-        if app_name != self.app_name:
-            raise InvalidArgument(f"scope.app_name {app_name!r} is not this engine's app ({self.app_name!r}).")
+        if not names.names_engine(app_name, engine_id=self.engine_id, app_name=self.app_name):
+            raise InvalidArgument(
+                f"scope.app_name {app_name!r} names another engine: this is {self.engine} ({self.app_name!r});"
+                " name it by its app name, engine id or resource name."
+            )
         user_id = scope.pop("user_id", "")
         if len(user_id) > MAX_KEY_LENGTH or len(json.dumps(scope, ensure_ascii=False).encode()) > MAX_SCOPE_BYTES:
             raise InvalidArgument(
@@ -107,7 +123,15 @@ class MemoryBankView(VertexView):
         self.scope(user_id or None, write=write)
         if not user_id and self.only_user:
             raise NotFound("Not found.")  # a key of one user has no memories outside that user
+        self.given_scopes[(user_id, json.dumps(scope, sort_keys=True))] = given
         return user_id, scope
+
+    def scope_of(self, memory: Memory) -> dict[str, str]:
+        """A memory's scope: as this request gave it, else its user and keys with the app by name."""
+        given = self.given_scopes.get((memory.user_id, json.dumps(memory.extra_scope, sort_keys=True)))
+        if given is not None:
+            return given
+        return {"app_name": memory.app_name, **({"user_id": memory.user_id} if memory.user_id else {}), **memory.extra_scope}
 
     def memories(self) -> QuerySet[Memory]:
         """The engine app's current memories (what the Vertex surface shows), narrowed to a one-user key's user."""
@@ -136,11 +160,10 @@ class MemoryBankView(VertexView):
         return names.memory(self.engine, getattr(memory, "id", memory))
 
     def resource(self, memory: Memory) -> dict[str, Any]:
-        scope = {"app_name": memory.app_name, **({"user_id": memory.user_id} if memory.user_id else {})}
         out: dict[str, Any] = {
             "name": self.memory_name(memory),
             "fact": memory.text,
-            "scope": {**scope, **memory.extra_scope},
+            "scope": self.scope_of(memory),
             "createTime": rfc3339(memory.created_at),
             "updateTime": rfc3339(memory.updated_at),
         }
@@ -175,7 +198,7 @@ class MemoryBankView(VertexView):
             return {"name": name, "done": True, "error": {"code": 13, "message": job.error or "Generation failed."}}
         if job.status != JobStatus.DONE:
             return operation(name, done=False)
-        return operation(name, self.generated(consolidation.job_cause(job.pk)))
+        return operation(name, self.generated(consolidation.job_cause(job.pk)), kind="GenerateMemoriesResponse")
 
 
 class MemoriesView(MemoryBankView):
@@ -196,7 +219,7 @@ class MemoriesView(MemoryBankView):
         _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope,
                   generation=services.Generation(consolidate=False, **memory_fields.revision_options(body)), created_directly=True)
         memory = Memory.objects.get(id=memory_id)
-        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory)))
+        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory), kind="Memory"))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
         queryset = memory_filters.filtered(self.memories(), request.query_params.get("filter"))
@@ -238,12 +261,12 @@ class MemoryView(MemoryBankView):
             )
         except services.MemoryServiceError as error:
             raise InvalidArgument(str(error)) from error
-        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory)))
+        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory), kind="Memory"))
 
     def delete(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
         memory = self.memory(memory_id, write=True)
         services.do_delete_memory(memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id)
-        return Response(operation(names.operation(self.memory_name(memory))))
+        return Response(operation(names.operation(self.memory_name(memory)), kind=EMPTY))
 
 
 class MemoryOperationView(MemoryBankView):
@@ -251,19 +274,7 @@ class MemoryOperationView(MemoryBankView):
 
     def get(self, request: Request, memory_id: str, operation_id: str, **kwargs: Any) -> Response:
         memory = self.memory(memory_id, write=False)
-        return Response(operation(names.operation(self.memory_name(memory), operation_id), self.resource(memory)))
-
-
-class EngineOperationView(MemoryBankView):
-    """``{engine}/operations/{id}``: generation and ingestion, done when their consolidation job is."""
-
-    def get(self, request: Request, operation_id: str, **kwargs: Any) -> Response:
-        job_id = names.generate_job(operation_id)
-        job = ConsolidationJob.objects.filter(pk=job_id, app_name=self.app_name).first() if job_id else None
-        if job is None:
-            raise NotFound(f"Operation {operation_id} does not exist.")
-        self.scope(job.user_id or None, write=False)
-        return Response(self.job_operation(job))
+        return Response(operation(names.operation(self.memory_name(memory), operation_id), self.resource(memory), kind="Memory"))
 
 
 class GenerateView(MemoryBankView, SessionLookup):
@@ -296,7 +307,7 @@ class GenerateView(MemoryBankView, SessionLookup):
         candidates = [memory_fields.stated(item, metadata) for item in stated]
         cause = f"vertex generate {uuid.uuid4().hex[:12]}"
         _remember(self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope, generation=generation)
-        return Response(operation(names.operation(self.engine), self.generated(cause)))
+        return Response(operation(names.operation(self.engine), self.generated(cause), kind="GenerateMemoriesResponse"))
 
     def from_session(
         self, body: dict[str, Any], metadata: dict[str, Any], generation: services.Generation
@@ -430,7 +441,7 @@ class RollbackView(MemoryBankView):
         memory = services.do_rollback(
             revision_id=revision_id, app_name=self.app_name, user_id=memory.user_id, cause="vertex rollback"
         )
-        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory)))
+        return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory), kind="Memory"))
 
 
 class RevisionsView(MemoryBankView):

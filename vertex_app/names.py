@@ -4,7 +4,15 @@ Google's clients use the names the server returns verbatim as their next path,
 so every name keeps the spelling of the engine the caller used: express
 ``reasoningEngines/{id}`` or project ``projects/{p}/locations/{l}/reasoningEngines/{id}``.
 Cognizes' operations finish when they are returned, except generation, whose
-operation is its consolidation job (``…/operations/generate-{job}``).
+operation is its consolidation job (``…/operations/generate-{job}``). Clients
+also ask for an operation by its id alone, at the location
+(``projects/{p}/locations/{l}/operations/{id}``, ADK for Java) or in express mode
+(``operations/{id}``): the id says what it is, so no table of operations is kept.
+
+An engine's app may be named, wherever Vertex takes an app name (a memory
+scope's ``app_name``), by the app's name, the engine id, or the engine's
+resource name in either spelling: Google's docs give ADK the engine id or its
+resource name as ``app_name``.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ import time
 
 _GENERATE = re.compile(r"^generate-(\d{1,18})$")
 _SESSION = re.compile(r"reasoningEngines/(\d+)/sessions/([^/:]+)$")
+_ENGINE = re.compile(r"^(?:projects/[^/]+/locations/[^/]+/)?reasoningEngines/(\d{1,19})$")
+TYPE_PREFIX = "type.googleapis.com/"
 
 
 def engine(engine_id: int, *, project: str | None = None, location: str | None = None) -> str:
@@ -40,6 +50,30 @@ def revision(memory_name: str, revision_id: int) -> str:
 def operation(parent: str, operation_id: str | None = None) -> str:
     """An operation of ``parent``; a new id unless one is given."""
     return f"{parent}/operations/{operation_id or time.time_ns()}"
+
+
+def location_operation(operation_id: str, *, project: str | None = None, location: str | None = None) -> str:
+    """An operation named by its id alone: ``projects/{p}/locations/{l}/operations/{id}``, or ``operations/{id}``."""
+    prefix = f"projects/{project}/locations/{location}/" if project else ""
+    return f"{prefix}operations/{operation_id}"
+
+
+def issued_operation(operation_id: str) -> bool:
+    """Whether Cognizes could have handed out this id for an operation done when returned (a past nanosecond)."""
+    return operation_id.isdigit() and len(operation_id) <= 19 and int(operation_id) <= time.time_ns()
+
+
+def names_engine(value: str, *, engine_id: int, app_name: str) -> bool:
+    """Whether ``value`` names this engine's app: the app's name, the engine id or the engine's resource name."""
+    if value in (app_name, str(engine_id)):
+        return True
+    match = _ENGINE.match(value)
+    return match is not None and match.group(1) == str(engine_id)
+
+
+def type_url(message: str) -> str:
+    """The ``@type`` of an ``Any`` holding ``message`` (``Session``, or a full name such as ``google.protobuf.Empty``)."""
+    return TYPE_PREFIX + (message if "." in message else f"google.cloud.aiplatform.v1beta1.{message}")
 
 
 def generate_operation(engine_name: str, job_id: int) -> str:

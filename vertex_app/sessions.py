@@ -35,7 +35,7 @@ from rest_framework.response import Response
 from sessions_app import services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from vertex_app import filters, names
-from vertex_app.base import VertexView, operation, page_token
+from vertex_app.base import EMPTY, VertexView, operation, page_token
 from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from vertex_app.wire import expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
@@ -55,11 +55,14 @@ _EVENT_FIELDS = {
     "actions": {
         "skip_summarization": None, "state_delta": None, "artifact_delta": None, "transfer_agent": None,
         "escalate": None, "requested_auth_configs": None,
+        # Not in Vertex's EventActions, but sent by ADK for Java (which ignores a refusal): kept, not lost.
+        "end_of_agent": None, "requested_tool_confirmations": None, "agent_state": None,
     },
     "event_metadata": {
         "partial": None, "turn_complete": None, "interrupted": None, "branch": None, "custom_metadata": None,
         "long_running_tool_ids": None, "grounding_metadata": None, "input_transcription": None,
         "output_transcription": None,
+        "usage_metadata": None,  # ADK for Java's, as above
     },
 }
 _UPDATABLE = {"display_name", "labels", "session_state", "ttl", "expire_time"}
@@ -128,7 +131,7 @@ class SessionsView(SessionLookup):
         except services.SessionError as error:
             raise InvalidArgument(str(error)) from error
         name = self.session_name(session_id)
-        return Response(operation(names.operation(name), session_resource(name, stored)))
+        return Response(operation(names.operation(name), session_resource(name, stored), kind="Session"))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
         conditions = filters.parse(request.query_params.get("filter"), fields={"user_id"})
@@ -183,7 +186,7 @@ class SessionView(SessionLookup):
     def delete(self, request: Request, session_id: str, **kwargs: Any) -> Response:
         stored = self.load(session_id, write=True)
         services.do_delete_session(app_name=self.app_name, user_id=stored.user_id, session_id=session_id)
-        return Response(operation(names.operation(self.session_name(session_id))))
+        return Response(operation(names.operation(self.session_name(session_id)), kind=EMPTY))
 
 
 class SessionOperationView(SessionLookup):
@@ -192,7 +195,7 @@ class SessionOperationView(SessionLookup):
     def get(self, request: Request, session_id: str, operation_id: str, **kwargs: Any) -> Response:
         stored = self.load(session_id, write=False)
         name = self.session_name(session_id)
-        return Response(operation(names.operation(name, operation_id), session_resource(name, stored)))
+        return Response(operation(names.operation(name, operation_id), session_resource(name, stored), kind="Session"))
 
 
 class AppendEventView(SessionLookup):

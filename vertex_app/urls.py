@@ -8,11 +8,12 @@ follow a colon (``sessions/{id}:appendEvent``), so ids stop at ``/`` and ``:``.
 
 from django.urls import re_path
 
-from vertex_app import engines, errors, memories, sessions
+from vertex_app import engines, errors, memories, operations, sessions
 
 ENGINE = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>\d{1,19})"
 SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
+LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
 
 urlpatterns = [
     re_path(ENGINE + r"$", engines.EngineView.as_view()),
@@ -32,6 +33,7 @@ urlpatterns = [
     re_path(MEMORY + r"/revisions$", memories.RevisionsView.as_view()),
     re_path(MEMORY + r"/revisions/(?P<revision_id>[^/:]+)$", memories.RevisionsView.as_view()),
     re_path(MEMORY + r"/operations/(?P<operation_id>[^/:]+)$", memories.MemoryOperationView.as_view()),
-    re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", memories.EngineOperationView.as_view()),
+    re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
+    re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),
     re_path(r"^v1(?:beta1)?/", errors.not_found),
 ]

@@ -5,6 +5,11 @@ dicts the caller handed over in snake_case (``actions.state_delta``,
 ``directMemoriesSource.direct_memories``). A proto3 JSON parser accepts both,
 so ``message`` does too, and refuses names it does not know, as Vertex does.
 Maps (state, scope, labels, metadata) are data: their keys are left alone.
+
+Timestamps and durations come in both forms Google's servers take: the canonical
+strings (``"2026-11-30T16:42:45Z"``, ``"3.5s"``) and the messages' own fields
+(``{"seconds": …, "nanos": …}``), which ADK for Java sends (Jackson serialises
+``com.google.protobuf.Timestamp`` field by field).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ Spec = Mapping[str, Union[None, "Spec", list]]
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _DURATION = re.compile(r"^(-?\d+(?:\.\d{1,9})?)s$")
 _FRACTION = re.compile(r"(\.\d{6})\d+")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MIN_TIMESTAMP, _MAX_TIMESTAMP = -62135596800, 253402300799  # proto's Timestamp range: years 1 to 9999
 
 
 def snake(name: str) -> str:
@@ -91,9 +98,14 @@ def integer(value: Any, name: str, *, default: int, low: int, high: int) -> int:
 
 
 def timestamp(value: Any, name: str) -> datetime:
-    """An RFC 3339 timestamp (``Z`` or an offset, 0–9 fraction digits) as an aware datetime."""
+    """An RFC 3339 timestamp (``Z`` or an offset, 0–9 fraction digits), or ``{seconds, nanos}``, as an aware datetime."""
+    if isinstance(value, dict):
+        seconds = _seconds_and_nanos(value, name)
+        if not _MIN_TIMESTAMP <= seconds <= _MAX_TIMESTAMP:
+            raise InvalidArgument(f"'{name}' is outside 0001-01-01 to 9999-12-31.")
+        return _EPOCH + timedelta(seconds=seconds)
     if not isinstance(value, str):
-        raise InvalidArgument(f"'{name}' must be an RFC 3339 timestamp string.")
+        raise InvalidArgument(f"'{name}' must be an RFC 3339 timestamp string or {{\"seconds\", \"nanos\"}}.")
     text = _FRACTION.sub(r"\1", value.strip())  # Python keeps microseconds
     try:
         parsed = datetime.fromisoformat(text.replace("z", "Z"))
@@ -105,14 +117,31 @@ def timestamp(value: Any, name: str) -> datetime:
 
 
 def duration(value: Any, name: str) -> timedelta:
-    """A proto3 JSON duration such as ``"7200s"`` or ``"3.5s"``."""
-    match = _DURATION.match(value) if isinstance(value, str) else None
-    if match is None:
-        raise InvalidArgument(f"'{name}' must be a duration in seconds such as \"3600s\".")
-    seconds = float(match.group(1))
+    """A proto3 JSON duration such as ``"7200s"`` or ``"3.5s"``, or ``{seconds, nanos}``."""
+    if isinstance(value, dict):
+        seconds = _seconds_and_nanos(value, name)
+    else:
+        match = _DURATION.match(value) if isinstance(value, str) else None
+        if match is None:
+            raise InvalidArgument(f"'{name}' must be a duration in seconds such as \"3600s\".")
+        seconds = float(match.group(1))
     if not 0 <= seconds <= 100 * 365 * 86400:
         raise InvalidArgument(f"'{name}' must be between 0s and 100 years.")
     return timedelta(seconds=seconds)
+
+
+def _seconds_and_nanos(value: dict[str, Any], name: str) -> float:
+    """Seconds of a Timestamp or Duration written as its fields (proto3 JSON may quote the int64)."""
+    unknown = sorted(set(value) - {"seconds", "nanos"})
+    if unknown:
+        raise InvalidArgument(f"'{name}' has unknown fields {', '.join(unknown)}: give seconds and nanos.")
+    try:
+        seconds, nanos = int(value.get("seconds", 0)), int(value.get("nanos", 0))
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"'{name}.seconds' and '.nanos' must be integers.") from None
+    if isinstance(value.get("seconds"), float) or isinstance(value.get("nanos"), float) or not 0 <= nanos < 10**9:
+        raise InvalidArgument(f"'{name}.seconds' must be an integer and '.nanos' an integer from 0 to 999999999.")
+    return seconds + nanos / 1e9
 
 
 def duration_text(value: timedelta) -> str:
