@@ -1,7 +1,8 @@
 """``make run``: everything a newcomer needs, started together and stopped together.
 
 Starts (or reuses) PostgreSQL and Redis, migrates, creates the admin user and the
-demo data, then runs the web server, a Celery worker and Celery beat until Ctrl-C;
+demo data, then runs the web server, Vertex AI's gRPC server, a Celery worker and
+Celery beat until Ctrl-C;
 once the web server answers, the lines that matter (URL, admin login, what to
 try) are printed last, below a quiet start (no banners, warnings only). The
 children get ``DATABASE_URL`` / ``REDIS_URL`` so they share this process's
@@ -29,6 +30,7 @@ WEB_WORKERS = int(os.environ.get("COGNIZES_WEB_WORKERS", str(os.cpu_count() or 1
 
 def main() -> int:
     port = os.environ.get("PORT", "8000")
+    grpc_port = os.environ.get("COGNIZES_GRPC_PORT", "50051")
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "cognizes.settings"),
@@ -62,13 +64,14 @@ def main() -> int:
                  "--lifespan", "off", "--log-level", LOG_LEVEL.lower()],
                 web_env,
             ),
+            ([python, "manage.py", "serve_grpc", "--port", grpc_port, "--verbosity", "0"], web_env),
             ([python, "-m", "celery", "-A", "cognizes", "--quiet", "worker", "--loglevel", LOG_LEVEL,
               "--concurrency", "2"], env),
             ([python, "-m", "celery", "-A", "cognizes", "--quiet", "beat", "--loglevel", LOG_LEVEL], env),
         ):
             children.append(subprocess.Popen(command, env=command_env, start_new_session=True))
         if _answers(f"http://127.0.0.1:{port}/admin/login/", children):
-            print(_summary(port, admin), flush=True)
+            print(_summary(port, grpc_port, admin), flush=True)
         while all(child.poll() is None for child in children):
             time.sleep(0.5)
         print("A process exited; stopping the others.", file=sys.stderr)
@@ -96,7 +99,7 @@ def _answers(url: str, children: list[subprocess.Popen]) -> bool:
     return False
 
 
-def _summary(port: str, admin: str) -> str:
+def _summary(port: str, grpc_port: str, admin: str) -> str:
     """The lines that matter, printed last: where to go, how to log in, what to try."""
     base = f"http://127.0.0.1:{port}"
     return "\n".join([
@@ -106,6 +109,7 @@ def _summary(port: str, admin: str) -> str:
         f"  API docs  {base}/api/docs/   (a key: .venv/bin/python manage.py create_api_key weather)",
         "  chat      .venv/bin/python manage.py chat weather --user alice",
         f"  A2A       {base}/a2a/weather/   (its card: {base}/a2a/weather/.well-known/agent-card.json)",
+        f"  Vertex AI {base}/v1beta1/…  and gRPC on 127.0.0.1:{grpc_port}   (engine id: manage.py vertex_engine weather)",
         "",
     ])
 

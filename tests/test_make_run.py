@@ -12,8 +12,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import grpc
 import psutil
 import pytest
+from google.cloud.aiplatform_v1beta1.services.session_service import SessionServiceClient
+from google.cloud.aiplatform_v1beta1.services.session_service.transports import SessionServiceGrpcTransport
 
 from tests.processes import ROOT, free_port
 
@@ -30,15 +33,17 @@ def _wait_for(url: str, launcher: subprocess.Popen, timeout: float = 120) -> int
     raise AssertionError(f"{url} did not answer within {timeout}s")
 
 
+def _manage(env: dict[str, str], *command: str) -> str:
+    """The last line a manage.py command prints (a key, an engine id)."""
+    done = subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    return done.stdout.splitlines()[-1]
+
+
 def _run(port: int, env: dict[str, str], message: str) -> dict:
-    created = subprocess.run(
-        [sys.executable, "manage.py", "create_api_key", "weather"], cwd=ROOT, env=env, check=True,
-        capture_output=True, text=True,
-    )
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/api/v1/apps/weather/users/alice/sessions/smoke/run/",
         data=json.dumps({"message": message}).encode(),
-        headers={"Authorization": f"Bearer {created.stdout.splitlines()[-1]}", "Content-Type": "application/json"},
+        headers={"Authorization": f"Bearer {_manage(env, 'create_api_key', 'weather')}", "Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=60) as response:
         return json.load(response)
@@ -46,10 +51,10 @@ def _run(port: int, env: dict[str, str], message: str) -> dict:
 
 @pytest.mark.timeout(240)
 def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
-    port = free_port()
+    port, grpc_port = free_port(), free_port()
     temporary = set(Path(tempfile.gettempdir()).glob("tmp*/redis.config"))
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(PORT=str(port), COGNIZES_VAR_DIR=str(tmp_path / "var"), COGNIZES_ADMIN_PASSWORD="fresh-machine-pw")
+    env.update(PORT=str(port), COGNIZES_GRPC_PORT=str(grpc_port), COGNIZES_VAR_DIR=str(tmp_path / "var"), COGNIZES_ADMIN_PASSWORD="fresh-machine-pw")
     launcher = subprocess.Popen(
         [sys.executable, "-m", "cognizes.run"],
         cwd=ROOT,
@@ -64,10 +69,17 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
         # alice told it in the demo conversation.
         answer = _run(port, env, "What's the weather in Paris?")
         assert answer["events"][-1]["content"]["parts"][0]["text"] == "[offline model] It's 64°F and clear in Paris."
+        # The same session over Vertex AI's gRPC surface, as ADK for Go reads it.
+        engine = f"reasoningEngines/{_manage(env, 'vertex_engine', 'weather')}"
+        channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
+        grpc.channel_ready_future(channel).result(timeout=60)
+        client = SessionServiceClient(transport=SessionServiceGrpcTransport(channel=channel))
+        key = [("x-goog-api-key", _manage(env, "create_api_key", "weather"))]
+        assert client.get_session(name=f"{engine}/sessions/smoke", metadata=key).user_id == "alice"
         time.sleep(3)  # let the worker and beat finish starting
         started = psutil.Process(launcher.pid).children(recursive=True)
         servers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
-        assert len(started) >= 3 and servers, "expected web, worker, beat, PostgreSQL and Redis"
+        assert len(started) >= 4 and servers, "expected web, gRPC, worker, beat, PostgreSQL and Redis"
 
         launcher.send_signal(signal.SIGINT)
         output, _ = launcher.communicate(timeout=60)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import grpc
 import pytest
 
 from access.services import do_create_api_key
@@ -51,3 +52,61 @@ def server(asgi_server) -> Endpoint:
 def vertex(request, server) -> Endpoint:
     """``server``, reached in express and in project mode."""
     return replace(server, mode=MODES[request.param])
+
+
+@dataclass(frozen=True)
+class GrpcEndpoint:
+    target: str
+    """host:port of Cognizes' gRPC server."""
+    engine_id: int
+    key: str
+
+    @property
+    def engine(self) -> str:
+        return f"projects/p/locations/us-central1/reasoningEngines/{self.engine_id}"
+
+    def metadata(self, key: str | None = None) -> list[tuple[str, str]]:
+        return [("x-goog-api-key", self.key if key is None else key)] if key != "" else []
+
+    def channel(self, key: str | None = None):
+        """A channel that sends the key with every call, as a client configured with it does (polls included)."""
+        return grpc.intercept_channel(grpc.insecure_channel(self.target), _WithKey(self.metadata(key)))
+
+    def sessions(self, channel=None):
+        """Google's GAPIC SessionServiceClient over gRPC to Cognizes."""
+        from google.cloud.aiplatform_v1beta1.services.session_service import SessionServiceClient
+        from google.cloud.aiplatform_v1beta1.services.session_service.transports import SessionServiceGrpcTransport
+
+        return SessionServiceClient(transport=SessionServiceGrpcTransport(channel=channel or self.channel()))
+
+    def memories(self, channel=None):
+        from google.cloud.aiplatform_v1beta1.services.memory_bank_service import MemoryBankServiceClient
+        from google.cloud.aiplatform_v1beta1.services.memory_bank_service.transports import MemoryBankServiceGrpcTransport
+
+        return MemoryBankServiceClient(transport=MemoryBankServiceGrpcTransport(channel=channel or self.channel()))
+
+
+class _WithKey(grpc.UnaryUnaryClientInterceptor):
+    """Adds the API key to each call that carries none of its own."""
+
+    def __init__(self, metadata: list[tuple[str, str]]) -> None:
+        self.extra = metadata
+
+    def intercept_unary_unary(self, continuation, details, request):
+        own = list(details.metadata or [])
+        if not any(key in ("x-goog-api-key", "authorization") for key, _ in own):
+            details = details._replace(metadata=[*own, *self.extra])
+        return continuation(details, request)
+
+
+@pytest.fixture
+def grpc_server(transactional_db):
+    """Cognizes' gRPC server (vertex_app.grpc_server) in this process on a free port, with the app's engine and a key."""
+    from vertex_app import grpc_server as grpc_module
+
+    server, port = grpc_module.build(port=0)
+    server.start()
+    engine = do_get_or_create_engine(app_name=APP)
+    _, key = do_create_api_key(name="grpc", app_name=APP)
+    yield GrpcEndpoint(target=f"127.0.0.1:{port}", engine_id=engine.engine_id, key=key)
+    server.stop(0).wait()
