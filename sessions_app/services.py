@@ -464,7 +464,7 @@ WITH s AS (
         last_update_time = %(ts)s,
         update_time = to_timestamp(%(ts)s)
     WHERE app_name = %(app)s AND user_id = %(user)s AND session_id = %(sid)s
-      AND version = %(expected)s AND {live}
+      AND (version = %(expected)s OR %(expected)s::bigint IS NULL) AND {live}
     RETURNING id, version
 ), e AS (
     INSERT INTO events (session_id, version, event_id, invocation_id, author, branch,
@@ -502,12 +502,15 @@ _APPEND_STATEMENTS = {
 
 
 def do_append_event(
-    *, app_name: str, user_id: str, session_id: str, expected_version: int, event: NewEvent
+    *, app_name: str, user_id: str, session_id: str, expected_version: int | None, event: NewEvent
 ) -> int:
     """Store an event and its state delta if the session is still at ``expected_version``.
 
     Returns the new version. ``StaleSession`` if another writer got there first,
     ``SessionNotFound`` if the session is gone; either way nothing is stored.
+    ``expected_version=None`` appends at whatever version the session is at, for
+    writers that carry none (Vertex's appendEvent): concurrent ones queue on the
+    session's row lock in the one statement, so each lands and none is refused.
     """
     check_timestamp(event.timestamp)
     delta = event.state_delta

@@ -9,9 +9,10 @@ Google's shapes in, Cognizes' services out, the same rows as ADK's
 * An event is stored as the ADK event it is: from ``rawEvent`` when the client
   sends one (ADK does), else rebuilt from the named fields; it is read back with
   its ``rawEvent``, so ADK's events round-trip exactly.
-* Vertex appends carry no version: each is a compare-and-swap at the version
-  just read, retried when another writer got in between, so concurrent appends
-  all land and no state key is lost.
+* Vertex appends carry no version: each is applied at the session's version
+  of the moment, in one statement that queues on the session's row, so
+  concurrent appends all land and no state key is lost (a state replacement is a
+  compare-and-swap at the version just read, retried if another writer got in).
 * Session ids are unique per engine in Vertex and per user in Cognizes: a URL
   names only the id, so it finds the one session of the app with that id
   (a user-restricted key, its user's).
@@ -41,7 +42,7 @@ from vertex_app.wire import expiry, field_mask, integer, mapping, message, rfc33
 
 T = TypeVar("T")
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-APPEND_ATTEMPTS = 10
+WRITE_ATTEMPTS = 10
 # Event fields ADK keeps under names of its own in the Vertex API (custom_metadata keys).
 _COMPACTION_KEY, _USAGE_KEY = "_compaction", "_usage_metadata"
 
@@ -210,11 +211,10 @@ class AppendEventView(SessionLookup):
         new_event = to_new_event(trim_temp_state(event))
         if body.get("raw_event") is not None and _raw(event) != _as_sent(body["raw_event"], event):
             new_event = replace(new_event, raw_json=json.dumps(_as_sent(body["raw_event"], event), ensure_ascii=False))
-        keys = {"app_name": self.app_name, "user_id": user_id, "session_id": session_id}
         try:
-            _at_current_version(keys, lambda version: services.do_append_event(
-                **keys, expected_version=version, event=new_event
-            ))
+            services.do_append_event(
+                app_name=self.app_name, user_id=user_id, session_id=session_id, expected_version=None, event=new_event
+            )
         except services.SessionNotFound as error:
             raise NotFound(str(error)) from error
         except services.SessionError as error:  # the event id is taken
@@ -379,7 +379,7 @@ def _at_current_version(keys: dict[str, str], write: Callable[[int], T]) -> T:
     Vertex's writes carry no version: each is applied to the session as it is
     now, and none overwrites another's (the SQL merges state deltas).
     """
-    for _ in range(APPEND_ATTEMPTS):
+    for _ in range(WRITE_ATTEMPTS):
         head = services.get_session_head(**keys)
         if head is None:
             raise NotFound(f"Session {keys['session_id']} does not exist.")
