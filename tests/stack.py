@@ -164,6 +164,18 @@ class Stack:
         wait_for(lambda: httpx.get(f"{base}/api/schema/").status_code == 200, 60, "the web server")
         return base
 
+    def start_grpc(self, name: str = "grpc", **env: str) -> str:
+        """Vertex AI's gRPC server (``manage.py serve_grpc``) on a port of its own; its host:port."""
+        import grpc
+
+        port = free_port()
+        self.webs.append(self.spawn(
+            name, [sys.executable, "manage.py", "serve_grpc", "--port", str(port)], DATABASE_POOL_SIZE="4", **env,
+        ))
+        target = f"127.0.0.1:{port}"
+        grpc.channel_ready_future(grpc.insecure_channel(target)).result(timeout=60)
+        return target
+
     def manage(self, *args: str) -> str:
         return subprocess.run(
             [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, check=True, capture_output=True, text=True,

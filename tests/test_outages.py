@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import time
 
 import pytest
+from google.api_core import exceptions
 
 from tests.stack import Stack
 
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
 
 USER = "/api/v1/apps/weather/users/ada"
 OUTAGE_SECONDS = 12
+ENGINE = "reasoningEngines/1"
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +32,16 @@ def stack(tmp_path_factory):
 
 def _event(text: str) -> dict:
     return {"author": "user", "invocation_id": "i", "content": {"role": "user", "parts": [{"text": text}]}}
+
+
+def _grpc_sessions(stack: Stack):
+    """Google's GAPIC session client on the stack's gRPC server (started the first time)."""
+    import grpc
+    from google.cloud.aiplatform_v1beta1.services.session_service import SessionServiceClient
+    from google.cloud.aiplatform_v1beta1.services.session_service.transports import SessionServiceGrpcTransport
+
+    target = stack.grpc_target = getattr(stack, "grpc_target", None) or stack.start_grpc()
+    return SessionServiceClient(transport=SessionServiceGrpcTransport(channel=grpc.insecure_channel(target)))
 
 
 def _append(client, session_id: str, text: str):
@@ -73,6 +85,7 @@ def test_with_redis_down_the_api_serves_and_queues_jobs_in_postgresql(stack):
 def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_own(stack):
     with stack.client() as api:
         assert api.post(f"{USER}/sessions/", json={"id": "p1"}).status_code == 201
+        grpc_sessions = _grpc_sessions(stack)
         stack.postgres.kill()
         requests = [
             lambda: api.get(f"{USER}/sessions/p1/"),
@@ -94,6 +107,8 @@ def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_o
         assert answers[1].json()["error"]["code"] == -32603  # JSON-RPC's shape on A2A
         assert answers[4].json()["error"]["status"] == "UNAVAILABLE"  # Google's shape on the Vertex surface
         assert slowest < 5, f"a request waited {slowest:.1f} s for the database"
+        with pytest.raises(exceptions.ServiceUnavailable):  # gRPC's UNAVAILABLE, which Google's clients retry
+            grpc_sessions.get_session(name=f"{ENGINE}/sessions/p1", metadata=[("x-goog-api-key", stack.key)], retry=None)
 
         stack.postgres.start()
         back = time.monotonic()
@@ -102,6 +117,8 @@ def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_o
         recovered = time.monotonic() - back
         assert recovered < 3, f"service resumed {recovered:.1f} s after PostgreSQL was back"
         assert api.post(f"{USER}/sessions/", json={"id": "p2"}).status_code == 201  # the refused creates stored nothing
+        engine = f"reasoningEngines/{stack.manage('vertex_engine', 'weather').strip()}"
+        assert grpc_sessions.get_session(name=f"{engine}/sessions/p1", metadata=[("x-goog-api-key", stack.key)]).user_id == "ada"
         print(f"{len(answers)} requests in a {OUTAGE_SECONDS} s outage: all 503, slowest {slowest:.2f} s; "
               f"service resumed {recovered:.2f} s after the restart")
 

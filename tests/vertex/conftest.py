@@ -110,3 +110,47 @@ def grpc_server(transactional_db):
     _, key = do_create_api_key(name="grpc", app_name=APP)
     yield GrpcEndpoint(target=f"127.0.0.1:{port}", engine_id=engine.engine_id, key=key)
     server.stop(0).wait()
+
+
+def self_signed_certificate(directory) -> tuple[str, str]:
+    """(certificate, key) PEM files for ``localhost`` and 127.0.0.1, valid for a day."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                       critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return str(cert_path), str(key_path)
+
+
+@pytest.fixture
+def grpc_tls_server(transactional_db, tmp_path, monkeypatch):
+    """The gRPC server with COGNIZES_GRPC_TLS_CERT / _KEY set: (endpoint, certificate path)."""
+    from vertex_app import grpc_server as grpc_module
+
+    cert, key_file = self_signed_certificate(tmp_path)
+    monkeypatch.setenv("COGNIZES_GRPC_TLS_CERT", cert)
+    monkeypatch.setenv("COGNIZES_GRPC_TLS_KEY", key_file)
+    server, port = grpc_module.build(port=0, tls=grpc_module.credentials())
+    server.start()
+    engine = do_get_or_create_engine(app_name=APP)
+    _, key = do_create_api_key(name="grpc", app_name=APP)
+    yield GrpcEndpoint(target=f"localhost:{port}", engine_id=engine.engine_id, key=key), cert
+    server.stop(0).wait()

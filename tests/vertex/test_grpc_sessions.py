@@ -143,3 +143,17 @@ def test_refusals_carry_googles_status_codes(grpc_server):
         client.get_session(name=f"{grpc_server.engine}/sessions/nope", metadata=meta)
     with pytest.raises(exceptions.NotFound):
         client.get_session(name="projects/p/locations/l/reasoningEngines/1/sessions/g1", metadata=meta)
+
+
+def test_with_a_certificate_the_server_speaks_tls_and_takes_the_key_as_call_credentials(grpc_tls_server):
+    endpoint, certificate = grpc_tls_server
+    with open(certificate, "rb") as pem:
+        tls = grpc.ssl_channel_credentials(root_certificates=pem.read())
+    api_key = grpc.metadata_call_credentials(lambda context, callback: callback([("x-goog-api-key", endpoint.key)], None))
+    secure = grpc.secure_channel(endpoint.target, grpc.composite_channel_credentials(tls, api_key))
+
+    created = endpoint.sessions(secure).create_session(request={"parent": endpoint.engine, "session": Session(user_id="gina")})
+    assert created.result().user_id == "gina"
+    with pytest.raises(exceptions.ServiceUnavailable):  # a plaintext client cannot talk to it
+        endpoint.sessions(grpc.insecure_channel(endpoint.target)).get_session(
+            name=created.result().name, metadata=endpoint.metadata(), retry=None, timeout=5)

@@ -72,6 +72,11 @@ def test_adk_for_go_keeps_the_session_contract_over_grpc(grpc_server):
     assert "temp:" in output  # the check that temp: keys are not stored ran
 
 
+def test_adk_for_go_over_tls_sends_the_key_with_option_with_api_key(grpc_tls_server):
+    endpoint, certificate = grpc_tls_server
+    _run([str(_go())], {**_go_env(endpoint), "COGNIZES_GRPC_CA": certificate})
+
+
 def test_the_go_memory_bank_client_reaches_every_memory_method(grpc_server, celery_worker):
     _run([str(_go()), "-memory"], _go_env(grpc_server))
 

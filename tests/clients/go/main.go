@@ -10,8 +10,8 @@
 //     goroutines, for a concurrency test run alongside another client.
 //
 // Settings come from the environment: COGNIZES_GRPC (host:port),
-// COGNIZES_KEY (sent as x-goog-api-key metadata on every call) and
-// COGNIZES_ENGINE_ID (the reasoning engine id). Project "p", location
+// COGNIZES_KEY (sent as x-goog-api-key on every call), COGNIZES_ENGINE_ID (the
+// reasoning engine id) and, for TLS, COGNIZES_GRPC_CA (the server's certificate). Project "p", location
 // "us-central1". Every check prints "ok: ..." or "FAIL: ..."; the exit code is
 // 1 when any check failed and 2 on a usage or setup error.
 package main
@@ -30,6 +30,7 @@ import (
 	"google.golang.org/genai"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -48,6 +49,7 @@ type settings struct {
 	endpoint string // host:port of the Cognizes gRPC server
 	key      string // Cognizes API key
 	engineID string // reasoning engine id
+	ca       string // PEM file of the server's TLS certificate; empty: plaintext
 }
 
 func (s settings) engineName() string {
@@ -81,10 +83,23 @@ func (c *checker) check(cond bool, what string, detailOnFail string, args ...any
 	return cond
 }
 
-// clientOptions points a Google Go client at the Cognizes gRPC server: plain
-// gRPC (no TLS), no Google credentials, and the Cognizes key as per-call
-// metadata. option.WithAPIKey is not used: it demands a secure transport.
+// clientOptions points a Google Go client at the Cognizes gRPC server. With
+// COGNIZES_GRPC_CA (the server's certificate, PEM) it is TLS and the key goes as
+// in Google's cloud, option.WithAPIKey; without, plain gRPC, no Google
+// credentials, and the key as per-call metadata (WithAPIKey demands TLS).
 func clientOptions(s settings) []option.ClientOption {
+	if s.ca != "" {
+		tls, err := credentials.NewClientTLSFromFile(s.ca, "")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "COGNIZES_GRPC_CA:", err)
+			os.Exit(2)
+		}
+		return []option.ClientOption{
+			option.WithEndpoint(s.endpoint),
+			option.WithAPIKey(s.key),
+			option.WithGRPCDialOption(grpc.WithTransportCredentials(tls)),
+		}
+	}
 	addKey := func(ctx context.Context) context.Context {
 		if s.key == "" {
 			return ctx
@@ -121,6 +136,7 @@ func main() {
 		endpoint: os.Getenv("COGNIZES_GRPC"),
 		key:      os.Getenv("COGNIZES_KEY"),
 		engineID: os.Getenv("COGNIZES_ENGINE_ID"),
+		ca:       os.Getenv("COGNIZES_GRPC_CA"),
 	}
 	if s.endpoint == "" || s.engineID == "" {
 		fmt.Fprintln(os.Stderr, "COGNIZES_GRPC (host:port) and COGNIZES_ENGINE_ID must be set; COGNIZES_KEY is sent as x-goog-api-key")
