@@ -17,9 +17,14 @@ bare ``httpx.AsyncClient`` (the JSON the Vertex client sends, built once):
 ``raw HTTP − in-process`` is the server (uvicorn, Django, DRF, the Vertex
 translation) and the loopback; ``Vertex client − raw HTTP`` is Google's client
 library (pydantic models, request building, aiohttp/httpx) and ADK's conversion.
+``REST as Java`` sends what ADK for Java sends (project mode, a ``{seconds,
+nanos}`` timestamp, no ``rawEvent``); ``gRPC (GAPIC)`` is Google's Python client
+over gRPC, sending what ADK for Go sends (no ``rawEvent``; get = GetSession and
+ListEvents at once), to ``manage.py serve_grpc``. ADK for Go itself is not timed
+here (its client would need a Go harness of its own).
 
-The server is a ``uvicorn`` process as ``make run`` starts it (pool of 20
-connections). Rounds are interleaved (each round runs the three ways back to
+The servers are one ``uvicorn`` process and one gRPC process, each with a pool of
+20 connections as ``make run`` gives them. Rounds are interleaved (each round runs the three ways back to
 back, the order rotating); the table shows medians over rounds of the per-call
 median and p95, and operations/s over each run. Ratios are against in-process.
 
@@ -35,6 +40,7 @@ import json
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -44,7 +50,7 @@ from typing import Awaitable, Callable
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.api import start_server, stop_server  # noqa: E402
+from bench.api import SERVER_RATE, free_port, start_server, stop_server  # noqa: E402
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
 
@@ -56,8 +62,8 @@ from cognizes import local  # noqa: E402
 BENCH_DB = "cognizes_bench_vertex"
 APP = "bench_vertex"
 USER = "bench_user"
-IN_PROCESS, RAW, VERTEX = "in-process", "raw HTTP", "Vertex client"
-MODES = (IN_PROCESS, RAW, VERTEX)
+IN_PROCESS, RAW, VERTEX, JAVA, GRPC = "in-process", "raw HTTP", "Vertex client", "REST as Java", "gRPC (GAPIC)"
+MODES = (IN_PROCESS, RAW, VERTEX, JAVA, GRPC)
 
 
 @dataclass
@@ -94,6 +100,31 @@ def append_body(adk_event) -> dict:
     }
 
 
+def java_body(adk_event) -> dict:
+    """What ADK for Java sends for an appendEvent: a {seconds, nanos} timestamp, camelCase actions, no rawEvent."""
+    millis = int(adk_event.timestamp * 1000)
+    return {
+        "author": adk_event.author, "invocationId": adk_event.invocation_id,
+        "timestamp": {"seconds": millis // 1000, "nanos": millis % 1000 * 1_000_000},
+        "content": adk_event.content.model_dump(exclude_none=True, mode="json", by_alias=True),
+        "actions": {"stateDelta": adk_event.actions.state_delta}, "eventMetadata": {},
+    }
+
+
+def grpc_event(adk_event):
+    """The SessionEvent ADK for Go sends (no raw_event), as Google's Python GAPIC client builds it."""
+    from google.cloud.aiplatform_v1beta1.types import SessionEvent
+    from google.protobuf import struct_pb2
+
+    delta = struct_pb2.Struct()
+    delta.update(adk_event.actions.state_delta)
+    return SessionEvent(
+        author=adk_event.author, invocation_id=adk_event.invocation_id,
+        timestamp=datetime.datetime.fromtimestamp(adk_event.timestamp, tz=datetime.timezone.utc),
+        content=adk_event.content.model_dump(exclude_none=True, mode="json"), actions={"state_delta": delta},
+    )
+
+
 async def timed(calls: int, call: Callable[[int], Awaitable[object]]) -> tuple[list[float], float]:
     latencies = []
     started = time.perf_counter()
@@ -106,8 +137,11 @@ async def timed(calls: int, call: Callable[[int], Awaitable[object]]) -> tuple[l
 
 
 class Bench:
-    def __init__(self, base_url: str, engine_id: int, key: str, args: argparse.Namespace) -> None:
+    def __init__(self, base_url: str, grpc_target: str, engine_id: int, key: str, args: argparse.Namespace) -> None:
+        import grpc
         import httpx
+        from google.cloud.aiplatform_v1beta1.services.session_service import SessionServiceAsyncClient
+        from google.cloud.aiplatform_v1beta1.services.session_service.transports import SessionServiceGrpcAsyncIOTransport
 
         from cognizes.adk import PostgresSessionService
         from cognizes.vertex import VertexAiSessionService
@@ -119,6 +153,12 @@ class Bench:
         }
         self.engine = f"{base_url}/v1beta1/reasoningEngines/{engine_id}"
         self.http = httpx.AsyncClient(headers={"x-goog-api-key": key}, timeout=30)
+        self.java_engine = f"{base_url}/v1beta1/projects/p/locations/us-central1/reasoningEngines/{engine_id}"
+        self.java = httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)  # OkHttp, project mode
+        self.grpc_engine = f"projects/p/locations/us-central1/reasoningEngines/{engine_id}"
+        self.grpc = SessionServiceAsyncClient(transport=SessionServiceGrpcAsyncIOTransport(
+            channel=grpc.aio.insecure_channel(grpc_target)))
+        self.grpc_key = [("x-goog-api-key", key)]
 
     async def session_with_events(self, count: int) -> str:
         service = self.services[IN_PROCESS]
@@ -128,27 +168,44 @@ class Bench:
         return session.id
 
     async def append(self, mode: str, runs: Runs) -> None:
-        service = self.services[IN_PROCESS if mode == RAW else mode]
+        service = self.services[mode if mode == VERTEX else IN_PROCESS]
         session = await service.create_session(app_name=APP, user_id=USER)
-        if mode == RAW:
-            url = f"{self.engine}/sessions/{session.id}:appendEvent"
+        if mode in (RAW, JAVA):
+            client, engine, body = (self.http, self.engine, append_body) if mode == RAW else \
+                (self.java, self.java_engine, java_body)
+            url = f"{engine}/sessions/{session.id}:appendEvent"
 
             async def call(i: int) -> None:
-                (await self.http.post(url, json=append_body(event(f"message {i}", i)))).raise_for_status()
+                (await client.post(url, json=body(event(f"message {i}", i)))).raise_for_status()
+        elif mode == GRPC:
+            name = f"{self.grpc_engine}/sessions/{session.id}"
+
+            async def call(i: int) -> None:
+                await self.grpc.append_event(name=name, event=grpc_event(event(f"message {i}", i)), metadata=self.grpc_key)
         else:
             async def call(i: int) -> None:
                 await service.append_event(session, event(f"message {i}", i))
         runs.add("append", mode, *await timed(self.args.appends, call))
 
     async def get(self, mode: str, session_id: str, runs: Runs) -> None:
-        if mode == RAW:
-            session_url = f"{self.engine}/sessions/{session_id}"
+        if mode in (RAW, JAVA):
+            client, engine = (self.http, self.engine) if mode == RAW else (self.java, self.java_engine)
+            session_url = f"{engine}/sessions/{session_id}"
 
             async def call(i: int) -> None:
-                session, events = await asyncio.gather(self.http.get(session_url), self.http.get(session_url + "/events"))
+                session, events = await asyncio.gather(client.get(session_url), client.get(session_url + "/events"))
                 session.raise_for_status()
                 events.raise_for_status()
                 json.loads(events.content)
+        elif mode == GRPC:
+            name = f"{self.grpc_engine}/sessions/{session_id}"
+
+            async def events() -> list:
+                return [e async for e in await self.grpc.list_events(parent=name, metadata=self.grpc_key)]
+
+            async def call(i: int) -> None:  # as ADK for Go: the session and its events at once
+                _, loaded = await asyncio.gather(self.grpc.get_session(name=name, metadata=self.grpc_key), events())
+                assert len(loaded) == self.args.events
         else:
             service = self.services[mode]
 
@@ -158,8 +215,8 @@ class Bench:
         runs.add("get", mode, *await timed(self.args.gets, call))
 
 
-async def benchmark(base_url: str, engine_id: int, key: str, args: argparse.Namespace) -> Runs:
-    bench = Bench(base_url, engine_id, key, args)
+async def benchmark(base_url: str, grpc_target: str, engine_id: int, key: str, args: argparse.Namespace) -> Runs:
+    bench = Bench(base_url, grpc_target, engine_id, key, args)
     history = await bench.session_with_events(args.events)
     runs = Runs()
     bench.args = argparse.Namespace(**{**vars(args), "appends": 10, "gets": 5})
@@ -168,13 +225,14 @@ async def benchmark(base_url: str, engine_id: int, key: str, args: argparse.Name
         await bench.get(mode, history, Runs())
     bench.args = args
     for round_no in range(args.rounds):
-        order = MODES[round_no % 3:] + MODES[: round_no % 3]
+        order = MODES[round_no % len(MODES):] + MODES[: round_no % len(MODES)]
         for mode in order:
             await bench.append(mode, runs)
         for mode in order:
             await bench.get(mode, history, runs)
         print(f"round {round_no + 1}/{args.rounds} done", flush=True)
     await bench.http.aclose()
+    await bench.java.aclose()
     return runs
 
 
@@ -190,12 +248,28 @@ def report(runs: Runs, args: argparse.Namespace) -> None:
             p95 = statistics.median(statistics.quantiles(run, n=20)[-1] for run in runs.latencies[operation, mode]) * 1000
             print(f"{operation:<8} {mode:<14} {rate:>8.1f} {p50:>8.2f} {p95:>8.2f} {rate / base:>13.2f}x")
     print("\nwhere a call's time goes (p50): in-process = the service; raw HTTP - in-process = server and loopback; "
-          "Vertex client - raw HTTP = Google's client library and ADK's conversion")
+          "Vertex client - raw HTTP = Google's client library and ADK's conversion; gRPC - in-process = the gRPC "
+          "server, transcoding and the same views, with Google's thin GAPIC client")
     for operation in ("append", "get"):
         p50 = {mode: statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
                for mode in MODES}
         print(f"  {operation}: service {p50[IN_PROCESS]:.2f} ms, server+loopback {p50[RAW] - p50[IN_PROCESS]:.2f} ms, "
-              f"client library {p50[VERTEX] - p50[RAW]:.2f} ms")
+              f"client library {p50[VERTEX] - p50[RAW]:.2f} ms; gRPC over the service {p50[GRPC] - p50[IN_PROCESS]:.2f} ms"
+              f" ({p50[GRPC] / p50[RAW]:.2f}x raw HTTP's p50), REST as Java {p50[JAVA] / p50[RAW]:.2f}x raw HTTP's")
+
+
+def start_grpc_server(database_url: str, redis_url: str) -> tuple[subprocess.Popen, str]:
+    """``manage.py serve_grpc`` as ``make run`` starts it (pool of 20), answering once this returns."""
+    import grpc
+
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "DATABASE_POOL_SIZE": "20",
+           "DATABASE_CONN_MAX_AGE": "0", "COGNIZES_API_RATE": SERVER_RATE, "DJANGO_DEBUG": "false"}
+    process = subprocess.Popen([sys.executable, "manage.py", "serve_grpc", "--port", str(port), "--verbosity", "0"],
+                               env=env, cwd=ROOT)
+    target = f"127.0.0.1:{port}"
+    grpc.channel_ready_future(grpc.insecure_channel(target)).result(timeout=60)
+    return process, target
 
 
 def main() -> None:
@@ -224,11 +298,14 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         engine_id = do_get_or_create_engine(app_name=APP).engine_id
         _, key = do_create_api_key(name="bench", app_name=APP)
-        server = start_server(database_url, settings.REDIS_URL, conn_max_age=0, pool_size=20)
+        server = start_server(database_url, settings.REDIS_URL, conn_max_age=0, pool_size=20, workers=1)
+        grpc_server, grpc_target = start_grpc_server(database_url, settings.REDIS_URL)
         try:
-            runs = asyncio.run(benchmark(server.base_url, engine_id, key, args))
+            runs = asyncio.run(benchmark(server.base_url, grpc_target, engine_id, key, args))
         finally:
             stop_server(server)
+            grpc_server.terminate()
+            grpc_server.wait(30)
         report(runs, args)
     finally:
         close_django_connections()
