@@ -21,9 +21,9 @@ from memory_app.models import MemoryBankConfig
 from vertex_app import names
 from vertex_app.base import VertexView, operation
 from vertex_app.errors import InvalidArgument
-from vertex_app.memory_fields import KINDS, TOPICS, topic_id
+from vertex_app.memory_fields import KINDS, TOPICS, ManagedTopicEnum, topic_id
 from vertex_app.services import get_engine
-from vertex_app.wire import camel, duration, duration_text, field_mask, message, rfc3339
+from vertex_app.wire import camel, duration, duration_text, enum, field_mask, message, rfc3339
 
 _TOPIC = {"managed_memory_topic": {"managed_topic_enum": None}, "custom_memory_topic": {"label": None, "description": None}}
 _EXAMPLE = {
@@ -91,7 +91,7 @@ def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:
         managed, topics = [], []
         for topic in custom.get("memory_topics") or []:
             if topic.get("managed_memory_topic"):
-                name = str(topic["managed_memory_topic"].get("managed_topic_enum") or "").upper()
+                name = enum(topic["managed_memory_topic"].get("managed_topic_enum"), ManagedTopicEnum, "managedTopicEnum")
                 if name not in KINDS:
                     raise InvalidArgument(f"Unknown managed topic {name!r}; one of {', '.join(sorted(KINDS))}.")
                 managed.append(KINDS[name])
@@ -124,7 +124,7 @@ def _example(example: dict[str, Any]) -> dict[str, Any]:
 
 
 def _kind_of(managed: Any) -> str:
-    return KINDS.get(str(managed or "").upper(), "")
+    return KINDS.get(enum(managed, ManagedTopicEnum, "managedMemoryTopic"), "")
 
 
 def _ttl(value: Any, name: str) -> timedelta | None:

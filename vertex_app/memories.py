@@ -23,6 +23,7 @@ import uuid
 from typing import Any
 
 from django.db import IntegrityError
+from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryType
 from django.db.models import QuerySet
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -36,7 +37,7 @@ from vertex_app import filters, memory_fields, memory_filters, names
 from vertex_app.base import EMPTY, VertexView, operation, page_token
 from vertex_app.errors import AlreadyExists, InvalidArgument, NotFound
 from vertex_app.sessions import SessionLookup
-from vertex_app.wire import duration, expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
+from vertex_app.wire import duration, enum, expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
 ACTIONS = {
     RevisionAction.CREATE: "CREATED", RevisionAction.MERGE: "UPDATED", RevisionAction.UPDATE: "UPDATED",
@@ -377,7 +378,11 @@ class RetrieveView(MemoryBankView):
         as_of = memory_filters.valid_time(conditions)
         conditions = [c for c in conditions if c.field != "valid_time"]
         groups = memory_filters.metadata_groups(body.get("filter_groups"))
-        if body.get("memory_types") not in (None, [], ["NATURAL_LANGUAGE_COLLECTION"]):
+        kinds = body.get("memory_types") or []
+        if not isinstance(kinds, list):
+            raise InvalidArgument("'memoryTypes' must be a list.")
+        types = [enum(kind, MemoryType, "memoryTypes") for kind in kinds]
+        if set(types) - {"NATURAL_LANGUAGE_COLLECTION"}:
             raise InvalidArgument("Only NATURAL_LANGUAGE_COLLECTION memories exist here.")
         held = Memory.objects.held_at(as_of) if as_of else Memory.objects.current()
         scoped = held.filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope)

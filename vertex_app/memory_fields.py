@@ -12,11 +12,14 @@ from typing import Any
 
 from django.utils import timezone
 
+from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryBankCustomizationConfig
+
 from memory_app import services
 from memory_app.models import Kind, MetadataMerge
 from vertex_app.errors import InvalidArgument
-from vertex_app.wire import duration, mapping, message, rfc3339, string, timestamp
+from vertex_app.wire import duration, enum, mapping, message, rfc3339, string, timestamp
 
+ManagedTopicEnum = MemoryBankCustomizationConfig.MemoryTopic.ManagedMemoryTopic.ManagedTopicEnum
 TOPICS = {
     Kind.PERSONAL_INFO: "USER_PERSONAL_INFO",
     Kind.PREFERENCE: "USER_PREFERENCES",
@@ -31,7 +34,7 @@ def kind_and_topic(topics: Any) -> tuple[str, str]:
     for topic in topics or []:
         if topic.get("custom_memory_topic_label"):
             return Kind.FACT, string(topic["custom_memory_topic_label"], "customMemoryTopicLabel")
-        managed = str(topic.get("managed_memory_topic") or "").upper()
+        managed = enum(topic.get("managed_memory_topic"), ManagedTopicEnum, "managedMemoryTopic")
         if managed and managed != "MANAGED_TOPIC_ENUM_UNSPECIFIED":
             if managed not in KINDS:
                 raise InvalidArgument(f"Unknown managed topic {managed!r}; one of {', '.join(sorted(KINDS))}.")

@@ -6,12 +6,13 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from django.db.models import QuerySet
+from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryFilter
 
 from memory_app.models import Memory
 from vertex_app import filters
 from vertex_app.errors import InvalidArgument
 from vertex_app.memory_fields import metadata_plain
-from vertex_app.wire import string, timestamp
+from vertex_app.wire import enum, string, timestamp
 
 LIST_FILTER_FIELDS = {"scope.*", "fact", "create_time", "update_time"}
 
@@ -72,7 +73,7 @@ def metadata_groups(groups: Any) -> list[list[dict[str, Any]]]:
         conjunction = []
         for j, item in enumerate(group.get("filters") or []):
             where = f"filterGroups[{i}].filters[{j}]"
-            op = str(item.get("op") or "EQUAL").upper()
+            op = enum(item.get("op"), MemoryFilter.Operator, f"{where}.op") or "EQUAL"
             if op not in ("EQUAL", "OPERATOR_UNSPECIFIED", "GREATER_THAN", "LESS_THAN"):
                 raise InvalidArgument(f"'{where}.op' is EQUAL, GREATER_THAN or LESS_THAN.")
             conjunction.append({

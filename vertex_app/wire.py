@@ -14,6 +14,7 @@ strings (``"2026-11-30T16:42:45Z"``, ``"3.5s"``) and the messages' own fields
 
 from __future__ import annotations
 
+import enum as enums
 import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
@@ -73,6 +74,24 @@ def string(value: Any, name: str, *, required: bool = False) -> str:
     if not isinstance(value, str):
         raise InvalidArgument(f"'{name}' must be a string.")
     return value
+
+
+def enum(value: Any, values: type[enums.IntEnum], name: str) -> str:
+    """An enum field as its value's name ('' when absent): proto3 JSON writes enums by name or by number.
+
+    Google's GAPIC REST clients send numbers (``$alt=json;enum-encoding=int``);
+    ``values`` is the proto's enum as Google publishes it, so the numbers are its own.
+    """
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidArgument(f"'{name}' must be an enum value's name or number.")
+    if isinstance(value, int) or value.isdigit():
+        try:
+            return values(int(value)).name
+        except ValueError:
+            raise InvalidArgument(f"'{name}' has no value {value}.") from None
+    return value.upper()
 
 
 def mapping(value: Any, name: str) -> dict[str, Any]:

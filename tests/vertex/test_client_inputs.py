@@ -172,3 +172,27 @@ async def test_adk_memory_with_the_engine_as_app_name_ingests_and_recalls(vertex
     assert (await eventually(recalled))[0] == "My cat is called Miso."
     native = await PostgresSessionService().get_session(app_name=APP, user_id="ada", session_id=session.id)
     assert native is not None and native.events[0].content.parts[0].text == "My cat is called Miso."
+
+
+def test_enums_are_taken_by_number_wherever_vertex_takes_them(server):
+    """proto3 JSON writes an enum by name or by number; Google's GAPIC REST clients send numbers."""
+    from memory_app.models import MemoryBankConfig
+
+    with project(server) as http:
+        engine = f"reasoningEngines/{server.engine_id}"
+        bank = {"customizationConfigs": [{"memoryTopics": [{"managedMemoryTopic": {"managedTopicEnum": 4}}]}]}
+        patched = http.patch(engine, params={"updateMask": "contextSpec.memoryBankConfig"},
+                             json={"contextSpec": {"memoryBankConfig": bank}})
+        http.post(f"{engine}/memories", json={"fact": "Always answer in French.", "scope": {"user_id": "jo"},
+                                              "metadata": {"source": {"stringValue": "chat"}}})
+        retrieved = http.post(f"{engine}/memories:retrieve", json={
+            "scope": {"user_id": "jo"}, "memoryTypes": [1],
+            "filterGroups": [{"filters": [{"key": "source", "value": {"stringValue": "chat"}, "op": 1}]}],
+        })
+        unknown = http.post(f"{engine}/memories:retrieve", json={"scope": {"user_id": "jo"}, "memoryTypes": [99]})
+
+    assert patched.status_code == 200, patched.text
+    assert MemoryBankConfig.objects.get(app_name=APP).managed_topics == ["instruction"]
+    assert retrieved.status_code == 200, retrieved.text
+    assert [m["memory"]["fact"] for m in retrieved.json()["retrievedMemories"]] == ["Always answer in French."]
+    assert unknown.status_code == 400 and "99" in unknown.json()["error"]["message"]
