@@ -39,7 +39,13 @@ The data file is not part of the project (CC BY-NC 4.0): its path is an argument
 Everything runs on a scratch database, ``cognizes_bench_memory``, created on the
 configured (or embedded) PostgreSQL and dropped at the end.
 
+``--via-sessions user|speaker`` ingests the way agents feed memory instead: each
+LoCoMo session an ADK session, consolidated by ``add_session_to_memory`` with the
+configured extractor (bench/via_sessions.py), and prints memories per session and
+why turns were dropped.
+
     .venv/bin/python bench/memory_quality.py PATH/locomo_dev.json [--limit-conversations N] [--tune] [--no-context]
+        [--via-sessions user|speaker]
         [--weights vector=1,keyword=1,rrf_k=60,candidates=50,bm25_k1=1.2,bm25_b=0.75]
 """
 
@@ -250,6 +256,27 @@ def ingest(conversations: list[Conversation], *, with_context: bool = True) -> S
             f"({len(conversation.turns) / seconds:.1f} memories/s)",
             flush=True,
         )
+    return store
+
+
+def ingest_via_sessions(conversations: list[Conversation], authored: str) -> Store:
+    """Every LoCoMo session as an ADK session handed to ``add_session_to_memory`` (bench/via_sessions.py)."""
+    from collections import Counter
+
+    from bench.via_sessions import remember_via_sessions
+
+    store, dropped = Store(), Counter()
+    for conversation in conversations:
+        done = remember_via_sessions(conversation, app=APP, authored=authored)
+        store.seconds += done.seconds
+        store.turns += done.events
+        dropped += done.dropped
+        read_back(store, conversation.sample_id)
+        memories = len(store.turns_of[conversation.sample_id])
+        print(f"  {conversation.sample_id}: {done.sessions} sessions, {done.events} turns -> {memories} memories "
+              f"({memories / done.sessions:.1f} a session; {sum(done.dropped.values())} turns dropped) in "
+              f"{done.seconds:.1f} s ({done.events / done.seconds:.1f} turns/s)", flush=True)
+    print("  dropped, by reason: " + (", ".join(f"{reason} {n}" for reason, n in dropped.most_common()) or "none"))
     return store
 
 
@@ -657,8 +684,12 @@ def benchmark(args: argparse.Namespace) -> None:
     print(f"search weights: {Setting(weights)} strength_floor={weights.strength_floor:g} time={weights.time:g} "
           f"names={weights.names:g}")
 
-    print(f"\nIngesting through do_remember, {BATCH} candidates per call:")
-    store = ingest(conversations, with_context=not args.no_context)
+    if args.via_sessions:
+        print(f"\nIngesting through ADK sessions (authored {args.via_sessions!r}) and add_session_to_memory:")
+        store = ingest_via_sessions(conversations, args.via_sessions)
+    else:
+        print(f"\nIngesting through do_remember, {BATCH} candidates per call:")
+        store = ingest(conversations, with_context=not args.no_context)
     print(
         f"ingest: {store.turns} turns -> {store.memories} memories in {store.seconds:.1f} s "
         f"= {store.turns / store.seconds:.1f} memories/s"
@@ -686,6 +717,9 @@ def main() -> None:
     parser.add_argument("--tune", action="store_true", help="grid-search SearchWeights after the evaluation")
     parser.add_argument("--weights", default="", help="SearchWeights overrides, e.g. vector=1,keyword=0.5,rrf_k=30")
     parser.add_argument("--no-context", action="store_true", help="ablation: memories without the turn they answered")
+    parser.add_argument("--via-sessions", choices=("user", "speaker"), default=None,
+                        help="ingest as agents do: ADK sessions authored 'user' (the name in the text) or by the "
+                             "speaker, then add_session_to_memory with the configured extractor")
     args = parser.parse_args()
     if not args.path.is_file():
         parser.error(f"no such file: {args.path}")

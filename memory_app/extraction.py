@@ -3,8 +3,8 @@
 Two extractors behind one interface. ``LlmExtractor`` asks a model (any ADK
 model; Gemini when an API key is configured) for durable facts in Vertex AI
 Memory Bank's topics and for which known memories they contradict.
-``OfflineExtractor`` needs no model: what the user states about themselves or
-asks to be remembered becomes a candidate (``memory_app.statements``), and a new
+``OfflineExtractor`` needs no model: every turn a person said becomes a
+candidate unless it carries nothing (``memory_app.statements``), and a new
 value of something one has one of (a name, a home, a preference) supersedes the old.
 Events are the stored ADK event JSON (dicts).
 """
@@ -64,10 +64,13 @@ def _event_time(event: dict[str, Any]) -> datetime | None:
 
 
 class OfflineExtractor(Extractor):
-    """What the user states about themselves or asks to be remembered (``memory_app.statements``), no model.
+    """Every turn a person said that carries something becomes a candidate, as said; no model.
 
-    Only the user's own turns: not the agent's replies, its tool traffic, failed
-    turns, nor questions. A statement that gives a slot a new value supersedes
+    A person's turn is one whose content has the role ``user``, whoever its
+    author (ADK writes ``"user"``; a multi-party session may write names) —
+    never a function response, the agent's replies, failed turns or streamed
+    fragments; the turn before it is kept as its context (``drop_reason`` says
+    why any other event is not a memory). A statement that gives a slot a new value supersedes
     the known memory holding the old one; for a bare preference only when the
     two values are alike (``ALIKE_VALUES``), so "I prefer Celsius" replaces "I
     prefer Fahrenheit" but not "I prefer window seats".
@@ -91,11 +94,9 @@ class OfflineExtractor(Extractor):
             if not _readable(event):
                 continue
             said, before = before, event_text(event) or before
-            if not _said_by_user(event):
+            if drop_reason(event) is not None:
                 continue
-            text = statements.about_the_user(event_text(event))
-            if len(text) < 3:
-                continue
+            text = event_text(event)
             filled = statements.slots(text)
             # A slot given twice in these events: the later value holds.
             replaced = self._superseded(filled, [(str(i), c.text) for i, c in enumerate(candidates)])
@@ -133,14 +134,38 @@ class OfflineExtractor(Extractor):
         return tuple(memory_id for memory_id, _ in known if memory_id in keyed)
 
 
+DROP_REASONS = ("streamed fragment", "failed turn", "function response", "not a person's turn", "no text",
+                "carries nothing")
+
+
+def drop_reason(event: dict[str, Any]) -> str | None:
+    """Why the offline extractor makes no memory of ``event`` (one of ``DROP_REASONS``), or None: it does."""
+    if event.get("partial"):
+        return DROP_REASONS[0]
+    if event.get("error_code") or event.get("error_message"):
+        return DROP_REASONS[1]
+    parts = (event.get("content") or {}).get("parts") or []
+    if any(part.get("function_response") or part.get("functionResponse") for part in parts):
+        return DROP_REASONS[2]
+    if not _said_by_a_person(event):
+        return DROP_REASONS[3]
+    text = event_text(event)
+    if not text:
+        return DROP_REASONS[4]
+    if statements.carries_nothing(text):
+        return DROP_REASONS[5]
+    return None
+
+
 def _readable(event: dict[str, Any]) -> bool:
     """An event extractors read: final (not a partial chunk), and not a failed turn (its error is no memory)."""
     return not event.get("partial") and not event.get("error_code") and not event.get("error_message")
 
 
-def _said_by_user(event: dict[str, Any]) -> bool:
-    author = event.get("author")
-    return author == "user" or (not author and (event.get("content") or {}).get("role") == "user")
+def _said_by_a_person(event: dict[str, Any]) -> bool:
+    """Content in the user role (any author), or, without a role, authored ``user`` (ADK's own)."""
+    role = (event.get("content") or {}).get("role")
+    return role == "user" or (not role and event.get("author") == "user")
 
 
 def _offline_kind(text: str, filled: list[statements.Slot]) -> str:

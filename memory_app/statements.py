@@ -1,34 +1,67 @@
-"""What a user states about themselves, read without a model: the offline extractor's rules.
+"""What of a person's turn is worth keeping, read without a model: the offline extractor's rules.
 
-A user turn is split into sentences. Questions are dropped ("And in Madrid?"),
-and the turn is kept only if one of its statements is in the first person
-("I …", "my …", "we …", "我…") or asks the agent to remember or behave
-("remember …", "please always …", "call me …"). A statement may fill a *slot*:
-something a person has one of at a time — a name, a home, an employer, a
-birthday, "my favourite colour", a preference ("I prefer …"). A newer value of
-a slot replaces the older memory. A keyed slot names its own category ("my
-favourite colour"); a bare preference does not, so "I prefer Celsius" replaces
-"I prefer Fahrenheit" only when the two values are alike (the caller decides,
-with embeddings), not "I prefer window seats".
+Everything a person says is kept, in any language, unless it carries nothing: a
+turn whose letters and digits, once punctuation, symbols and emoji are gone, are
+none, or only words of greeting, thanks and assent (``PHATIC``, in the languages
+below; every other turn is kept, so a language missing from the list loses
+nothing, it only keeps its "thank you"s). Nothing is judged by its grammar:
+a rule that reads English pronouns drops what a Japanese speaker says about
+herself.
+
+A statement may also fill a *slot*: something a person has one of at a time —
+a name, a home, an employer, a birthday, "my favourite colour", a preference
+("I prefer …"). A newer value of a slot replaces the older memory. These
+patterns are English only (issue 25 replaces them by meaning): in other
+languages nothing is replaced, and nothing is lost either. A keyed slot names
+its own category ("my favourite colour"); a bare preference does not, so "I
+prefer Celsius" replaces "I prefer Fahrenheit" only when the two values are
+alike (the caller decides, with embeddings), not "I prefer window seats".
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
-_QUESTION_START = re.compile(
-    r"^(and |but |so |also |then |ok,? |okay,? )?(what|what's|where|when|who|whom|whose|which|why|how|can|could|would"
-    r"|will|shall|should|do|does|did|is|are|am|was|were|have|has|had|may|might|any)\b",
-    re.I,
-)
-_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b|我", re.I)
+PHATIC_WORDS = frozenset("""
+hi hello hey hiya yo thanks thank thx ty cheers you a lot so very much many ok okay k kk alright cool great nice
+awesome perfect fine sure bye goodbye good morning night evening afternoon day see later welcome np please
+hola gracias vale adiós adios buenas buenos días dias muchas
+bonjour salut merci beaucoup bonsoir au revoir d'accord
+hallo danke schön schon vielen tschüss tschuss guten tag morgen
+ciao grazie mille buongiorno
+olá ola obrigado obrigada tchau bom dia
+привет спасибо большое пока здравствуйте ок хорошо ладно
+مرحبا شكرا جزيلا أهلا اهلا سلام
+""".split())
+"""Words of greeting, thanks and assent: a turn of these alone carries nothing to remember."""
+PHATIC_PHRASES = frozenset("""
+谢谢 谢谢你 多谢 你好 您好 好的 好 嗯 嗯嗯 再见 拜拜 哈哈 哈哈哈 了解 没问题
+ありがとう ありがとうございます どうも こんにちは おはよう おはようございます こんばんは さようなら 了解です
+안녕 안녕하세요 감사합니다 고마워 고마워요 고맙습니다 좋아요 네네
+""".split())
+"""The same, in scripts written without spaces: a whole turn equal to one of these carries nothing."""
+
 _REQUEST = re.compile(
     r"^(please,? )?(remember|note that|keep in mind|always|never|don't|do not|call me|from now on)\b", re.I
 )
 _LEAD_IN = re.compile(r"^((actually|well|oh|so|ok|okay|also|and|but|now|by the way|btw|hey|hi|hello)[,!]?\s+)+", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 _TRAILING_TIME = re.compile(r"[\s,]+(now|instead|these days|anymore|from now on|nowadays|again)$", re.I)
+
+
+def carries_nothing(text: str) -> bool:
+    """Whether a turn holds nothing worth remembering: no letter or digit, or only greetings and thanks."""
+    letters = "".join(
+        ch if unicodedata.category(ch)[0] in "LN" or ch == "'" else " "
+        for ch in unicodedata.normalize("NFKC", text).casefold()
+        if unicodedata.category(ch) != "Mn"  # combining marks (Arabic's vowel signs, decomposed accents)
+    )
+    words = letters.replace("\u2019", "'").split()
+    if not words:
+        return True
+    return all(word.strip("'") in PHATIC_WORDS for word in words) or "".join(words) in PHATIC_PHRASES
 
 
 @dataclass(frozen=True)
@@ -57,20 +90,6 @@ _SLOTS: list[tuple[re.Pattern[str], str, bool]] = [
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-
-
-def is_question(sentence: str) -> bool:
-    if _REQUEST.match(_LEAD_IN.sub("", sentence)):
-        return False
-    return sentence.rstrip().endswith(("?", "？")) or bool(_QUESTION_START.match(_LEAD_IN.sub("", sentence)))
-
-
-def about_the_user(text: str) -> str:
-    """The turn's statements if one of them is about the user or a request to the agent; else ""."""
-    statements = [s for s in sentences(text) if not is_question(s)]
-    if any(_FIRST_PERSON.search(s) or _REQUEST.match(_LEAD_IN.sub("", s)) for s in statements):
-        return " ".join(statements)
-    return ""
 
 
 def is_request(text: str) -> bool:
