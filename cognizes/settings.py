@@ -180,10 +180,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 COGNIZES_JOB_MAX_COUNTDOWN_SECONDS = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] // 2
 # Consolidation jobs (memory_app.consolidation): the worker running one renews its lease every
 # third of COGNIZES_JOB_LEASE_SECONDS; a job whose lease ran out (its worker was killed) is
-# sent again by the "memory_app.recover_jobs" beat task (every 30 s) and by each worker a lease
-# after it starts. A queued job no worker started within COGNIZES_JOB_REDISPATCH_SECONDS (its
-# message lost with a Redis restart) is sent again too; a duplicate message is a no-op.
+# sent again by the "memory_app.recover_jobs" beat task (every 30 s) and by every worker itself,
+# every COGNIZES_JOB_RECOVERY_SECONDS (so losing beat's host loses no job); a message that meets
+# a live lease comes back when it ends. A queued job no worker started within
+# COGNIZES_JOB_REDISPATCH_SECONDS (its message lost with a Redis restart) is sent again too; a
+# duplicate message is a no-op.
 COGNIZES_JOB_LEASE_SECONDS = float(os.environ.get("COGNIZES_JOB_LEASE_SECONDS", "30"))
+COGNIZES_JOB_RECOVERY_SECONDS = float(os.environ.get("COGNIZES_JOB_RECOVERY_SECONDS", "30"))
 COGNIZES_JOB_REDISPATCH_SECONDS = float(os.environ.get("COGNIZES_JOB_REDISPATCH_SECONDS", "600"))
 CELERY_TIMEZONE = "UTC"
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
+import time
 
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
+from django.db import connection
 
 from cognizes.celery import MAINTENANCE_TASK
 from memory_app.consolidation import do_recover_jobs
@@ -38,10 +41,25 @@ def recover_jobs() -> None:
 
 
 @worker_ready.connect
-def _recover_once_started(**_: object) -> None:
-    """A worker that starts recovers its predecessors' jobs, beat or no beat.
+def _recover_while_running(**_: object) -> None:
+    """Every worker recovers lost jobs itself, beat or no beat, on a timer of its own.
 
-    Once a lease has passed: a job whose worker was killed just before this one
-    started is only then known to be lost.
+    The first time once a lease has passed (a job whose worker was killed just
+    before this one started is only then known to be lost), then every
+    ``COGNIZES_JOB_RECOVERY_SECONDS``. Recoveries on many workers at once send
+    each job once (``do_recover_jobs`` claims what it sends).
     """
-    recover_jobs.apply_async(countdown=settings.COGNIZES_JOB_LEASE_SECONDS + 1)
+    threading.Thread(target=_recovery_timer, name="recover-jobs", daemon=True).start()
+
+
+def _recovery_timer() -> None:
+    delay = settings.COGNIZES_JOB_LEASE_SECONDS + 1
+    while True:
+        time.sleep(delay)
+        delay = settings.COGNIZES_JOB_RECOVERY_SECONDS
+        try:
+            do_recover_jobs()
+        except Exception:  # an outage: the next round tries again
+            logger.exception("recovering lost consolidation jobs failed")
+        finally:
+            connection.close()

@@ -220,12 +220,17 @@ def run_job(job_id: int) -> None:
     """Run one job to the end if it is free to run; idempotent. Errors propagate for retry.
 
     Free: queued, failed (a retry), or running with its lease run out (its worker
-    vanished). A job that another run holds (live lease) or that is done is left alone.
+    vanished). A job that is done is left alone; one that a run holds (a live
+    lease) is come back to when the lease ends: its holder may be dead, having
+    claimed it and died before committing, and its lease is the only sign.
     """
     now = timezone.now()
     with transaction.atomic():
         job = ConsolidationJob.objects.select_for_update(skip_locked=True).filter(pk=job_id).first()
         if job is None or not _free(job, now):
+            if job is not None and job.status == JobStatus.RUNNING:
+                wait = (job.lease_until - now).total_seconds() + 1
+                transaction.on_commit(lambda: _send(CONSOLIDATE, job_id, countdown=wait))
             return
         job.status, job.attempts, job.started_at = JobStatus.RUNNING, job.attempts + 1, now
         job.lease_until = now + _lease()

@@ -99,6 +99,54 @@ def test_a_job_whose_worker_was_sigkilled_is_finished_by_the_next_worker(transac
     assert MemoryRevision.objects.count() == len(TEXTS)  # one clean run's worth
 
 
+# A process that claims a job and dies at the commit point, its memories not committed (as they must not be),
+# leaving the job running under a lease nobody renews. Its own message, if any, is the test's to send.
+DIES_AT_THE_COMMIT_POINT = """
+import os, sys
+import django
+django.setup()
+from memory_app import consolidation
+
+consolidation._send = lambda *args, **kwargs: None
+job = consolidation.do_enqueue_session(app_name=sys.argv[1], user_id=sys.argv[2], session_id="s1")
+print(job.pk, flush=True)
+consolidation.do_remember = lambda **kwargs: os._exit(9)
+consolidation.run_job(job.pk)
+"""
+
+
+def test_a_job_whose_claimant_died_is_taken_over_without_beat(transactional_db, tmp_path):
+    """Issue 25: a redelivered message that meets the dead claimant's lease comes back when it ends, and a job
+    with no message left is recovered by the worker itself; no beat runs."""
+    celery_app.control.purge()
+    for user in ("ada", "bob"):
+        session_with_events(APP, user_id=user)
+    worker = _worker(
+        [sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo", "-n", "alone@%h",
+         "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
+        tmp_path / "worker.log", COGNIZES_JOB_RECOVERY_SECONDS="2",
+    )
+    try:
+        time.sleep(LEASE_SECONDS + 3)  # past the worker's first recovery: what follows is not found by it
+        jobs = {}
+        for user in ("ada", "bob"):
+            claimant = subprocess.run([sys.executable, "-c", DIES_AT_THE_COMMIT_POINT, APP, user], cwd=ROOT,
+                                      env={**database_env(), "COGNIZES_JOB_LEASE_SECONDS": "8"},
+                                      capture_output=True, text=True, timeout=120)
+            assert claimant.returncode == 9, claimant.stderr
+            jobs[user] = int(claimant.stdout.split()[0])
+        assert set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.RUNNING}
+        consolidation._send(consolidation.CONSOLIDATE, jobs["ada"])  # ada's message is redelivered; bob's is lost
+
+        took = _wait_for(lambda: set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.DONE},
+                         40, "both jobs are done, no beat running")
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(30)
+    print(f"both jobs done {took:.1f} s after their claimant died (its lease 8 s)")
+    assert Memory.objects.filter(user_id="ada").count() == Memory.objects.filter(user_id="bob").count() == len(TEXTS)
+
+
 class _Gate(OfflineExtractor):
     """The offline extractor, held at its start until the test opens the gate."""
 
