@@ -298,8 +298,8 @@ def _remember_one(
         embedding=vector,
         embedder=embedder_id,
         context=candidate.context.strip(),
-        search_text=_indexed(candidate.text, candidate.context),
-        names=names(candidate.text),
+        search_text=_indexed(candidate.text, candidate.context, candidate.author),
+        names=names(_with_speaker(candidate.text, candidate.author)),
     )
     memory.save()
     _revise(memory, RevisionAction.CREATE, cause, text_before="", status_before="", mark=mark)
@@ -314,9 +314,23 @@ def _remember_one(
         outcome.superseded.append(old.id)
 
 
-def _indexed(text: str, context: str) -> str:
-    """What keyword search sees of a memory: its text, then its context."""
-    return search_text(f"{text}\n{context}" if context.strip() else text)
+def _indexed(text: str, context: str, author: str) -> str:
+    """What keyword search sees of a memory: who said it (when a name the text lacks), its text, its context."""
+    said = _with_speaker(text, author)
+    return search_text(f"{said}\n{context}" if context.strip() else said)
+
+
+def _with_speaker(text: str, author: str) -> str:
+    """``text`` led by its author's name when the author is a person named in a multi-party session.
+
+    ADK writes a person's turns as ``"user"``; a session of several people writes
+    their names, and a question about what Caroline said names her, not the
+    words she said. A name the text already carries is not added again.
+    """
+    name = author.strip()
+    if not name or name in ("user", "model") or name.casefold() in text.casefold():
+        return text
+    return f"{name}: {text}"
 
 
 def _find_same(
@@ -565,8 +579,8 @@ def _apply_status(memory: Memory, status: str) -> None:
 
 def _set_text(memory: Memory, text: str, vector: np.ndarray, embedder_id: str) -> None:
     memory.text = text.strip()
-    memory.search_text = _indexed(text, memory.context)
-    memory.names = names(text)
+    memory.search_text = _indexed(text, memory.context, memory.author)
+    memory.names = names(_with_speaker(text, memory.author))
     memory.embedding = vector
     memory.embedder = embedder_id
     memory.save(update_fields=["text", "search_text", "names", "embedding", "embedder", "updated_at"])
