@@ -187,6 +187,13 @@ COGNIZES_JOB_MAX_COUNTDOWN_SECONDS = CELERY_BROKER_TRANSPORT_OPTIONS["visibility
 # duplicate message is a no-op.
 COGNIZES_JOB_LEASE_SECONDS = float(os.environ.get("COGNIZES_JOB_LEASE_SECONDS", "30"))
 COGNIZES_JOB_RECOVERY_SECONDS = float(os.environ.get("COGNIZES_JOB_RECOVERY_SECONDS", "30"))
+# The model that extracts memories (memory_app.extraction.get_extractor): any model ADK runs, e.g.
+# gemini-2.5-flash, openai/gpt-4o-mini, anthropic/claude-…, ollama_chat/llama3 (LiteLLM reads the
+# provider's key from its usual variable); COGNIZES_MEMORY_MODEL_API_BASE points LiteLLM at a
+# server of your own (vLLM, Ollama: "openai/<model>").
+COGNIZES_MEMORY_MODEL = os.environ.get("COGNIZES_MEMORY_MODEL", "")
+COGNIZES_MEMORY_MODEL_API_BASE = os.environ.get("COGNIZES_MEMORY_MODEL_API_BASE", "")
+COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS", "60"))
 COGNIZES_JOB_REDISPATCH_SECONDS = float(os.environ.get("COGNIZES_JOB_REDISPATCH_SECONDS", "600"))
 CELERY_TIMEZONE = "UTC"
 

@@ -210,8 +210,19 @@ def instructions(config: MemoryBankConfig | None) -> str:
     return _INSTRUCTIONS.format(topics="\n".join(topics), examples=examples)
 
 
+class MalformedAnswer(ValueError):
+    """The model's answer holds no JSON list of memories (prose, a refusal, broken JSON)."""
+
+
 class LlmExtractor(Extractor):
-    """Memory Bank-style extraction with an ADK model (``BaseLlm``), in the app's topics."""
+    """Memory Bank-style extraction with an ADK model (``BaseLlm``), in the app's topics.
+
+    A call that fails or an answer that is no list of memories is asked again,
+    ``ATTEMPTS`` times in all; then the offline extractor takes this job's events,
+    so a model that is down or misbehaves costs memories' quality, never the memories.
+    """
+
+    ATTEMPTS = 3
 
     def __init__(self, model: Any) -> None:
         self.model = model
@@ -230,13 +241,23 @@ class LlmExtractor(Extractor):
         prompt = "Known memories:\n" + (
             "\n".join(f"[{memory_id}] {text}" for memory_id, text in known) or "(none)"
         ) + "\n\nConversation:\n" + "\n".join(lines)
-        answer = asyncio.run(self._ask(prompt, instructions(config)))
+        for attempt in range(1, self.ATTEMPTS + 1):
+            try:
+                items = _parse_json_list(asyncio.run(self._ask(prompt, instructions(config))))
+                break
+            except Exception as error:  # the model is outside: any failure of it is the model's
+                logger.warning("memory extraction: attempt %d of %d failed: %s: %s", attempt, self.ATTEMPTS,
+                               type(error).__name__, str(error)[:300])
+        else:
+            logger.warning("memory extraction: the model failed %d times; the offline extractor takes these events",
+                           self.ATTEMPTS)
+            return OfflineExtractor().extract(events, known=known, session_id=session_id, config=config)
         last = events[-1]
         metadata: dict[str, Any] = {}
         for event in events:
             metadata.update(event.get("custom_metadata") or {})
         candidates = []
-        for item in _parse_json_list(answer):
+        for item in items:
             text = str(item.get("text", "")).strip()
             if not text:
                 continue
@@ -278,14 +299,14 @@ def _parse_json_list(answer: str) -> list[dict[str, Any]]:
     """The first JSON list in the model's answer (models like to wrap it in prose or fences)."""
     start, end = answer.find("["), answer.rfind("]")
     if start < 0 or end < start:
-        logger.warning("memory extraction: no JSON list in the model's answer")
-        return []
+        raise MalformedAnswer(f"no JSON list in the model's answer: {answer[:200]!r}")
     try:
         items = json.loads(answer[start : end + 1])
-    except json.JSONDecodeError:
-        logger.warning("memory extraction: the model's answer is not valid JSON")
-        return []
-    return [item for item in items if isinstance(item, dict)]
+    except json.JSONDecodeError as error:
+        raise MalformedAnswer(f"the model's answer is not valid JSON: {error}") from None
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise MalformedAnswer("the model's answer is not a list of objects")
+    return items
 
 
 def get_extractor() -> Extractor:
@@ -295,6 +316,24 @@ def get_extractor() -> Extractor:
         model_name = "gemini-2.5-flash"
     if not model_name or model_name == "offline":
         return OfflineExtractor()
+    return LlmExtractor(memory_model(model_name))
+
+
+def memory_model(name: str) -> Any:
+    """The ADK model ``name`` names: Gemini's, or LiteLLM's for ``provider/model`` (``openai/…``,
+    ``anthropic/…``, ``ollama_chat/…``).
+
+    With ``COGNIZES_MEMORY_MODEL_API_BASE`` it is LiteLLM's, talking to that
+    server (an OpenAI-compatible vLLM or Ollama: ``openai/<model>``), within
+    ``COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS`` a call and without retries of its
+    own (``LlmExtractor`` retries, then falls back).
+    """
+    api_base = getattr(settings, "COGNIZES_MEMORY_MODEL_API_BASE", "")
+    if api_base:
+        from google.adk.models.lite_llm import LiteLlm
+
+        return LiteLlm(model=name, api_base=api_base, timeout=settings.COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS,
+                       num_retries=0, max_retries=0)
     from google.adk.models.registry import LLMRegistry
 
-    return LlmExtractor(LLMRegistry.new_llm(model_name))
+    return LLMRegistry.new_llm(name)
