@@ -171,3 +171,25 @@ async def test_preload_memory_tool_puts_memories_into_the_model_request():
         pass
 
     assert "I am allergic to shellfish." in seen[0]
+
+
+SAID_IN_EVERY_LANGUAGE = [
+    ("私の名前は太郎です", "太郎"),
+    ("我喜欢机器学习", "机器学习"),
+    ("제 이름은 민수입니다", "민수입니다"),
+    ("Меня зовут Алексей", "Алексей"),
+    ("私はPythonでADKを使っています", "Python"),
+    ("Meet at the Café", "café"),
+    ("اسمي ليلى وأعيش في القاهرة", "القاهرة"),
+]
+
+
+async def test_a_session_in_any_language_is_remembered_and_found_first_by_its_words():
+    """Cases taught by ADK's own memory tests (written anew): a session said in one language is kept through
+    add_session_to_memory without a model and found by a word of it, among sessions in the others."""
+    sessions, memory = PostgresSessionService(), PostgresMemoryService(consolidate_inline=True)
+    for text, _ in SAID_IN_EVERY_LANGUAGE:
+        await memory.add_session_to_memory(await conversation(sessions, text, user="polyglot"))
+    for text, word in SAID_IN_EVERY_LANGUAGE:
+        found = await memory.search_memory(app_name=APP, user_id="polyglot", query=word)
+        assert found.memories[0].content.parts[0].text == text, word
