@@ -32,7 +32,7 @@ import psycopg
 from django.db import connection
 
 from access.models import ApiKey
-from cognizes import direct_db
+from infra import direct_db
 
 logger = logging.getLogger(__name__)
 CHANNEL = "cognizes_api_keys"

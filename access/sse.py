@@ -36,7 +36,7 @@ def response(messages: AsyncIterator[str]) -> StreamingHttpResponse:
 
     Django closes it when the response ends, which for an event stream may be
     hours away; meanwhile it would hold one of the pool's connections, idle (a
-    stream's own database work runs on ``cognizes.db_threads``).
+    stream's own database work runs on ``infra.db_threads``).
     """
     connection.close()
     return StreamingHttpResponse(

@@ -30,7 +30,7 @@ The server takes its connections from a pool of ``--pool-size`` (default 20, as
 opens and closes its connection. (Under Django's own ASGI handler, which ran each
 request on a new thread, persistent connections were never reused, and with the
 setting's default, 600 s, they piled up until PostgreSQL refused more and the API
-answered 500; cognizes.asgi_handler's threads live on, but that case was not
+answered 500; infra.asgi_handler's threads live on, but that case was not
 measured again.)
 
 Each operation runs sequentially (one client, ``--appends`` / ``--searches``
@@ -89,7 +89,7 @@ from bench.timing import no_gc  # noqa: E402
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from cognizes import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
 
 BENCH_DB = "cognizes_bench_api"
 APP = "bench_api"
@@ -103,7 +103,7 @@ SERVER_RATE = "1000000/min"
 SERVER_START_TIMEOUT = 60.0
 CONNECTION_STATS_DELAY = 0.5
 BACKGROUND_FAILURE = "background database work failed"
-"""What ``cognizes.db_threads`` logs when work it runs in the background raises."""
+"""What ``infra.db_threads`` logs when work it runs in the background raises."""
 HTTP = "HTTP"
 LOCAL = "in-process"
 APPEND = "append"
@@ -176,7 +176,7 @@ class BackgroundFailures(logging.Handler):
     def __init__(self) -> None:
         super().__init__(level=logging.ERROR)
         self.errors: Counter[str] = Counter()
-        self.logger = logging.getLogger("cognizes.db_threads")
+        self.logger = logging.getLogger("infra.db_threads")
 
     def emit(self, record: logging.LogRecord) -> None:
         error = record.exc_info[1] if record.exc_info else None

@@ -75,7 +75,7 @@ from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from cognizes import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
 
 if TYPE_CHECKING:
     from memory_app.search import SearchWeights

@@ -37,7 +37,7 @@ def close_django_connections() -> None:
         return
     from django.db import connections
 
-    from cognizes.db_threads import close_connections
+    from infra.db_threads import close_connections
 
     close_connections()
     connections.close_all()
@@ -47,7 +47,7 @@ def close_django_connections() -> None:
 def migrated_database(name: str) -> Iterator[None]:
     """Django set up on scratch database ``name`` of the project's server, created afresh and migrated;
     dropped on the way out. Enter it before anything imports Django's settings."""
-    from cognizes import local
+    from infra import local
 
     server_url = local.database_url()
     recreate_databases(server_url, [name])

@@ -61,7 +61,7 @@ from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from cognizes import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
 
 BENCH_DB = "cognizes_bench"
 ADK_DB = "cognizes_bench_adk"

@@ -57,7 +57,7 @@ from bench.timing import no_gc  # noqa: E402
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from cognizes import local  # noqa: E402
+from infra import local  # noqa: E402
 
 BENCH_DB = "cognizes_bench_vertex"
 APP = "bench_vertex"

@@ -9,7 +9,7 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
 django.setup(set_prefix=False)
 
-from cognizes.asgi_handler import OneHopASGIHandler  # noqa: E402  (after Django is set up)
+from infra.asgi_handler import OneHopASGIHandler  # noqa: E402  (after Django is set up)
 
 django_application = OneHopASGIHandler()
 

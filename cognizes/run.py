@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.request
 
-from cognizes import local
+from infra import local
 
 STOP_TIMEOUT_SECONDS = 15
 START_TIMEOUT_SECONDS = 120
@@ -53,7 +53,7 @@ def main() -> int:
         ).stdout.strip()
         print(admin, flush=True)
         subprocess.run([python, "manage.py", "load_demo"], env=env, check=True)
-        # The web server runs requests on many threads (cognizes.asgi_handler), and
+        # The web server runs requests on many threads (infra.asgi_handler), and
         # streams on threads of their own: it takes its connections from a pool rather
         # than keeping one per thread (bench/api.py measures both).
         web_env = {**env, "DATABASE_POOL_SIZE": env.get("DATABASE_POOL_SIZE", "20")}

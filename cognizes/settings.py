@@ -1,6 +1,6 @@
 """Settings for Cognizes, read from environment variables.
 
-With no ``DATABASE_URL`` / ``REDIS_URL`` set, ``cognizes.local`` starts embedded
+With no ``DATABASE_URL`` / ``REDIS_URL`` set, ``infra.local`` starts embedded
 PostgreSQL and Redis servers, so a fresh checkout runs with no setup at all.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from cognizes import local
+from infra import local
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -98,14 +98,14 @@ def _database(url: str) -> dict:
     # each keeping its own connection; health checks drop ones the server closed.
     database = dj_database_url.parse(
         url, conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")), conn_health_checks=True,
-        engine="cognizes.postgres",
+        engine="infra.postgres",
     )
     # An unreachable server fails a connection attempt within DATABASE_CONNECT_TIMEOUT seconds
     # (the API answers 503 + Retry-After, access.outages), instead of the OS's minutes-long TCP wait.
     database.setdefault("OPTIONS", {})["connect_timeout"] = int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "3"))
     if DATABASE_POOL_SIZE:
         database["CONN_MAX_AGE"] = 0
-        # cognizes.postgres checks each connection the pool hands out, without Django's round trip.
+        # infra.postgres checks each connection the pool hands out, without Django's round trip.
         database["CONN_HEALTH_CHECKS"] = False
         # A request waits at most DATABASE_POOL_TIMEOUT seconds for a connection (then 503). Each
         # connection is checked as the pool hands it out, so the requests after a PostgreSQL
@@ -126,9 +126,9 @@ DATABASES = {"default": _database(local.database_url())}
 #   server-side cursors (Django's are WITH HOLD outside transactions), and LISTEN goes through
 #   DATABASE_LISTEN_URL (a pooled LISTEN hears other clients' notifications, or nobody's).
 # - DATABASE_LISTEN_URL: the same database reached directly, for the connections that LISTEN
-#   (live events, the API key cache: cognizes.direct_db).
+#   (live events, the API key cache: infra.direct_db).
 # - DATABASE_REPLICA_URL: a streaming replica, for reads that may be slightly stale
-#   (cognizes.replica.stale_ok).
+#   (infra.replica.stale_ok).
 DATABASE_TRANSACTION_POOLING = _env_bool("DATABASE_TRANSACTION_POOLING", False)
 if DATABASE_TRANSACTION_POOLING:
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
@@ -140,7 +140,7 @@ for _alias, _variable in (("listen", "DATABASE_LISTEN_URL"), ("replica", "DATABA
     if os.environ.get(_variable):
         # In tests the alias reaches the test database (Django's test mirror), on its own server.
         DATABASES[_alias] = {**_database(os.environ[_variable]), "TEST": {"MIRROR": "default"}}
-# Threads per web process for the sync part of requests (cognizes.asgi_handler): started as
+# Threads per web process for the sync part of requests (infra.asgi_handler): started as
 # needed and kept. A request past the limit waits for a free thread, so it bounds the work one
 # process does at once; agent turns (the run endpoints) hold their thread while they run.
 COGNIZES_WEB_THREADS = int(os.environ.get("COGNIZES_WEB_THREADS", "40"))
@@ -154,7 +154,7 @@ REDIS_URL = local.redis_url()
 # answers 503 (access.outages), each in about a second rather than hanging.
 CACHES = {
     "default": {
-        "BACKEND": "cognizes.cache.SharedPoolRedisCache",  # one pool per process, not per thread
+        "BACKEND": "infra.cache.SharedPoolRedisCache",  # one pool per process, not per thread
         "LOCATION": REDIS_URL,
         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
     }

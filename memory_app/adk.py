@@ -17,7 +17,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from typing_extensions import override
 
-from cognizes.db_threads import run_in_db_thread
+from infra.db_threads import run_in_db_thread
 from memory_app import consolidation, services
 from memory_app.search import MemoryHit, search_memories
 from sessions_app import services as session_services

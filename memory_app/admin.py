@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html
 
-from cognizes.replica import ListsFromReplica
+from infra.replica import ListsFromReplica
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Memory, MemoryBankConfig, MemoryRevision
 from memory_app.search import search_memories

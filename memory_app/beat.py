@@ -17,7 +17,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import connection
 
-from cognizes.celery import MAINTENANCE_TASK
+from infra.tasks import MAINTENANCE_TASK
 from memory_app.consolidation import do_recover_jobs
 from memory_app.decay import do_decay, do_purge_expired_revisions, do_purge_forgotten
 

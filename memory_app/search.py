@@ -33,8 +33,8 @@ from django.db import connection, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from cognizes.db_threads import submit_in_background
-from cognizes.replica import stale_ok
+from infra.db_threads import submit_in_background
+from infra.replica import stale_ok
 from memory_app.embedders import get_embedder
 from memory_app.models import TEXT_SEARCH_CONFIG
 from memory_app.names import names

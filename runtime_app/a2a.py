@@ -43,7 +43,7 @@ from access.api import check_key_scope
 from access.authentication import BearerKeyAuthentication
 from access.models import MAX_KEY_LENGTH
 from access.outages import Unavailable, as_unavailable
-from cognizes.db_threads import run_in_db_thread
+from infra.db_threads import run_in_db_thread
 from runtime_app import turns
 from runtime_app.agents import get_runner, registered_apps
 from runtime_app.task_store import PostgresTaskStore

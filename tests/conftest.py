@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import connection, connections
 
 from access import key_cache
-from cognizes.db_threads import close_connections
+from infra.db_threads import close_connections
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from cognizes.replica import ListsFromReplica
+from infra.replica import ListsFromReplica
 from tools_app import services
 from tools_app.models import SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
 from tools_app.openapi import InvalidOpenApi

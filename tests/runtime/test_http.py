@@ -18,7 +18,7 @@ from google.genai import types
 from opentelemetry import trace
 
 from access.services import do_create_api_key
-from cognizes.db_threads import run_in_db_thread
+from infra.db_threads import run_in_db_thread
 from memory_app.models import ConsolidationJob, JobStatus
 from runtime_app.agents import forget_runners
 from runtime_app.runner import runner_for

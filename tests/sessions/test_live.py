@@ -10,7 +10,7 @@ import pytest
 
 from access.services import do_create_api_key
 from cognizes.adk import PostgresSessionService
-from cognizes.db_threads import run_in_db_thread
+from infra.db_threads import run_in_db_thread
 from tests.processes import run_python
 from tests.sessions.test_contract import text_event
 from tests.polling import eventually

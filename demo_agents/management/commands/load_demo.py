@@ -12,7 +12,7 @@ import asyncio
 from django.core.management.base import BaseCommand
 from google.genai import types
 
-from cognizes.db_threads import run_in_db_thread
+from infra.db_threads import run_in_db_thread
 from demo_agents.weather import offline_model
 from demo_agents.weather.agent import OFFLINE
 from demo_agents.weather.tools import APP_NAME, register
