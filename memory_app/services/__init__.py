@@ -1,0 +1,48 @@
+"""Memory rules: remembering (with deduplication), editing, forgetting, erasing.
+
+Every change writes a ``MemoryRevision`` in the same transaction. Writes to one
+scope (app, user) take a transaction-level advisory lock, so two consolidation
+jobs for one user cannot both decide that a memory is new and create it twice.
+Search lives in ``memory_app.search``. The rules live by what they do —
+``remember``, ``edit``, ``erase``, ``bank`` (an app's memory bank config), and
+``base`` for what all share — and are imported from here.
+"""
+
+from __future__ import annotations
+
+from memory_app.services.remember import (  # noqa: F401
+    NEAR_DUPLICATE_SIMILARITY,
+    check_candidate,
+    do_remember,
+    merge_metadata,
+)
+from memory_app.services.base import (  # noqa: F401
+    get_bank_config,
+    Candidate,
+    Expiry,
+    Generation,
+    MAX_MEMORY_LENGTH,
+    MemoryNotFound,
+    MemoryServiceError,
+    Outcome,
+    RevisionMark,
+)
+from memory_app.services.bank import (  # noqa: F401
+    check_bank_config,
+    check_topic,
+    do_configure_bank,
+)
+from memory_app.services.edit import (  # noqa: F401
+    do_delete_memory,
+    do_edit_memory,
+    do_forget,
+    do_reembed,
+    do_restore,
+    do_rollback,
+    do_update_memory,
+)
+from memory_app.services.erase import (  # noqa: F401
+    SessionForgetting,
+    do_erase_user,
+    do_forget_session_memories,
+)

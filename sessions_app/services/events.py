@@ -1,0 +1,58 @@
+"""Reading a session's events: after a version (what memory has not seen), or a page at a time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+
+from sessions_app.services.base import _json
+from sessions_app.services.create_read import get_session_pk
+
+
+def get_events_after(
+    *, app_name: str, user_id: str, session_id: str, after_version: int = 0
+) -> list[tuple[int, dict[str, Any]]] | None:
+    """(version, event) pairs of the session's events stored after ``after_version``; None if no such session.
+
+    Consumers that follow a session (memory consolidation, live views) keep the
+    last version they took as their watermark.
+    """
+    pk = get_session_pk(app_name=app_name, user_id=user_id, session_id=session_id)
+    return None if pk is None else get_events_after_pk(pk, after_version=after_version)
+
+
+def get_events_after_pk(session_pk: int, *, after_version: int = 0) -> list[tuple[int, dict[str, Any]]] | None:
+    """``get_events_after`` by row id, for callers that resolved (and scope-checked) the session already."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT s.id, e.version, e.data FROM sessions s "
+            "LEFT JOIN events e ON e.session_id = s.id AND e.version > %s "
+            "WHERE s.id = %s ORDER BY e.version",
+            [after_version, session_pk],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    return [(version, _json(data)) for _, version, data in rows if version is not None]
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    version: int
+    data: dict[str, Any]
+    raw_event: dict[str, Any] | None
+
+
+def get_event_page(
+    session_pk: int, *, after_version: int = 0, since: float | None = None, limit: int = 100
+) -> list[StoredEvent]:
+    """A page of a session's events in order, with any rawEvent kept verbatim; ``since`` in epoch seconds."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT version, data, raw_event FROM events WHERE session_id = %s AND version > %s "
+            "AND (%s::float8 IS NULL OR timestamp >= %s::float8) ORDER BY version LIMIT %s",
+            [session_pk, after_version, since, since, limit],
+        )
+        return [StoredEvent(version, _json(data), raw and _json(raw)) for version, data, raw in cursor.fetchall()]
