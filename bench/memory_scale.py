@@ -126,7 +126,7 @@ LIGHT_BELOW, HEAVY_FROM = 100, 1000
 GROUPS = ("light", "medium", "heavy")
 MODES = ("vector", "hybrid")
 HNSW = "memories_embedding_hnsw"
-SECONDARY_INDEXES = ("memories_by_scope", "memories_search_vector", HNSW)
+SECONDARY_INDEXES = ("memories_by_scope_names", "memories_search_vector", HNSW)
 CHUNK = 50_000
 NAMED = 0.1
 """Share of a memory's topic words written capitalised: names (memory_app.names), so a query's name matches some."""

@@ -147,8 +147,8 @@ class Memory(models.Model):
             # Covering: search's pass over a scope (who wrote, the newest event, how many) reads this
             # index only, not a heap page per memory (memory_app.search.ScopeFacts).
             models.Index(
-                fields=["app_name", "user_id", "status"], name="memories_by_scope",
-                include=["extra_scope", "expires_at", "valid_from", "valid_until", "author", "event_time"],
+                fields=["app_name", "user_id", "status"], name="memories_by_scope_names",
+                include=["extra_scope", "expires_at", "valid_from", "valid_until", "author", "event_time", "names"],
             ),
             GinIndex(fields=["search_vector"], name="memories_search_vector"),
             # m=32/ef_construction=128: at 1M memories m=16/64 found the right cluster

@@ -270,14 +270,14 @@ def search_memories(
         "names": names(query),
     }
     database = connections[stale_ok()]  # the replica, if there is one: a search may lag writes by a little
-    facts = _scope_facts(database, params, as_of=as_of is not None)
+    facts = _scope_facts(database, params, as_of=as_of is not None, mentioned=params["names"][:MAX_NAMES_COUNTED])
     params["n"] = float(facts.count)
     span = named_span(query, facts.newest or as_of or timezone.now())
     if span is not None:
         params["t_start"], params["t_end"] = span.start, span.end
     if mode != "keyword":
         if embedding is None:
-            embedding = get_embedder().embed_query(without_names(query, facts.authors))
+            embedding = get_embedder().embed_query(without_names(query, [*facts.authors, *facts.speakers]))
         params["embedding"] = vector_literal(embedding)
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
         # Per transaction: keep scanning the HNSW graph until the scope yields enough rows.
@@ -303,13 +303,16 @@ def search_weights() -> SearchWeights:
 class ScopeFacts:
     """What one pass over the scope says, before the search statement runs.
 
-    The pass reads the scope index only (``memories_by_scope`` includes every column it reads): a
+    The pass reads the scope index only (``memories_by_scope_names`` includes every column it reads): a
     column added here that the index lacks turns it into a heap read per memory
     (tests/memory/test_search_plan.py).
     """
 
     authors: list[str]
     """Who said its memories: their names are left out of the query's embedding."""
+    speakers: list[str]
+    """Names the question mentions that the scope's memories mostly carry (``SPEAKER_SHARE``): speakers named
+    in the text (``"Caroline: …"``, a multi-party session authored ``user``), left out of the embedding too."""
     newest: datetime | None
     """The newest event remembered: what "last year" in a question counts from."""
     count: int
@@ -330,16 +333,30 @@ class ScopeFacts:
         return self.table_rows > 0 and self.count * self.count > candidates * self.table_rows
 
 
-def _scope_facts(database: BaseDatabaseWrapper, scope: dict[str, Any], *, as_of: bool) -> ScopeFacts:
+MAX_NAMES_COUNTED = 5
+SPEAKER_SHARE, SPEAKER_MIN_MEMORIES = 0.25, 20
+"""A name a quarter or more of a scope's memories carry (of 20 or more) is a speaker's, not what a question is
+about. LoCoMo dev through sessions authored ``user`` (each speaker named in about half the turns): hybrid
+hit@10 / MRR 0.786 / 0.503 -> 0.830 / 0.587, the ``add_memory`` path unchanged (0.828 / 0.584). Leaving out
+every name a question mentions gave 0.818 / 0.561 there and cost the ``add_memory`` path (0.824 / 0.568): names
+few memories carry (places, other people) tell memories apart, hence the share."""
+
+
+def _scope_facts(
+    database: BaseDatabaseWrapper, scope: dict[str, Any], *, as_of: bool, mentioned: list[str]
+) -> ScopeFacts:
+    carried = "".join(f", count(*) FILTER (WHERE %(mentioned{i})s = ANY(names))" for i in range(len(mentioned)))
     with database.cursor() as cursor:
         cursor.execute(
             "SELECT array_agg(DISTINCT author) FILTER (WHERE author <> ''), max(event_time), count(*),"
-            " (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)::float8"
+            f" (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)::float8{carried}"
             f" FROM memories WHERE {_scope(as_of=as_of)}",
-            scope,
+            {**scope, **{f"mentioned{i}": name for i, name in enumerate(mentioned)}},
         )
-        authors, newest, count, table_rows = cursor.fetchone()
-    return ScopeFacts(authors or [], newest, count, table_rows)
+        authors, newest, count, table_rows, *carrying = cursor.fetchone()
+    speakers = [name for name, n in zip(mentioned, carrying)
+                if count >= SPEAKER_MIN_MEMORIES and n >= SPEAKER_SHARE * count]
+    return ScopeFacts(authors or [], speakers, newest, count, table_rows)
 
 
 def _reinforce_later(ids: list[UUID]) -> None:
