@@ -31,6 +31,7 @@ from sessions_app.services.base import (  # noqa: F401
     StateDelta,
     StoredSession,
     check_key,
+    check_session_id,
     check_timestamp,
 )
 from sessions_app.services.create_read import (  # noqa: F401

@@ -132,6 +132,23 @@ def check_key(name: str, value: str) -> str:
     return value
 
 
+def check_session_id(value: str) -> str:
+    """A session id every surface can address: not '.' or '..', no '/' (issue 30).
+
+    Session ids go in URL paths (the native API, Vertex, the admin), where a '/'
+    splits the path and '.' and '..' are path steps clients resolve away: such a
+    session could be created but never read or deleted. Every other character
+    is addressed percent-encoded.
+    """
+    check_key("session_id", value)
+    if "/" in value or value.strip() in (".", ".."):
+        raise SessionError(
+            f"session_id {value!r} cannot be addressed in a URL: it may not contain '/' nor be '.' or '..' "
+            "(any other character is fine)."
+        )
+    return value
+
+
 def _raise_missing_or_stale(*, app_name: str, user_id: str, session_id: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(

@@ -19,6 +19,7 @@ from sessions_app.services.base import (
     _json,
     _live,
     check_key,
+    check_session_id,
 )
 from sessions_app.services.lifecycle import _delete_sessions
 
@@ -68,8 +69,9 @@ def do_create_session(
     One statement: the insert, and the app/user state merges that happen only if
     the insert did, so a duplicate id changes nothing.
     """
-    for name, value in (("app_name", app_name), ("user_id", user_id), ("session_id", session_id)):
+    for name, value in (("app_name", app_name), ("user_id", user_id)):
         check_key(name, value)
+    check_session_id(session_id)
     attributes = attributes or SessionAttributes()
     check_attributes(display_name=attributes.display_name, labels=attributes.labels)
     params = {

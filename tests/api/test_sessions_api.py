@@ -268,3 +268,27 @@ def test_concurrent_requests_never_pass_the_rate(transactional_db, monkeypatch):
         statuses = list(pool.map(one, range(20)))
 
     assert sorted(statuses) == [200] * 5 + [429] * 15
+
+
+@pytest.mark.parametrize("session_id", ["a/b", "..", ".", "../../x y?#", "/"])
+def test_a_session_id_no_url_could_name_is_refused_at_creation(api, session_id):
+    """Issue 30: such ids answered 201, then every GET and DELETE 404: a session nobody could reach."""
+    from sessions_app.models import Session
+
+    response = api.post(f"{BASE}/sessions/", {"id": session_id}, format="json")
+
+    assert response.status_code == 400, response.content
+    assert "may not contain '/' nor be '.' or '..'" in json.dumps(response.json())
+    assert not Session.objects.exists()
+
+
+@pytest.mark.parametrize("session_id", ["x y?#", "50%off", "Ünïcødé 会话", "a.b", "...", "a\\b"])
+def test_every_other_session_id_is_reached_percent_encoded(api, session_id):
+    from urllib.parse import quote
+
+    create(api, session_id)
+    url = f"{BASE}/sessions/{quote(session_id, safe='')}/"
+
+    assert api.get(url).json()["id"] == session_id
+    assert api.delete(url).status_code == 204
+    assert api.get(url).status_code == 404
