@@ -102,11 +102,15 @@ class IdConverter:
 
 
 class Conflict(exceptions.APIException):
-    """409: the resource changed since the caller read it (or already exists)."""
+    """409: the resource changed since the caller read it (or already exists); ``details`` say how it is now."""
 
     status_code = status.HTTP_409_CONFLICT
     default_detail = "Conflict."
     default_code = "conflict"
+
+    def __init__(self, detail: str | None = None, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.details = details
 
 
 class Pagination(LimitOffsetPagination):
@@ -145,10 +149,9 @@ def valid(
     ``partial``: only the fields given are validated (a PATCH of some settings).
     """
     serializer = serializer_class(data=data, partial=partial)
-    serializer.is_valid(raise_exception=True)
     unknown = sorted(set(data) - set(serializer.fields)) if strict and hasattr(data, "keys") else []
-    if unknown:
-        raise exceptions.ValidationError({name: ["Unknown field."] for name in unknown})
+    if not serializer.is_valid() or unknown:  # both told at once: a misspelt field is the likely cause of a missing one
+        raise exceptions.ValidationError({**serializer.errors, **{name: ["Unknown field."] for name in unknown}})
     return serializer.validated_data
 
 
@@ -165,7 +168,7 @@ def error_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
         codes = exc.get_codes()
         code = codes if isinstance(codes, str) else "error"
         message = str(detail.get("detail", exc)) if isinstance(detail, dict) else str(exc)
-        detail = None
+        detail = getattr(exc, "details", None)
     elif isinstance(exc, Http404):
         code, message, detail = "not_found", "Not found.", None
     else:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from artifacts_app.models import Artifact
-from sessions_app.signals import rows_by_table, user_erased
+from sessions_app.signals import rows_by_kind, user_erased
 
 
 def erase_user(*, app_name: str, user_id: str, **_: Any) -> dict[str, int]:
-    return rows_by_table(Artifact.objects.filter(app_name=app_name, user_id=user_id).delete())
+    return rows_by_kind(Artifact.objects.filter(app_name=app_name, user_id=user_id).delete())
 
 
 def connect() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -128,12 +128,25 @@ def _session_out(stored: services.StoredSession, *, events: list[dict] | None = 
     return out
 
 
-def _raise_for(error: services.SessionError) -> None:
+def _raise_for(error: services.SessionError, *, current_version: Callable[[], int | None] | None = None,
+               stale: str | None = None) -> None:
+    """The HTTP error of a service error; a stale write's 409 names the version the caller should read.
+
+    ``stale``: the message of a stale write (else the service's, which is ADK's for an append), with
+    ``{current}`` filled in.
+    """
     if isinstance(error, services.SessionNotFound):
         raise NotFound(str(error)) from error
+    if isinstance(error, (services.StaleSession, services.StaleState)) and current_version is not None:
+        current = current_version()
+        details = {"current_version": current}
+        raise Conflict(stale.format(current=current) if stale else str(error), details=details) from error
     if isinstance(error, (services.StaleSession, services.StaleState, services.SessionExists)):
         raise Conflict(str(error)) from error
     raise ValidationError(str(error)) from error
+
+
+_STALE_STATE = "The state changed since the version given; it is at version {current}: read it again and re-apply the change."
 
 
 class SessionFilter(filters.FilterSet):
@@ -284,13 +297,11 @@ class EventsView(ScopedView):
         if event.partial:
             raise ValidationError({"event": ["Partial (streaming) events are not stored."]})
         new_event = to_new_event(trim_temp_state(event))
+        keys = {"app_name": app_name, "user_id": user_id, "session_id": session_id}
         try:
-            version = services.do_append_event(
-                app_name=app_name, user_id=user_id, session_id=session_id,
-                expected_version=data["expected_version"], event=new_event,
-            )
+            version = services.do_append_event(**keys, expected_version=data["expected_version"], event=new_event)
         except services.SessionError as error:
-            _raise_for(error)
+            _raise_for(error, current_version=lambda: _session_version(keys))
         return Response({"version": version, "event": _json(new_event.data_json)}, status=status.HTTP_201_CREATED)
 
 
@@ -343,13 +354,11 @@ class SessionStateView(ScopedView):
     def patch(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         """Merge keys into the session's state (null removes a key) at ``expected_version``."""
         data = valid(StatePatchSerializer, request.data)
+        keys = {"app_name": app_name, "user_id": user_id, "session_id": session_id}
         try:
-            services.do_patch_session_state(
-                app_name=app_name, user_id=user_id, session_id=session_id,
-                patch=data["state"], expected_version=data["expected_version"],
-            )
+            services.do_patch_session_state(**keys, patch=data["state"], expected_version=data["expected_version"])
         except services.SessionError as error:
-            _raise_for(error)
+            _raise_for(error, current_version=lambda: _session_version(keys), stale=_STALE_STATE)
         return self.get(request, app_name, user_id, session_id)
 
 
@@ -369,7 +378,8 @@ class UserStateView(ScopedView):
                 app_name=app_name, user_id=user_id, patch=data["state"], expected_version=data["expected_version"]
             )
         except services.SessionError as error:
-            _raise_for(error)
+            _raise_for(error, current_version=lambda: services.get_user_state(app_name=app_name, user_id=user_id)[1],
+                       stale=_STALE_STATE)
         return self.get(request, app_name, user_id)
 
 
@@ -389,9 +399,14 @@ class AppStateView(ScopedView):
         try:
             services.do_patch_app_state(app_name=app_name, patch=data["state"], expected_version=data["expected_version"])
         except services.SessionError as error:
-            _raise_for(error)
+            _raise_for(error, current_version=lambda: services.get_app_state(app_name=app_name)[1], stale=_STALE_STATE)
         return self.get(request, app_name)
 
 
 def _json(text: str) -> dict[str, Any]:
     return json.loads(text)
+
+
+def _session_version(keys: dict[str, str]) -> int | None:
+    head = services.get_session_head(**keys)
+    return head.version if head else None

@@ -22,9 +22,18 @@ the ``DeletedSession`` of each session that went."""
 
 user_erased = Signal()
 """Sent inside the transaction that erases a user (``sessions_app.services.do_erase_user``), with ``app_name``
-and ``user_id``: each app deletes what it holds of the user and returns ``{table: rows deleted}``."""
+and ``user_id``: each app deletes what it holds of the user and returns ``{kind: rows deleted}``."""
 
 
-def rows_by_table(deleted: tuple[int, dict[str, int]]) -> dict[str, int]:
-    """What a ``user_erased`` receiver returns, from a ``QuerySet.delete()`` result (cascades included)."""
-    return {apps.get_model(label)._meta.db_table: count for label, count in deleted[1].items() if count}
+def rows_by_kind(deleted: tuple[int, dict[str, int]]) -> dict[str, int]:
+    """What a ``user_erased`` receiver returns, from a ``QuerySet.delete()`` result (cascades included).
+
+    Keyed by what the rows are, the model's plural name in snake_case (``tool_executions``, ``memories``),
+    as ``do_erase_user`` names sessions and events: not by table, whose names some apps leave to Django
+    (``tools_app_toolexecution``).
+    """
+    return {_kind(apps.get_model(label)): count for label, count in deleted[1].items() if count}
+
+
+def _kind(model: type) -> str:
+    return "_".join(str(model._meta.verbose_name_plural).lower().split())

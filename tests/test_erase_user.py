@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from django.apps import apps as django_apps
 from django.db import connection
 from django.utils import timezone
 from google.genai import types
@@ -79,7 +80,11 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
 
     assert answer.status_code == 200
     assert rows() == only_bob  # every table back to what bob alone had
-    assert answer.json()["erased"] == {t: before[t] - only_bob[t] for t in before if before[t] > only_bob[t]}
+    kinds = {model._meta.db_table: "_".join(str(model._meta.verbose_name_plural).lower().split())
+             for model in django_apps.get_models()}
+    erased = {kinds.get(t, t): before[t] - only_bob[t] for t in before if before[t] > only_bob[t]}
+    assert answer.json()["erased"] == erased
+    assert {"tool_executions", "a2a_tasks", "sandbox_executions"} <= set(erased)  # named as what they are
     assert client_for(APP, read_only=True).delete(f"/api/v1/apps/{APP}/users/bob/").status_code == 403
     assert client_for("other_app").delete(f"/api/v1/apps/{APP}/users/bob/").status_code == 404
 

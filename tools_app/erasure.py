@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessions_app.signals import rows_by_table, user_erased
+from sessions_app.signals import rows_by_kind, user_erased
 from tools_app.models import SandboxExecution, ToolApproval, ToolExecution
 
 
 def erase_user(*, app_name: str, user_id: str, **_: Any) -> dict[str, int]:
     erased: dict[str, int] = {}
     for model in (ToolExecution, ToolApproval, SandboxExecution):
-        erased.update(rows_by_table(model.objects.filter(app_name=app_name, user_id=user_id).delete()))
+        erased.update(rows_by_kind(model.objects.filter(app_name=app_name, user_id=user_id).delete()))
     return erased
 
 

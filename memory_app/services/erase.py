@@ -11,7 +11,7 @@ from django.db import transaction
 from memory_app.models import Memory, RevisionAction, Status
 from memory_app.services.base import _lock_scope, _revise
 from memory_app.services.edit import _apply_status
-from sessions_app.signals import rows_by_table
+from sessions_app.signals import rows_by_kind
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,6 @@ def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
 
     with transaction.atomic():
         _lock_scope(app_name, user_id)
-        jobs = rows_by_table(ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id).delete())
+        jobs = rows_by_kind(ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id).delete())
         Memory.objects.for_scope(app_name, user_id).update(superseded_by=None)
-        return {**rows_by_table(Memory.objects.for_scope(app_name, user_id).delete()), **jobs}
+        return {**rows_by_kind(Memory.objects.for_scope(app_name, user_id).delete()), **jobs}

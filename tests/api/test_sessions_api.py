@@ -292,3 +292,29 @@ def test_every_other_session_id_is_reached_percent_encoded(api, session_id):
     assert api.get(url).json()["id"] == session_id
     assert api.delete(url).status_code == 204
     assert api.get(url).status_code == 404
+
+
+def test_a_stale_write_names_the_version_to_read_again(api):
+    """Issue 30: a stale state PATCH said "…before appending more events" with details null."""
+    create(api)
+    assert append(api, "first", 1).status_code == 201
+
+    stale_append = append(api, "late", 1).json()["error"]
+    stale_patch = api.patch(f"{BASE}/sessions/s1/state/", {"state": {"a": 1}, "expected_version": 1}, format="json")
+    stale_user = api.patch(f"{BASE}/state/", {"state": {"a": 1}, "expected_version": 5}, format="json")
+
+    assert stale_append["details"] == {"current_version": 2}
+    assert stale_patch.status_code == 409
+    assert stale_patch.json()["error"]["details"] == {"current_version": 2}
+    assert "appending" not in stale_patch.json()["error"]["message"]
+    assert "version 2" in stale_patch.json()["error"]["message"]
+    assert stale_user.status_code == 409 and stale_user.json()["error"]["details"] == {"current_version": 0}
+
+
+def test_a_misspelt_field_is_named_as_unknown_wherever_a_body_is_read(api):
+    """Issue 30: a memory with ``txt`` answered only "text: This field is required."; sessions said "Unknown field"."""
+    memory = api.post(f"{BASE}/memories/", {"txt": "hello"}, format="json").json()["error"]["details"]
+    session = api.post(f"{BASE}/sessions/", {"idd": "x"}, format="json").json()["error"]["details"]
+
+    assert memory == {"text": ["This field is required."], "txt": ["Unknown field."]}
+    assert session == {"idd": ["Unknown field."]}
