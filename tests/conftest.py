@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -114,3 +115,29 @@ def browser():
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=chromedriver))
     yield driver
     driver.quit()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run if a test left a server of its own running (issue 30): every private stack must be stopped.
+
+    A test's servers keep their data under pytest's temporary directory, so a process whose command line names
+    it outlived the test that started it. It is killed, and the run fails naming it.
+    """
+    import psutil
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None or getattr(factory, "_basetemp", None) is None:
+        return
+    base = str(factory.getbasetemp())
+    left = [process for process in psutil.process_iter(["pid", "cmdline"])
+            if process.pid != os.getpid() and base in " ".join(process.info["cmdline"] or [])]
+    if not left:
+        return
+    names = [" ".join(process.info["cmdline"])[:160] for process in left]
+    for process in left:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    session.config.get_terminal_writer().line(f"\nLEFT RUNNING after the tests (killed now): {names}", red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

