@@ -5,20 +5,62 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from django_filters import filters
+from django_filters.filterset import FilterSet
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+
+_TAG_BY_PATH = [  # each operation's section (SPECTACULAR_SETTINGS' TAGS): the first whose fragment its path holds
+    ("tool", "Tools"), ("/traces/", "Traces"), ("memory-config/", "Memory bank"), ("memory-jobs/", "Memory bank"),
+    ("memories", "Memories"), ("/artifacts/", "Artifacts"), ("/run/", "Agent runs"), ("/events/", "Events"),
+    ("state/", "State"), ("sessions/", "Sessions"), ("users/", "Users"),
+]
 
 
 class AutoSchema(SpectacularAutoSchema):
-    """drf-spectacular's, describing an operation by its method's or its own view's docstring only.
+    """drf-spectacular's, with each operation in its resource family, summed up by its docstring's first line.
 
+    An operation is described by its method's or its own view's docstring only:
     Python hands a class without a docstring its base's, so every view was
     described as "Base of every tenant view…" (ScopedView's) in Swagger UI.
     """
 
-    def get_description(self) -> str:
+    def _docstring(self) -> str:
         method = getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)
         own = (method.__doc__ if method is not None else None) or self.view.__class__.__dict__.get("__doc__")
         return inspect.cleandoc(own) if own else ""
+
+    def get_summary(self) -> str | None:  # plain text in Swagger UI
+        return self._docstring().partition("\n\n")[0].replace("\n", " ").replace("``", "") or None
+
+    def get_description(self) -> str:  # Markdown: reST's ``code`` is `code` there
+        return self._docstring().partition("\n\n")[2].replace("``", "`")
+
+    def get_tags(self) -> list[str]:
+        within_app = self.path.partition("/apps/{app_name}/")[2]
+        return [next((tag for fragment, tag in _TAG_BY_PATH if fragment in within_app), "Sessions")]
+
+
+def filter_parameters(filterset: type[FilterSet]) -> list[OpenApiParameter]:
+    """A filter set's query parameters, for ``extend_schema(parameters=…)``.
+
+    drf-spectacular reads filters only off generic list views; ours are plain
+    views that apply the filter set themselves (and it warned about each).
+    """
+    parameters = []
+    for name, field in filterset.base_filters.items():
+        choices = field.extra.get("choices")
+        if isinstance(field, filters.BooleanFilter):
+            kind, description = OpenApiTypes.BOOL, f"Only those whose {name} is true or false."
+        elif isinstance(field, filters.IsoDateTimeFilter):
+            kind, description = OpenApiTypes.DATETIME, f"Only those with {field.field_name} at or after this time."
+        else:
+            kind, description = OpenApiTypes.STR, f"Only those with this {name}."
+        parameters.append(OpenApiParameter(
+            name, kind, enum=[value for value, _ in choices] if choices else None, description=description))
+    return parameters
+
 
 ERROR_SCHEMA = {
     "type": "object",

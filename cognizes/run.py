@@ -23,7 +23,7 @@ from infra import local
 STOP_TIMEOUT_SECONDS = 15
 START_TIMEOUT_SECONDS = 120
 LOG_LEVEL = os.environ.get("COGNIZES_RUN_LOG_LEVEL", "WARNING")
-"""What the web server, worker and beat log here (their banners are off): warnings, unless asked for more."""
+"""What the children log here (the servers' banners are off): warnings, unless asked for more."""
 WEB_WORKERS = int(os.environ.get("COGNIZES_WEB_WORKERS", str(os.cpu_count() or 1)))
 """Web server processes: one per core by default (each has its own database pool and event loop)."""
 
@@ -36,6 +36,7 @@ def main() -> int:
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "cognizes.settings"),
         "DATABASE_URL": local.database_url(),
         "REDIS_URL": local.redis_url(),
+        "LOG_LEVEL": LOG_LEVEL,  # Django's logging (settings.LOGGING): ADK logs each plugin of each runner at INFO
     }
     python = sys.executable
     children: list[subprocess.Popen] = []

@@ -16,6 +16,11 @@ from infra import local
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# ADK's own warnings, not ours: its A2A classes (which the A2A endpoint serves agents with) warn
+# "[EXPERIMENTAL]" at each first use in a process, a dozen lines. ADK's switch turns them off;
+# set it to false to see them.
+os.environ.setdefault("ADK_SUPPRESS_EXPERIMENTAL_FEATURE_WARNINGS", "true")
+
 
 def _env_bool(name: str, default: bool) -> bool:
     return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
@@ -237,12 +242,27 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Sessions, events, state and long-term memory for ADK agents. "
     "Authenticate with `Authorization: Bearer <key>` (`.venv/bin/python manage.py create_api_key APP`).",
     "VERSION": "1.0.0",
+    # The reference's sections, in the README's order (access.schema puts each operation in one).
+    "TAGS": [{"name": name, "description": description} for name, description in [
+        ("Sessions", "A user's conversations with an agent: created, listed, read with their events, expired, deleted."),
+        ("Events", "What happened in a session, appended at the version last read, and followed live."),
+        ("State", "Key-value state of a session, of a user (`user:` keys) and of an app (`app:` keys)."),
+        ("Agent runs", "One turn of a registered agent in a session, answered whole or streamed."),
+        ("Artifacts", "Files the session's agents saved, each name with its versions."),
+        ("Memories", "What the memory bank knows of a user: listed, searched, written, edited, rolled back, forgotten."),
+        ("Memory bank", "How memories are made: the app's topics, examples and TTLs, and consolidation jobs."),
+        ("Traces", "Each run's spans (agent, model, tool calls) as OpenTelemetry recorded them."),
+        ("Tools", "The app's tool registry, every tool call's audit, and calls waiting for a person's approval."),
+        ("Users", "Everything stored of a user, erased at once."),
+    ]],
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "COMPONENT_SPLIT_PATCH": False,  # our PATCH bodies have required fields (the version)
+    # Two models have a "kind" choice: each enum is named for its model, not "Kind9f7Enum".
+    "ENUM_NAME_OVERRIDES": {"MemoryKindEnum": "memory_app.models.Kind", "ToolKindEnum": "tools_app.models.ToolKind"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "access.schema.add_error_responses",

@@ -14,7 +14,9 @@ hands the thread's database connection back to the pool) — as one job on a
 long-lived thread pool, and sends the rendered bytes from the event loop. Each job
 leaves its thread holding no connection, so any thread may take the next request.
 
-Streaming responses (Server-Sent Events) keep Django's behaviour: they are sent
+A streaming response with a sync body (a file: WhiteNoise's static files) is read
+chunk by chunk on the pool, not iterated on the event loop (where Django warns about
+it once per response). Streaming responses (Server-Sent Events) keep Django's behaviour: they are sent
 inside a ``ThreadSensitiveContext`` (the stream's sync calls share a thread, as
 before), a client that hangs up cancels the stream, and ``close()`` runs at the end.
 Sync views that run async code (``async_to_sync``, the run endpoints) still run it on
@@ -24,7 +26,7 @@ the server's event loop, because the job is entered through ``sync_to_async``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any
 
@@ -80,11 +82,18 @@ class OneHopASGIHandler(ASGIHandler):
         response._handler_class = self.__class__
         if isinstance(response, FileResponse):
             response.block_size = self.chunk_size
+        if response.streaming and not response.is_async:
+            response.streaming_content = self._read_in_pool(response.streaming_content)
         if response.streaming:
             close_old_connections()  # the stream may read later, from another thread
         else:
             response.close()  # request_finished: the connection goes back now, not after the send
         return response
+
+    async def _read_in_pool(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+        read = sync_to_async(next, thread_sensitive=False, executor=self.executor)
+        while (chunk := await read(chunks, None)) is not None:
+            yield chunk
 
     async def stream(self, response: HttpResponseBase, receive: Receive, send: Send) -> None:
         """Send a streaming response until it ends or the client hangs up (which cancels it), then close it."""

@@ -10,13 +10,14 @@ from uuid import UUID
 
 from django.http import Http404
 from django_filters import rest_framework as filters
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import BIGINT, Pagination, ScopedView, paginated, valid
+from access.api import BIGINT, Pagination, ScopedView, SinceFilter, filtered, paginated, valid
+from access.schema import filter_parameters
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Kind, Memory, MemoryBankConfig, MemoryRevision, Status
 from memory_app.search import search_memories
@@ -111,7 +112,7 @@ class JobSerializer(serializers.ModelSerializer):
 class MemoryFilter(filters.FilterSet):
     kind = filters.ChoiceFilter(choices=Kind.choices)
     status = filters.ChoiceFilter(choices=Status.choices)
-    updated_since = filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
+    updated_since = SinceFilter("updated_at")
 
     class Meta:
         model = Memory
@@ -140,17 +141,22 @@ def _raise_for(error: services.MemoryServiceError) -> None:
 
 
 class MemoriesView(ScopedView):
-    @extend_schema(operation_id="list_memories", responses=paginated(MemorySerializer))
+    @extend_schema(operation_id="list_memories", parameters=filter_parameters(MemoryFilter),
+                   responses=paginated(MemorySerializer))
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
         """The user's memories, newest first (``?kind=``, ``?status=``, ``?updated_since=``)."""
-        queryset = MemoryFilter(
-            request.query_params, queryset=Memory.objects.for_scope(app_name, user_id).order_by("-updated_at", "id")
-        ).qs
+        queryset = filtered(
+            MemoryFilter, request.query_params, Memory.objects.for_scope(app_name, user_id).order_by("-updated_at", "id")
+        )
         paginator = Pagination()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(MemorySerializer(page, many=True).data)
 
-    @extend_schema(request=MemoryCreateSerializer, responses={201: RememberOutSerializer})
+    @extend_schema(
+        operation_id="create_memory", request=MemoryCreateSerializer, responses={201: RememberOutSerializer},
+        examples=[OpenApiExample("A preference", request_only=True, value={
+            "text": "Prefers temperatures in Celsius.", "kind": "preference", "metadata": {"source": "settings page"}})],
+    )
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
         """Remember a statement: merged into a known memory if it says the same, else created."""
         data = valid(MemoryCreateSerializer, request.data)
@@ -169,7 +175,7 @@ class MemoryView(ScopedView):
         """One memory of the user."""
         return Response(MemorySerializer(_memory(self, memory_id)).data)
 
-    @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
+    @extend_schema(operation_id="update_memory", request=MemoryUpdateSerializer, responses=MemorySerializer)
     def patch(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
         """Change a memory's text (a revision records it)."""
         memory = _memory(self, memory_id)
@@ -182,7 +188,7 @@ class MemoryView(ScopedView):
             _raise_for(error)
         return Response(MemorySerializer(memory).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(operation_id="delete_memory", responses={204: None})
     def delete(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
         """Erase a memory with its revisions."""
         memory = _memory(self, memory_id)
@@ -191,7 +197,14 @@ class MemoryView(ScopedView):
 
 
 class MemorySearchView(ScopedView):
-    @extend_schema(request=SearchSerializer, responses=HitSerializer(many=True))
+    @extend_schema(
+        operation_id="search_memories", request=SearchSerializer, responses=HitSerializer(many=True),
+        examples=[
+            OpenApiExample("What holds now", request_only=True, value={"query": "temperature unit", "limit": 5}),
+            OpenApiExample("What held then", request_only=True,
+                           value={"query": "where does she live", "as_of": "2026-06-01T00:00:00Z"}),
+        ],
+    )
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
         """The memories that best answer ``query`` (hybrid vector and keyword search), ranked."""
         data = valid(SearchSerializer, request.data)
@@ -202,7 +215,7 @@ class MemorySearchView(ScopedView):
 
 
 class MemoryRevisionsView(ScopedView):
-    @extend_schema(responses=RevisionSerializer(many=True))
+    @extend_schema(operation_id="list_memory_revisions", responses=RevisionSerializer(many=True))
     def get(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
         """Every change of the memory, oldest first: what it was, what it became, and why."""
         memory = _memory(self, memory_id)
@@ -210,7 +223,7 @@ class MemoryRevisionsView(ScopedView):
 
 
 class MemoryRollbackView(ScopedView):
-    @extend_schema(request=RollbackSerializer, responses=MemorySerializer)
+    @extend_schema(operation_id="rollback_memory", request=RollbackSerializer, responses=MemorySerializer)
     def post(self, request: Request, app_name: str, user_id: str, memory_id: str) -> Response:
         """Return the memory to its text and status right after ``revision_id``."""
         memory = _memory(self, memory_id)
@@ -229,7 +242,7 @@ class MemoryRollbackView(ScopedView):
 class SessionIngestView(ScopedView):
     """Add a session to memory: returns the consolidation job (run by a worker)."""
 
-    @extend_schema(request=None, responses={202: JobSerializer})
+    @extend_schema(operation_id="add_session_to_memory", request=None, responses={202: JobSerializer})
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         if not Session.objects.live().filter(app_name=app_name, user_id=user_id, session_id=session_id).exists():
             raise Http404
@@ -247,7 +260,7 @@ class SessionForgettingSerializer(serializers.Serializer):
 class SessionForgetView(ScopedView):
     """Forget the memories that came only from this session (it need not exist any more); others lose it as a source."""
 
-    @extend_schema(request=None, responses=SessionForgettingSerializer)
+    @extend_schema(operation_id="forget_session_memories", request=None, responses=SessionForgettingSerializer)
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         outcome = services.do_forget_session_memories(
             app_name=app_name, user_id=user_id, session_id=session_id,
@@ -257,7 +270,7 @@ class SessionForgetView(ScopedView):
 
 
 class JobView(ScopedView):
-    @extend_schema(responses=JobSerializer)
+    @extend_schema(operation_id="get_memory_job", responses=JobSerializer)
     def get(self, request: Request, app_name: str, user_id: str, job_id: int) -> Response:
         """A consolidation job: its status, attempts, error and what it made."""
         job = ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id, pk=job_id).first()
@@ -271,11 +284,13 @@ class MemoryBankConfigView(ScopedView):
 
     @extend_schema(operation_id="get_memory_config", responses=MemoryBankConfigSerializer)
     def get(self, request: Request, app_name: str) -> Response:
+        """The app's memory bank settings: topics and examples extraction follows, TTLs."""
         return Response(MemoryBankConfigSerializer(services.get_bank_config(app_name)).data)
 
     @extend_schema(operation_id="update_memory_config", request=MemoryBankConfigSerializer,
                    responses=MemoryBankConfigSerializer)
     def patch(self, request: Request, app_name: str) -> Response:
+        """Change some of the app's memory bank settings (a key of the whole app only)."""
         if self.scope.only_user:
             raise Http404  # a key of one user cannot change what every user of the app gets
         changes = valid(MemoryBankConfigSerializer, request.data, partial=True)

@@ -21,7 +21,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.errors._stale_session_error import StaleSessionError
 from google.adk.events.event import Event
@@ -120,7 +120,10 @@ class _RunBase(ScopedView):
 class RunView(_RunBase):
     """Run one turn and answer with all of its events once the agent is done."""
 
-    @extend_schema(operation_id="run_agent", request=RunSerializer, responses={200: RunOutSerializer})
+    @extend_schema(
+        operation_id="run_agent", request=RunSerializer, responses={200: RunOutSerializer},
+        examples=[OpenApiExample("A message", request_only=True, value={"message": "What's the weather in Paris?"})],
+    )
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         runner, arguments = self.prepare(request, app_name, user_id, session_id)
         release = claim_turn(app_name, user_id, session_id)

@@ -16,11 +16,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import QuerySet
-from django.utils import timezone
 from django.http import Http404, StreamingHttpResponse
+from django.utils import timezone
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from google.adk.events.event import Event as AdkEvent
 from pydantic import ValidationError as PydanticValidationError
 from rest_framework import serializers, status
@@ -30,11 +30,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access import sse
-from access.api import BIGINT, Conflict, Pagination, ScopedView, paginated, valid
+from access.api import BIGINT, Conflict, Pagination, ScopedView, SinceFilter, filtered, paginated, valid
+from access.schema import filter_parameters
 from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from sessions_app.models import MAX_KEY_LENGTH, Event, Session
-
 
 # ---- serializers -------------------------------------------------------------------------------
 
@@ -150,7 +150,7 @@ _STALE_STATE = "The state changed since the version given; it is at version {cur
 
 
 class SessionFilter(filters.FilterSet):
-    updated_since = filters.IsoDateTimeFilter(field_name="update_time", lookup_expr="gte")
+    updated_since = SinceFilter("update_time")
     user_id = filters.CharFilter(field_name="user_id")
 
     class Meta:
@@ -159,7 +159,7 @@ class SessionFilter(filters.FilterSet):
 
 
 def _list_sessions(request: Request, view: ScopedView, queryset: QuerySet[Session]) -> Response:
-    queryset = SessionFilter(request.query_params, queryset=queryset).qs.order_by(
+    queryset = filtered(SessionFilter, request.query_params, queryset).order_by(
         "last_update_time", "user_id", "session_id"
     )
     paginator = Pagination()
@@ -187,7 +187,7 @@ class AppSessionsView(ScopedView):
 
     @extend_schema(
         operation_id="list_app_sessions",
-        parameters=[OpenApiParameter("updated_since", str), OpenApiParameter("user_id", str)],
+        parameters=filter_parameters(SessionFilter),
         responses=paginated(SessionOutSerializer),
     )
     def get(self, request: Request, app_name: str) -> Response:
@@ -200,14 +200,18 @@ class AppSessionsView(ScopedView):
 class SessionsView(ScopedView):
     @extend_schema(
         operation_id="list_sessions",
-        parameters=[OpenApiParameter("updated_since", str)],
+        parameters=[p for p in filter_parameters(SessionFilter) if p.name == "updated_since"],
         responses=paginated(SessionOutSerializer),
     )
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
         """The user's live sessions, oldest update first (``?updated_since=``), without their events."""
         return _list_sessions(request, self, Session.objects.live().filter(app_name=app_name, user_id=user_id))
 
-    @extend_schema(operation_id="create_session", request=SessionCreateSerializer, responses={201: SessionOutSerializer})
+    @extend_schema(
+        operation_id="create_session", request=SessionCreateSerializer, responses={201: SessionOutSerializer},
+        examples=[OpenApiExample("A session that expires in a day", request_only=True, value={
+            "id": "trip-planning", "state": {"user:home_city": "Lyon", "draft": True}, "ttl_seconds": 86400})],
+    )
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
         """Create a session (id generated if absent) with its initial state and optional expiry."""
         data = valid(SessionCreateSerializer, request.data)
@@ -274,7 +278,7 @@ class SessionView(ScopedView):
 
 
 class EventsView(ScopedView):
-    @extend_schema(parameters=[AfterVersionSerializer], responses=paginated(EventOutSerializer))
+    @extend_schema(operation_id="list_events", parameters=[AfterVersionSerializer], responses=paginated(EventOutSerializer))
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         """The session's events after ``?after_version=``, in order, each with the version it made."""
         session = Session.objects.live().filter(app_name=app_name, user_id=user_id, session_id=session_id).first()
@@ -286,7 +290,15 @@ class EventsView(ScopedView):
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response([{"version": e.version, "event": e.data} for e in page])
 
-    @extend_schema(request=EventAppendSerializer, responses={201: EventOutSerializer})
+    @extend_schema(
+        operation_id="append_event", request=EventAppendSerializer, responses={201: EventOutSerializer},
+        examples=[OpenApiExample("The user's message, at the version last read", request_only=True, value={
+            "expected_version": 1,
+            "event": {"invocation_id": "inv-1", "author": "user",
+                      "content": {"role": "user", "parts": [{"text": "I prefer Celsius."}]},
+                      "actions": {"state_delta": {"user:unit": "celsius"}}},
+        })],
+    )
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         """Append an ADK event if the session is still at ``expected_version`` (409 if not)."""
         data = valid(EventAppendSerializer, request.data)
@@ -342,7 +354,7 @@ async def _event_messages(session_pk: int, after_version: int) -> AsyncIterator[
 
 
 class SessionStateView(ScopedView):
-    @extend_schema(responses=StateOutSerializer)
+    @extend_schema(operation_id="get_session_state", responses=StateOutSerializer)
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         """The session's own state and its version."""
         stored = services.get_session(app_name=app_name, user_id=user_id, session_id=session_id, num_recent_events=0)
@@ -350,7 +362,7 @@ class SessionStateView(ScopedView):
             raise Http404
         return Response({"state": stored.state, "version": stored.version})
 
-    @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
+    @extend_schema(operation_id="update_session_state", request=StatePatchSerializer, responses=StateOutSerializer)
     def patch(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         """Merge keys into the session's state (null removes a key) at ``expected_version``."""
         data = valid(StatePatchSerializer, request.data)
@@ -363,13 +375,13 @@ class SessionStateView(ScopedView):
 
 
 class UserStateView(ScopedView):
-    @extend_schema(responses=StateOutSerializer)
+    @extend_schema(operation_id="get_user_state", responses=StateOutSerializer)
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
         """The user's shared state (``user:`` keys, without the prefix) and its version."""
         state, version = services.get_user_state(app_name=app_name, user_id=user_id)
         return Response({"state": state, "version": version})
 
-    @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
+    @extend_schema(operation_id="update_user_state", request=StatePatchSerializer, responses=StateOutSerializer)
     def patch(self, request: Request, app_name: str, user_id: str) -> Response:
         """Merge keys into the user's shared state at ``expected_version``."""
         data = valid(StatePatchSerializer, request.data)
@@ -384,13 +396,13 @@ class UserStateView(ScopedView):
 
 
 class AppStateView(ScopedView):
-    @extend_schema(responses=StateOutSerializer)
+    @extend_schema(operation_id="get_app_state", responses=StateOutSerializer)
     def get(self, request: Request, app_name: str) -> Response:
         """The app's shared state (``app:`` keys, without the prefix) and its version."""
         state, version = services.get_app_state(app_name=app_name)
         return Response({"state": state, "version": version})
 
-    @extend_schema(request=StatePatchSerializer, responses=StateOutSerializer)
+    @extend_schema(operation_id="update_app_state", request=StatePatchSerializer, responses=StateOutSerializer)
     def patch(self, request: Request, app_name: str) -> Response:
         """Merge keys into the app's shared state at ``expected_version``."""
         if self.scope.only_user:

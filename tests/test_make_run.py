@@ -1,9 +1,11 @@
-"""`make run` on a fresh machine: everything starts, the admin answers, Ctrl-C leaves nothing behind."""
+"""`make run` on a fresh machine: everything starts, the admin answers, ordinary use prints no warning,
+Ctrl-C leaves nothing behind."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,14 +41,33 @@ def _manage(env: dict[str, str], *command: str) -> str:
     return done.stdout.splitlines()[-1]
 
 
-def _run(port: int, env: dict[str, str], message: str) -> dict:
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/api/v1/apps/weather/users/alice/sessions/smoke/run/",
-        data=json.dumps({"message": message}).encode(),
-        headers={"Authorization": f"Bearer {_manage(env, 'create_api_key', 'weather')}", "Content-Type": "application/json"},
-    )
+def _post(url: str, key: str, body: dict, **headers: str) -> bytes:
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json", **headers}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
     with urllib.request.urlopen(request, timeout=60) as response:
-        return json.load(response)
+        return response.read()
+
+
+def _get(url: str, key: str = "") -> bytes:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return response.read()
+
+
+def _ordinary_use(port: int, key: str) -> None:
+    """What a newcomer does in the first minutes: read the API reference, stream a turn, talk A2A."""
+    base = f"http://127.0.0.1:{port}"
+    docs = _get(f"{base}/api/docs/").decode()
+    assets = re.findall(r'(?:src|href)="(/static/[^"]+)"', docs)
+    assert len(assets) >= 2 and all(_get(base + asset) for asset in assets)  # as the browser loads them
+    assert b"openapi" in _get(f"{base}/api/schema/?format=json")
+    session = f"{base}/api/v1/apps/weather/users/alice/sessions/smoke/"
+    assert b"event: done" in _post(session + "run/stream/", key, {"message": "And in Tokyo?"})
+    card = json.loads(_get(f"{base}/a2a/weather/.well-known/agent-card.json"))
+    assert card["name"] == "weather_assistant"
+    message = {"kind": "message", "role": "user", "messageId": "m-1", "parts": [{"kind": "text", "text": "Hi there"}]}
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    assert json.loads(_post(f"{base}/a2a/weather/", key, rpc, **{"X-User-Id": "alice"}))["result"]["status"]["state"] == "completed"
 
 
 @pytest.mark.timeout(240)
@@ -67,15 +88,17 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
         assert _wait_for(f"http://127.0.0.1:{port}/admin/login/", launcher) == 200
         # The demo agent answers over HTTP, from the web server's connection pool, in the unit
         # alice told it in the demo conversation.
-        answer = _run(port, env, "What's the weather in Paris?")
+        key = _manage(env, "create_api_key", "weather")
+        answer = json.loads(_post(f"http://127.0.0.1:{port}/api/v1/apps/weather/users/alice/sessions/smoke/run/", key,
+                                  {"message": "What's the weather in Paris?"}))
         assert answer["events"][-1]["content"]["parts"][0]["text"] == "[offline model] It's 64°F and clear in Paris."
         # The same session over Vertex AI's gRPC surface, as ADK for Go reads it.
         engine = f"reasoningEngines/{_manage(env, 'vertex_engine', 'weather')}"
         channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
         grpc.channel_ready_future(channel).result(timeout=60)
         client = SessionServiceClient(transport=SessionServiceGrpcTransport(channel=channel))
-        key = [("x-goog-api-key", _manage(env, "create_api_key", "weather"))]
-        assert client.get_session(name=f"{engine}/sessions/smoke", metadata=key).user_id == "alice"
+        assert client.get_session(name=f"{engine}/sessions/smoke", metadata=[("x-goog-api-key", key)]).user_id == "alice"
+        _ordinary_use(port, key)
         time.sleep(3)  # let the worker and beat finish starting
         started = psutil.Process(launcher.pid).children(recursive=True)
         servers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
@@ -92,6 +115,8 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
     assert output.index("Loaded demo sessions") < summary
     assert f"admin     http://127.0.0.1:{port}/admin/   Admin login (shown once): admin / fresh-machine-pw" in output
     assert "celery@" not in output and "Uvicorn running" not in output  # no banners burying the summary
+    after = output[summary:].splitlines()
+    assert [line for line in after if "warn" in line.lower() or "experimental" in line.lower()] == []
     _, alive = psutil.wait_procs(started + servers, timeout=15)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
     # Redis's socket and files were under var/, not in a new /tmp folder left behind.

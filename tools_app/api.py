@@ -18,7 +18,8 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import BIGINT, Conflict, Pagination, ScopedView, paginated, valid
+from access.api import BIGINT, Conflict, Pagination, ScopedView, SinceFilter, filtered, paginated, valid
+from access.schema import filter_parameters
 from tools_app import services
 from tools_app.models import AuthScheme, Tool, ToolApproval, ToolExecution, ToolKind
 from tools_app.openapi import InvalidOpenApi
@@ -139,7 +140,7 @@ class ToolFilter(filters.FilterSet):
 
 
 class ToolExecutionFilter(filters.FilterSet):
-    started_since = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
+    started_since = SinceFilter("started_at")
 
     class Meta:
         model = ToolExecution
@@ -158,13 +159,15 @@ class ToolApprovalFilter(filters.FilterSet):
 class ToolsView(ScopedView):
     """The app's tool registry."""
 
-    @extend_schema(operation_id="list_tools", parameters=[ToolFilter], responses=paginated(ToolSerializer))
+    @extend_schema(operation_id="list_tools", parameters=filter_parameters(ToolFilter), responses=paginated(ToolSerializer))
     def get(self, request: Request, app_name: str) -> Response:
-        queryset = ToolFilter(request.query_params, queryset=Tool.objects.filter(app_name=app_name)).qs
+        """The app's tools, by name (``?kind=``, ``?enabled=``, ``?requires_approval=``)."""
+        queryset = filtered(ToolFilter, request.query_params, Tool.objects.filter(app_name=app_name))
         return _page(self, request, queryset.order_by("name"), ToolSerializer)
 
     @extend_schema(operation_id="create_tool", request=ToolWriteSerializer, responses={201: ToolSerializer})
     def post(self, request: Request, app_name: str) -> Response:
+        """Register a tool: a Python callable or an OpenAPI operation, which the app's agents get on their next turn."""
         _check_can_manage(self)
         data = valid(ToolWriteSerializer, request.data)
         try:
@@ -222,10 +225,10 @@ class ToolExecutionsView(ScopedView):
     """Every audited tool call of the app (a user-restricted key sees only its user's)."""
 
     @extend_schema(
-        operation_id="list_tool_executions", parameters=[ToolExecutionFilter], responses=paginated(ToolExecutionSerializer)
+        operation_id="list_tool_executions", parameters=filter_parameters(ToolExecutionFilter), responses=paginated(ToolExecutionSerializer)
     )
     def get(self, request: Request, app_name: str) -> Response:
-        queryset = ToolExecutionFilter(request.query_params, queryset=_for_caller(self, ToolExecution.objects.all())).qs
+        queryset = filtered(ToolExecutionFilter, request.query_params, _for_caller(self, ToolExecution.objects.all()))
         return _page(self, request, queryset.order_by("-started_at", "-id"), ToolExecutionSerializer)
 
 
@@ -233,10 +236,10 @@ class ToolApprovalsView(ScopedView):
     """Calls waiting for (or given) a person's decision."""
 
     @extend_schema(
-        operation_id="list_tool_approvals", parameters=[ToolApprovalFilter], responses=paginated(ToolApprovalSerializer)
+        operation_id="list_tool_approvals", parameters=filter_parameters(ToolApprovalFilter), responses=paginated(ToolApprovalSerializer)
     )
     def get(self, request: Request, app_name: str) -> Response:
-        queryset = ToolApprovalFilter(request.query_params, queryset=_for_caller(self, ToolApproval.objects.all())).qs
+        queryset = filtered(ToolApprovalFilter, request.query_params, _for_caller(self, ToolApproval.objects.all()))
         return _page(self, request, queryset.order_by("-created_at", "-id"), ToolApprovalSerializer)
 
 

@@ -60,3 +60,30 @@ def test_hostile_input_gets_a_4xx_in_the_error_shape_and_changes_nothing(method,
     assert set(response.json()["error"]) == {"code", "message", "details"}
     assert (Session.objects.count(), Event.objects.count(), ConsolidationJob.objects.count()) == before
     assert Session.objects.get(session_id="s1").version == 1
+
+
+@pytest.mark.parametrize("query", [
+    "/api/v1/apps/shop/tool-executions/?status=done",
+    f"{U}/memories/?kind=recipe",
+    f"{U}/sessions/?updated_since=yesterday",
+    "/api/v1/apps/shop/sessions/?updated_since=0001-01-01T00:00:00%2B15:00",  # no UTC time: before year 1
+])
+def test_a_filter_value_that_cannot_be_read_is_a_400_that_names_it_not_every_row(query):
+    """Before: the filter was dropped and the list answered every row, as if it had matched."""
+    response = client_for("shop").get(query)
+
+    assert response.status_code == 400, response.content[:300]
+    name = query.partition("?")[2].partition("=")[0]
+    assert name in response.json()["error"]["details"]
+
+
+def test_a_time_filter_with_an_offset_postgresql_refuses_is_compared_in_utc():
+    """ISO 8601 allows offsets past ±15:59, which PostgreSQL refuses: it answered 500."""
+    api = client_for("shop")
+    api.post(f"{U}/sessions/", {"id": "s1"}, format="json")
+    late, early = "2999-01-01T00:00:00-16:33", "1999-01-01T00:00:00-16:33"
+
+    for path in (f"{U}/sessions/", "/api/v1/apps/shop/sessions/", f"{U}/memories/", "/api/v1/apps/shop/tool-executions/"):
+        since = "started_since" if "tool" in path else "updated_since"
+        assert api.get(path, {since: late}).json()["count"] == 0, path
+    assert api.get(f"{U}/sessions/", {"updated_since": early}).json()["count"] == 1
