@@ -26,7 +26,8 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types import (
-    AgentCapabilities, AgentCard, HTTPAuthSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
+    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, HTTPAuthSecurityScheme, SecurityRequirement,
+    SecurityScheme, StringList,
 )
 from a2a.utils.errors import InvalidRequestError
 from asgiref.sync import sync_to_async
@@ -108,7 +109,21 @@ async def build_card(runner: Runner, url: str) -> AgentCard:
         listing_app.reset(token)
     card.security_requirements.append(SecurityRequirement(schemes={SCHEME: StringList()}))
     card.capabilities.CopyFrom(CAPABILITIES)
+    # The endpoint speaks both versions (A2A 0.3's method names too): with a 0.3 interface
+    # listed, the card also carries 0.3's top-level url and protocolVersion, which 0.3 clients require.
+    [interface] = card.supported_interfaces
+    interface.protocol_version = interface.protocol_version or "1.0"
+    card.supported_interfaces.append(AgentInterface(url=interface.url, protocol_binding=interface.protocol_binding,
+                                                    protocol_version="0.3"))
+    for skill in card.skills:
+        _make_readable(skill, runner.agent.name)
     return card
+
+
+def _make_readable(skill: AgentSkill, agent_name: str) -> None:
+    """A skill as a person reads it: ADK names the agent's own skill "model" and describes a tool by its docstring."""
+    skill.name = (agent_name if skill.id == agent_name else skill.name).replace("_", " ").strip().capitalize()
+    skill.description = " ".join(skill.description.split("\n\n")[0].split())
 
 
 class AgentServer:
