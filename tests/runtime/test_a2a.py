@@ -228,6 +228,7 @@ async def test_adks_remote_agent_uses_a_cognizes_served_agent_as_its_sub_agent(w
         message = types.Content(role="user", parts=[types.Part(text="I prefer Fahrenheit.")])
         events = [e async for e in runner.run_async(user_id="dev", session_id=session.id, new_message=message)]
 
+    assert PREFERENCE in [p.text for e in events if e.content for p in e.content.parts or [] if p.text]
     stored = await runner.session_service.get_session(app_name="caller", user_id="dev", session_id=session.id)
     # The answer once. ADK's RemoteA2aAgent also keeps the "working" status message before it as a
     # thought: ADK serving ADK does the same (closing note of issue 30), so that copy is ADK's.
