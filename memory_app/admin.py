@@ -12,9 +12,10 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Case, IntegerField, QuerySet, When
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from infra.replica import ListsFromReplica
 from memory_app import consolidation, services
@@ -123,7 +124,7 @@ class MemoryAdmin(ListsFromReplica):
     )
     readonly_fields = (
         "id", "app_name", "user_id", "extra_scope", "text", "author", "kind", "topic", "importance", "strength", "access_count",
-        "last_accessed_at", "source_session_ids", "source_event_ids", "pretty_metadata", "event_time",
+        "last_accessed_at", "source_sessions", "source_event_ids", "pretty_metadata", "event_time",
         "valid_from", "valid_until", "expires_at", "status", "superseded_by", "forgotten_at", "context", "names",
         "embedder", "created_at", "updated_at",
     )
@@ -136,6 +137,19 @@ class MemoryAdmin(ListsFromReplica):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # edits go through the actions, which write revisions
+
+    @admin.display(description="source sessions")
+    def source_sessions(self, memory: Memory) -> str:
+        """Each session the memory came from, a link to its page while it exists."""
+        found = dict(Session.objects.filter(
+            app_name=memory.app_name, user_id=memory.user_id, session_id__in=memory.source_session_ids
+        ).values_list("session_id", "pk"))
+        links = [
+            format_html('<a href="{}">{}</a>', reverse("admin:sessions_app_session_change", args=[found[sid]]), sid)
+            if sid in found else format_html("{} <span class=\"help\">(deleted)</span>", sid)
+            for sid in memory.source_session_ids
+        ]
+        return format_html_join(", ", "{}", ((link,) for link in links)) or "—"
 
     @admin.display(description="metadata")
     def pretty_metadata(self, memory: Memory) -> str:

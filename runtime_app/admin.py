@@ -6,7 +6,9 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
+from a2a.types import TaskState
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -14,13 +16,33 @@ from django.utils.html import format_html
 from runtime_app.models import A2aTask
 
 
+def _state_label(state: str) -> str:
+    """``TASK_STATE_INPUT_REQUIRED`` as a person says it: "input required"."""
+    return state.removeprefix("TASK_STATE_").replace("_", " ").lower()
+
+
+class StateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [(name, _state_label(name)) for name in TaskState.keys() if name != "TASK_STATE_UNSPECIFIED"]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(state=self.value()) if self.value() else queryset
+
+
 @admin.register(A2aTask)
 class A2aTaskAdmin(admin.ModelAdmin):
-    list_display = ("task_id", "app_name", "user_id", "session_link", "state", "updated_at")
-    list_filter = ("app_name", "state")
+    list_display = ("task_id", "app_name", "user_id", "session_link", "state_label", "updated_at")
+    list_filter = ("app_name", StateFilter)
     search_fields = ("task_id", "context_id", "user_id")
-    fields = ("app_name", "user_id", "task_id", "session_link", "state", "updated_at", "task")
+    fields = ("app_name", "user_id", "task_id", "session_link", "state_label", "updated_at", "task")
     readonly_fields = fields
+
+    @admin.display(description="state", ordering="state")
+    def state_label(self, task: A2aTask) -> str:
+        return _state_label(task.state)
 
     @admin.display(description="session (A2A context)", ordering="context_id")
     def session_link(self, task: A2aTask) -> str:

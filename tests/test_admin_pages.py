@@ -10,7 +10,9 @@ import pytest
 from django.contrib import admin
 from django.core.management import call_command
 
+from memory_app.models import Memory
 from runtime_app.agents import forget_runners
+from runtime_app.models import A2aTask
 from sessions_app.models import Event, Session
 from tests.browser import log_in_as_admin
 from tools_app.models import Tool
@@ -62,3 +64,34 @@ def test_the_demo_pages_read_well(demo, browser, live_server, admin_user):
     tool = Tool.objects.get(app_name="weather", name="get_weather")
     browser.get(f"{live_server.url}/admin/tools_app/tool/{tool.pk}/change/")
     assert "Openapi operation" not in browser.find_element(By.ID, "content").text
+
+
+def test_the_demo_pages_say_what_they_mean(demo, browser, live_server, admin_user):
+    """Issue 30's rough edges: 'unset' traces, raw A2A states, a cut callable path, a memory's unlinked session."""
+    from selenium.webdriver.common.by import By
+
+    A2aTask.objects.create(app_name="weather", user_id="alice", task_id="t-1", context_id="demo-1",
+                           state="TASK_STATE_INPUT_REQUIRED", data={})
+    log_in_as_admin(browser, live_server.url)
+
+    browser.get(f"{live_server.url}/admin/tracing_app/trace/")
+    statuses = {td.text for td in browser.find_elements(By.CSS_SELECTOR, "#result_list td.field-status")}
+    assert statuses == {"ok"}, statuses  # the demo's runs all succeeded
+
+    browser.get(f"{live_server.url}/admin/runtime_app/a2atask/")
+    assert [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#result_list td.field-state_label")] == [
+        "input required"]
+    assert "input required" in browser.find_element(By.ID, "changelist-filter").text
+
+    tool = Tool.objects.get(app_name="weather", name="get_weather")
+    browser.get(f"{live_server.url}/admin/tools_app/tool/{tool.pk}/change/")
+    box = browser.find_element(By.ID, "id_callable_path")
+    assert box.get_attribute("value") == tool.callable_path
+    assert browser.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth", box)  # not cut
+
+    memory = Memory.objects.filter(app_name="weather", user_id="alice").exclude(source_session_ids=[]).first()
+    browser.get(f"{live_server.url}/admin/memory_app/memory/{memory.pk}/change/")
+    link = browser.find_element(By.CSS_SELECTOR, ".field-source_sessions a")
+    link.click()
+    session = Session.objects.get(app_name="weather", user_id="alice", session_id=memory.source_session_ids[0])
+    assert browser.current_url.endswith(f"/admin/sessions_app/session/{session.pk}/change/")

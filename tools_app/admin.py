@@ -49,6 +49,8 @@ class ToolForm(forms.ModelForm):
     class Meta:
         model = Tool
         exclude = ("version", "parameters_schema")
+        # A dotted path is long: the admin's default box (20em) cut it ("…get_weathe").
+        widgets = {"callable_path": forms.TextInput(attrs={"class": "vTextField", "style": "width: 60ch"})}
 
     def _post_clean(self) -> None:
         super()._post_clean()

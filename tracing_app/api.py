@@ -24,7 +24,7 @@ class TraceSerializer(serializers.Serializer):
     start_time = serializers.DateTimeField()
     end_time = serializers.DateTimeField()
     duration_ms = serializers.FloatField(help_text="Wall time of the run in milliseconds.")
-    status = serializers.CharField(help_text="'error' if any span failed, else 'ok' or 'unset'.")
+    status = serializers.CharField(help_text="'error' if any span failed, else 'ok'.")
     span_count = serializers.IntegerField()
     input_tokens = serializers.IntegerField(help_text="Model input tokens over the run.")
     output_tokens = serializers.IntegerField(help_text="Model output tokens over the run.")

@@ -42,7 +42,7 @@ class Trace(models.Model):
     end_time = models.DateTimeField(help_text="End of the latest span.")
     duration_ms = models.FloatField("duration (ms)", default=0, help_text="end_time − start_time in milliseconds.")
     status = models.CharField(
-        max_length=8, choices=Status.choices, default=Status.UNSET, help_text="'error' if any span failed."
+        max_length=8, choices=Status.choices, default=Status.OK, help_text="'error' if any span failed, else 'ok'."
     )
     span_count = models.PositiveIntegerField(default=0, help_text="Spans stored for this trace.")
     input_tokens = models.BigIntegerField(default=0, help_text="Sum of gen_ai.usage.input_tokens over model calls.")

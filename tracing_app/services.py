@@ -66,8 +66,8 @@ FROM (
         COALESCE(max(s.attributes ->> %(invocation)s), '') AS invocation_id,
         min(s.start_time) AS start_time,
         max(s.end_time) AS end_time,
-        CASE WHEN bool_or(s.status = 'error') THEN 'error'
-             WHEN bool_or(s.status = 'ok') THEN 'ok' ELSE 'unset' END AS status,
+        -- A run whose spans all ended without an error is 'ok' (OpenTelemetry leaves most spans UNSET).
+        CASE WHEN bool_or(s.status = 'error') THEN 'error' ELSE 'ok' END AS status,
         count(*) AS span_count,
         COALESCE(sum(CASE WHEN s.attributes ->> %(input)s ~ '^[0-9]+$'
                           THEN (s.attributes ->> %(input)s)::bigint END), 0) AS input_tokens,

@@ -69,8 +69,10 @@ def test_new_events_appear_on_an_open_change_page_in_order(asgi_server, browser,
     browser.get(asgi_server + _change_url("s1"))
     panel = browser.find_element(By.ID, "live-events")
     status = panel.find_element(By.CSS_SELECTOR, ".cz-live-status")
-    WebDriverWait(browser, 30).until(lambda _: status.text == "live")
+    WebDriverWait(browser, 30).until(lambda _: status.text == "live: listening for new events")
     assert panel.find_elements(By.CSS_SELECTOR, ".cz-live-event") == []  # the inline shows what was there
+    # Not an empty table: it says that it is listening (before: headers over nothing until a turn ran).
+    assert "Listening" in panel.find_element(By.CSS_SELECTOR, ".cz-live-empty").text
 
     service = PostgresSessionService()
     async_to_sync(service.append_event)(session, text_event("first live"))
@@ -86,4 +88,5 @@ def test_new_events_appear_on_an_open_change_page_in_order(asgi_server, browser,
     ]
     assert all(row[1].endswith("+00:00") for row in rows)
     assert panel.find_elements(By.TAG_NAME, "img") == [] and browser.title != "pwned"  # shown as text
-    assert status.text == "live"
+    assert status.text == "live: listening for new events"
+    assert panel.find_elements(By.CSS_SELECTOR, ".cz-live-empty") == []

@@ -32,7 +32,7 @@ async def test_a_run_with_a_tool_is_one_trace_of_nested_spans():
     await ask(make_runner(service), user_id="ada", session_id=session.id, text="Paris")
     trace, spans = await stored_trace(session.id)
 
-    assert (trace.app_name, trace.user_id, trace.status) == (APP, "ada", "unset")
+    assert (trace.app_name, trace.user_id, trace.status) == (APP, "ada", "ok")
     assert trace.name == "invoke_workflow weather_agent"
     assert trace.span_count == len(spans) == 5
     assert (trace.input_tokens, trace.output_tokens) == (20, 10)  # two model calls

@@ -34,7 +34,7 @@ def test_a_session_lists_its_traces_newest_first(session):
     assert response.json()["count"] == 2
     newest, oldest = response.json()["results"]
     assert (newest["trace_id"], newest["status"]) == ("b" * 32, "error")
-    assert (oldest["trace_id"], oldest["status"], oldest["name"]) == ("a" * 32, "unset", "invoke_agent weather_agent")
+    assert (oldest["trace_id"], oldest["status"], oldest["name"]) == ("a" * 32, "ok", "invoke_agent weather_agent")
     assert (oldest["span_count"], oldest["input_tokens"], oldest["output_tokens"]) == (3, 10, 5)
     assert oldest["duration_ms"] == pytest.approx(100)
 
