@@ -36,7 +36,7 @@ ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "cognizes.apps.CognizesAdminConfig",  # django.contrib.admin, opening on an overview
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -78,7 +78,7 @@ ASGI_APPLICATION = "cognizes.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [BASE_DIR / "cognizes" / "templates"],  # the project's own: the admin's overview
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

@@ -5,8 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from access.api import IdConverter
 from artifacts_app import api as artifacts_api
-from runtime_app import api as runtime_api
 from memory_app import api as memory_api
+from runtime_app import api as runtime_api
 from sessions_app import api as sessions_api
 from tracing_app import api as tracing_api
 

@@ -29,9 +29,7 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from google.adk.memory.vertex_ai_memory_bank_service import (
-    VertexAiMemoryBankService as _VertexAiMemoryBankService,
-)
+from google.adk.memory.vertex_ai_memory_bank_service import VertexAiMemoryBankService as _VertexAiMemoryBankService
 from google.adk.sessions.vertex_ai_session_service import VertexAiSessionService as _VertexAiSessionService
 
 SCHEMES = {"cognizes+vertex": "http", "cognizes+vertex+https": "https"}

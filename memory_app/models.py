@@ -305,7 +305,11 @@ class ConsolidationJob(models.Model):
     class Meta:
         db_table = "consolidation_jobs"
         ordering = ["-id"]
-        indexes = [models.Index(fields=["app_name", "user_id", "session_id"], name="jobs_by_session")]
+        indexes = [
+            models.Index(fields=["app_name", "user_id", "session_id"], name="jobs_by_session"),
+            # The admin's overview counts jobs by state and lists the last failures without a scan.
+            models.Index(fields=["status", "-finished_at"], name="jobs_by_status"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["app_name", "user_id", "session_id"],

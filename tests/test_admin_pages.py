@@ -7,6 +7,7 @@ durations read as milliseconds; a Python tool's page has no empty OpenAPI box.
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.contrib import admin
 from django.core.management import call_command
 
@@ -15,6 +16,7 @@ from runtime_app.agents import forget_runners
 from runtime_app.models import A2aTask
 from sessions_app.models import Event, Session
 from tests.browser import log_in_as_admin
+from tests.tracing.helpers import flush
 from tools_app.models import Tool
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -72,6 +74,7 @@ def test_the_demo_pages_say_what_they_mean(demo, browser, live_server, admin_use
 
     A2aTask.objects.create(app_name="weather", user_id="alice", task_id="t-1", context_id="demo-1",
                            state="TASK_STATE_INPUT_REQUIRED", data={})
+    async_to_sync(flush)()  # the demo's spans, through the exporter's batch
     log_in_as_admin(browser, live_server.url)
 
     browser.get(f"{live_server.url}/admin/tracing_app/trace/")
