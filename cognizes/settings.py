@@ -240,7 +240,8 @@ COGNIZES_API_BODY_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_API_BODY_TIME
 SPECTACULAR_SETTINGS = {
     "TITLE": "Cognizes API",
     "DESCRIPTION": "Sessions, events, state and long-term memory for ADK agents. "
-    "Authenticate with `Authorization: Bearer <key>` (`.venv/bin/python manage.py create_api_key APP`).",
+    "Authenticate with `Authorization: Bearer <key>` (`.venv/bin/python manage.py create_api_key APP`).\n\n"
+    "The other references: [Vertex AI Agent Engine](/api/docs/vertex/), [A2A](/api/docs/a2a/).",
     "VERSION": "1.0.0",
     # The reference's sections, in the README's order (access.schema puts each operation in one).
     "TAGS": [{"name": name, "description": description} for name, description in [

@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from access.api import IdConverter
+from cognizes import references
 from artifacts_app import api as artifacts_api
 from memory_app import api as memory_api
 from runtime_app import api as runtime_api
@@ -58,6 +59,12 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/schema/vertex/", references.vertex_schema, name="schema-vertex"),
+    path("api/docs/vertex/", SpectacularSwaggerView.as_view(url_name="schema-vertex", title="Cognizes: Vertex AI"),
+         name="swagger-ui-vertex"),
+    path("api/schema/a2a/", references.a2a_schema, name="schema-a2a"),
+    path("api/docs/a2a/", SpectacularSwaggerView.as_view(url_name="schema-a2a", title="Cognizes: A2A"),
+         name="swagger-ui-a2a"),
     path("api-auth/", include("rest_framework.urls")),
     path("", include("vertex_app.urls")),  # Vertex AI Agent Engine's own paths: /v1beta1/…
 ]

@@ -17,8 +17,11 @@ from access.models import ApiKey
 class GoogleApiKeyAuthentication(BaseAuthentication):
     """``x-goog-api-key: <key>`` (or Google's ``?key=``); a wrong or revoked key is refused, not ignored."""
 
+    header = "x-goog-api-key"
+    query = "key"
+
     def authenticate(self, request: Request) -> tuple[ApiClient, ApiKey] | None:
-        raw = request.headers.get("x-goog-api-key") or request.query_params.get("key")
+        raw = request.headers.get(self.header) or request.query_params.get(self.query)
         if not raw:
             return None
         return BearerKeyAuthentication().authenticate_key(raw)

@@ -9,7 +9,7 @@ another app gets the same 404 as an engine that does not exist.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -25,7 +25,10 @@ from vertex_app.services import get_engine_app
 class VertexSurface(APIView):
     """Google's keys and errors, for every path of the surface (those without an engine too)."""
 
-    schema = None  # Google's API, documented by Google: not part of Cognizes' own OpenAPI schema
+    schema = None  # Google's API: not part of Cognizes' own OpenAPI schema (vertex_app.reference documents it)
+    rpcs: ClassVar[dict[str, str]] = {}
+    """The gRPC method of ``transcoding.RULES`` each handler serves (``{"get": "GetSession"}``): the reference
+    names the operation by it and documents it with that method's protobuf messages."""
     authentication_classes = [GoogleApiKeyAuthentication, BearerKeyAuthentication]
     permission_classes = [IsAuthenticated]
 

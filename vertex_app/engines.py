@@ -49,10 +49,14 @@ _GRANULAR = ("create_ttl", "generate_created_ttl", "generate_updated_ttl")
 
 
 class EngineView(VertexView):
+    """The engine: its app, and the app's Memory Bank configuration."""
+
     def get(self, request: Request, **kwargs: Any) -> Response:
+        """Read the engine and its Memory Bank configuration."""
         return Response(self.resource())
 
     def patch(self, request: Request, **kwargs: Any) -> Response:
+        """Change the engine's Memory Bank configuration: topics, examples, TTLs."""
         if self.scope(None, write=True).only_user:
             raise InvalidArgument("A key of one user cannot change the engine every user shares.")
         body = message(request.data, _ENGINE)

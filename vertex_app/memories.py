@@ -205,7 +205,10 @@ class MemoryBankView(VertexView):
 class MemoriesView(MemoryBankView):
     """``{engine}/memories``: create, list."""
 
+    rpcs = {"post": "CreateMemory", "get": "ListMemories"}
+
     def post(self, request: Request, **kwargs: Any) -> Response:
+        """Create a memory in a scope, as stated (no consolidation)."""
         body = message(request.data, _MEMORY_FIELDS)
         user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
         chosen = request.query_params.get("memoryId") or request.query_params.get("memory_id")
@@ -223,6 +226,7 @@ class MemoriesView(MemoryBankView):
         return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory), kind="Memory"))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
+        """List the engine's memories, filtered and ordered."""
         queryset = memory_filters.filtered(self.memories(), request.query_params.get("filter"))
         order = memory_filters.order(request.query_params.get("orderBy") or request.query_params.get("order_by"))
         size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
@@ -237,10 +241,14 @@ class MemoriesView(MemoryBankView):
 class MemoryView(MemoryBankView):
     """``{engine}/memories/{id}``: get, patch, delete."""
 
+    rpcs = {"get": "GetMemory", "patch": "UpdateMemory", "delete": "DeleteMemory"}
+
     def get(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        """Read a memory."""
         return Response(self.resource(self.memory(memory_id, write=False)))
 
     def patch(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        """Change a memory's fact, metadata, topics or expiry (a new revision)."""
         body = message(request.data, _MEMORY_FIELDS)
         updatable = {"fact", "metadata", "topics", "ttl", "expire_time"}
         mask = field_mask(request.query_params.get("updateMask") or request.query_params.get("update_mask"), updatable)
@@ -265,6 +273,7 @@ class MemoryView(MemoryBankView):
         return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory), kind="Memory"))
 
     def delete(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        """Delete a memory."""
         memory = self.memory(memory_id, write=True)
         services.do_delete_memory(memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id)
         return Response(operation(names.operation(self.memory_name(memory)), kind=EMPTY))
@@ -273,7 +282,10 @@ class MemoryView(MemoryBankView):
 class MemoryOperationView(MemoryBankView):
     """``{memory}/operations/{id}``: Cognizes' create and update operations are done when returned."""
 
+    rpcs = {"get": "GetOperation"}
+
     def get(self, request: Request, memory_id: str, operation_id: str, **kwargs: Any) -> Response:
+        """Read an operation of a memory."""
         memory = self.memory(memory_id, write=False)
         return Response(operation(names.operation(self.memory_name(memory), operation_id), self.resource(memory), kind="Memory"))
 
@@ -281,7 +293,10 @@ class MemoryOperationView(MemoryBankView):
 class GenerateView(MemoryBankView, SessionLookup):
     """``{engine}/memories:generate`` from a session, from contents, or from memories stated directly."""
 
+    rpcs = {"post": "GenerateMemories"}
+
     def post(self, request: Request, **kwargs: Any) -> Response:
+        """Generate memories from a session, from contents, or from facts stated directly."""
         body = message(request.data, _GENERATE_FIELDS)
         sources = [name for name in ("vertex_session_source", "direct_contents_source", "direct_memories_source")
                    if body.get(name) is not None]
@@ -345,6 +360,7 @@ class IngestEventsView(MemoryBankView):
     """
 
     def post(self, request: Request, **kwargs: Any) -> Response:
+        """Send events of a stream, for a worker to turn into memories."""
         body = message(request.data, _INGEST_FIELDS)
         user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
         rule = (body.get("generation_trigger_config") or {}).get("generation_rule") or {}
@@ -371,7 +387,10 @@ class RetrieveView(MemoryBankView):
     moment (superseded memories included if they held then), Cognizes' point-in-time search.
     """
 
+    rpcs = {"post": "RetrieveMemories"}
+
     def post(self, request: Request, **kwargs: Any) -> Response:
+        """Retrieve a scope's memories: the most similar to a query, or the newest."""
         body = message(request.data, _RETRIEVE_FIELDS)
         user_id, extra_scope = self.memory_scope(body.get("scope"), write=False)
         conditions = filters.parse(body.get("filter"), fields={"fact", "create_time", "update_time", "valid_time"})
@@ -413,6 +432,7 @@ class RetrieveProfilesView(MemoryBankView):
     """``{engine}/memories:retrieveProfiles``: no structured profiles exist yet, so the set is empty."""
 
     def post(self, request: Request, **kwargs: Any) -> Response:
+        """Retrieve a scope's structured profiles (none exist yet)."""
         body = message(request.data, {"scope": None})
         self.memory_scope(body.get("scope"), write=False)
         return Response({"profiles": {}})
@@ -422,6 +442,7 @@ class PurgeView(MemoryBankView):
     """``{engine}/memories:purge``: count what a filter matches; delete it only with ``force``."""
 
     def post(self, request: Request, **kwargs: Any) -> Response:
+        """Count the memories a filter matches, and delete them if force is set."""
         body = message(request.data, _PURGE_FIELDS)
         force = body.get("force") is True
         if force:
@@ -437,6 +458,7 @@ class RollbackView(MemoryBankView):
     """``{memory}:rollback`` to a revision of it."""
 
     def post(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        """Roll a memory back to one of its revisions."""
         body = message(request.data, {"target_revision_id": None})
         target = str(body.get("target_revision_id") or "").rsplit("/", 1)[-1]
         memory = self.memory(memory_id, write=True, any_status=True)
@@ -452,15 +474,10 @@ class RollbackView(MemoryBankView):
 class RevisionsView(MemoryBankView):
     """``{memory}/revisions``: every change, oldest first."""
 
-    def get(self, request: Request, memory_id: str, revision_id: str | None = None, **kwargs: Any) -> Response:
+    def get(self, request: Request, memory_id: str, **kwargs: Any) -> Response:
+        """List a memory's revisions, oldest first (filter labels.KEY="VALUE")."""
         memory = self.memory(memory_id, write=False, any_status=True)
         revisions = memory.revisions.order_by("id")
-        if revision_id is not None:
-            number = _revision_id(revision_id)
-            revision = revisions.filter(id=number).first() if number is not None else None
-            if revision is None:
-                raise NotFound(f"Revision {revision_id} does not exist.")
-            return Response(self.revision(memory, revision))
         for condition in filters.parse(request.query_params.get("filter"), fields={"labels.*"}):
             if condition.op != "=":
                 raise InvalidArgument('Filter revisions by label as labels.KEY="VALUE".')
@@ -483,6 +500,19 @@ class RevisionsView(MemoryBankView):
         if revision.expires_at:
             out["expireTime"] = rfc3339(revision.expires_at)
         return out
+
+
+class RevisionView(RevisionsView):
+    """``{memory}/revisions/{id}``: one change of the memory."""
+
+    def get(self, request: Request, memory_id: str, revision_id: str = "", **kwargs: Any) -> Response:
+        """Read one revision of a memory."""
+        memory = self.memory(memory_id, write=False, any_status=True)
+        number = _revision_id(revision_id)
+        revision = memory.revisions.filter(id=number).first() if number is not None else None
+        if revision is None:
+            raise NotFound(f"Revision {revision_id} does not exist.")
+        return Response(self.revision(memory, revision))
 
 
 def _revision_id(text: str) -> int | None:

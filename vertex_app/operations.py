@@ -26,7 +26,10 @@ from vertex_app.services import get_engine
 class EngineOperationView(MemoryBankView):
     """``{engine}/operations/{id}``: the engine's own (a configuration change), generation and ingestion."""
 
+    rpcs = {"get": "GetOperation"}
+
     def get(self, request: Request, operation_id: str, **kwargs: Any) -> Response:
+        """Read an operation of the engine: a configuration change, a generation or an ingestion."""
         name = names.operation(self.engine, operation_id)
         if names.generate_job(operation_id) is None:
             return Response(_finished(name, operation_id))
@@ -36,6 +39,8 @@ class EngineOperationView(MemoryBankView):
 class LocationOperationView(MemoryBankView):
     """``projects/{p}/locations/{l}/operations/{id}`` and express ``operations/{id}``: no engine in the path."""
 
+    rpcs = {"get": "GetOperation"}
+
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super(VertexView, self).initial(request, *args, **kwargs)  # keys and errors, but no engine to load
         check_url(request, kwargs)
@@ -43,6 +48,7 @@ class LocationOperationView(MemoryBankView):
 
     def get(self, request: Request, operation_id: str, project: str | None = None,
             location: str | None = None) -> Response:
+        """Read an operation by its id alone, at the location."""
         name = names.location_operation(operation_id, project=project, location=location)
         if names.generate_job(operation_id) is None:
             return Response(_finished(name, operation_id))

@@ -106,7 +106,10 @@ class SessionLookup(VertexView):
 class SessionsView(SessionLookup):
     """``{engine}/sessions``: create, list."""
 
+    rpcs = {"post": "CreateSession", "get": "ListSessions"}
+
     def post(self, request: Request, **kwargs: Any) -> Response:
+        """Create a session for a user (the id is chosen with sessionId, or made up)."""
         body = message(request.data, _SESSION_FIELDS)
         user_id = string(body.get("user_id"), "userId", required=True)
         session_id = string(request.query_params.get("sessionId") or request.query_params.get("session_id"), "sessionId")
@@ -135,6 +138,7 @@ class SessionsView(SessionLookup):
         return Response(operation(names.operation(name), session_resource(name, stored), kind="Session"))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
+        """List the engine's sessions, or one user's (filter user_id="USER")."""
         conditions = filters.parse(request.query_params.get("filter"), fields={"user_id"})
         user_id = self.only_user
         for condition in conditions:
@@ -157,11 +161,15 @@ class SessionsView(SessionLookup):
 class SessionView(SessionLookup):
     """``{engine}/sessions/{id}``: get, patch, delete."""
 
+    rpcs = {"get": "GetSession", "patch": "UpdateSession", "delete": "DeleteSession"}
+
     def get(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        """Read a session (without its events)."""
         stored = self.load(session_id, write=False)
         return Response(session_resource(self.session_name(session_id), stored))
 
     def patch(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        """Change a session's state, display name, labels or expiry."""
         body = message(request.data, _SESSION_FIELDS)
         mask = field_mask(request.query_params.get("updateMask") or request.query_params.get("update_mask"), _UPDATABLE)
         fields = mask if mask is not None else _UPDATABLE & {name for name, value in body.items() if value is not None}
@@ -185,6 +193,7 @@ class SessionView(SessionLookup):
         return self.get(request, session_id)
 
     def delete(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        """Delete a session and its events."""
         stored = self.load(session_id, write=True)
         services.do_delete_session(app_name=self.app_name, user_id=stored.user_id, session_id=session_id)
         return Response(operation(names.operation(self.session_name(session_id)), kind=EMPTY))
@@ -193,7 +202,10 @@ class SessionView(SessionLookup):
 class SessionOperationView(SessionLookup):
     """``{session}/operations/{id}``: Cognizes' session operations are done when they are returned."""
 
+    rpcs = {"get": "GetOperation"}
+
     def get(self, request: Request, session_id: str, operation_id: str, **kwargs: Any) -> Response:
+        """Read an operation of a session."""
         stored = self.load(session_id, write=False)
         name = self.session_name(session_id)
         return Response(operation(names.operation(name, operation_id), session_resource(name, stored), kind="Session"))
@@ -202,7 +214,10 @@ class SessionOperationView(SessionLookup):
 class AppendEventView(SessionLookup):
     """``{session}:appendEvent``."""
 
+    rpcs = {"post": "AppendEvent"}
+
     def post(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        """Append an event to a session, applying its state delta."""
         body = message(request.data, _EVENT_FIELDS)
         user_id = self.owner(session_id, write=True)
         event = _event(body)
@@ -225,7 +240,10 @@ class AppendEventView(SessionLookup):
 class EventsView(SessionLookup):
     """``{session}/events``: list, oldest first, ``filter=timestamp>="…"``."""
 
+    rpcs = {"get": "ListEvents"}
+
     def get(self, request: Request, session_id: str, **kwargs: Any) -> Response:
+        """List a session's events, oldest first."""
         user_id = self.owner(session_id, write=False)
         since: float | None = None
         for condition in filters.parse(request.query_params.get("filter"), fields={"timestamp"}):

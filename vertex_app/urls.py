@@ -31,7 +31,7 @@ urlpatterns = [
     re_path(MEMORY + r"$", memories.MemoryView.as_view()),
     re_path(MEMORY + r":rollback$", memories.RollbackView.as_view()),
     re_path(MEMORY + r"/revisions$", memories.RevisionsView.as_view()),
-    re_path(MEMORY + r"/revisions/(?P<revision_id>[^/:]+)$", memories.RevisionsView.as_view()),
+    re_path(MEMORY + r"/revisions/(?P<revision_id>[^/:]+)$", memories.RevisionView.as_view()),
     re_path(MEMORY + r"/operations/(?P<operation_id>[^/:]+)$", memories.MemoryOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),
