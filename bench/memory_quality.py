@@ -277,7 +277,22 @@ def ingest_via_sessions(conversations: list[Conversation], authored: str) -> Sto
               f"({memories / done.sessions:.1f} a session; {sum(done.dropped.values())} turns dropped) in "
               f"{done.seconds:.1f} s ({done.events / done.seconds:.1f} turns/s)", flush=True)
     print("  dropped, by reason: " + (", ".join(f"{reason} {n}" for reason, n in dropped.most_common()) or "none"))
+    print_supersessions(conversations)
     return store
+
+
+def print_supersessions(conversations: list[Conversation]) -> None:
+    """Every memory a later statement replaced, old -> new: what a person reads to judge the replacements."""
+    from memory_app.models import Memory
+
+    pairs = [
+        (old.text, old.superseded_by.text) for conversation in conversations
+        for old in Memory.objects.for_scope(APP, conversation.sample_id).filter(status="superseded")
+        .select_related("superseded_by")
+    ]
+    print(f"  replaced by a later statement: {len(pairs)} memories")
+    for old, new in pairs:
+        print(f"    {old[:110]!r}\n      -> {new[:110]!r}")
 
 
 def preceding_turns(turns: list[Turn]) -> dict[str, str]:

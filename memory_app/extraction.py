@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memory_app import statements
+from memory_app import replacement, statements
 from memory_app.models import Kind, MemoryBankConfig
 from memory_app.services import Candidate
 
@@ -70,15 +70,11 @@ class OfflineExtractor(Extractor):
     author (ADK writes ``"user"``; a multi-party session may write names) —
     never a function response, the agent's replies, failed turns or streamed
     fragments; the turn before it is kept as its context (``drop_reason`` says
-    why any other event is not a memory). A statement that gives a slot a new value supersedes
-    the known memory holding the old one; for a bare preference only when the
-    two values are alike (``ALIKE_VALUES``), so "I prefer Celsius" replaces "I
-    prefer Fahrenheit" but not "I prefer window seats".
+    why any other event is not a memory). A statement that says a known one again with a
+    new value of something a person has one of (a home, a name, a preference) supersedes it,
+    in any language (``memory_app.replacement``): "I prefer Celsius" replaces "I prefer
+    Fahrenheit", "I like bananas" does not replace "I like apples".
     """
-
-    ALIKE_VALUES = 0.87
-    """Cosine of two preference values of one category, multilingual-e5-small: temperature units, seats,
-    drinks, unit systems 0.89-0.93; across categories 0.84-0.85 (measured on pairs like these)."""
 
     def extract(
         self,
@@ -97,11 +93,10 @@ class OfflineExtractor(Extractor):
             if drop_reason(event) is not None:
                 continue
             text = event_text(event)
-            filled = statements.slots(text)
-            # A slot given twice in these events: the later value holds.
-            replaced = self._superseded(filled, [(str(i), c.text) for i, c in enumerate(candidates)])
-            candidates = [c for i, c in enumerate(candidates) if str(i) not in replaced]
-            kind = _offline_kind(text, filled)
+            # A value given twice in these events: the later holds.
+            earlier = replacement.replaced(text, [(str(i), c.text) for i, c in enumerate(candidates)])
+            candidates = [c for i, c in enumerate(candidates) if str(i) not in earlier]
+            kind = _offline_kind(text)
             candidates.append(
                 Candidate(
                     text=text,
@@ -112,26 +107,11 @@ class OfflineExtractor(Extractor):
                     event_time=_event_time(event),
                     session_id=session_id,
                     metadata=dict(event.get("custom_metadata") or {}),
-                    supersedes=self._superseded(filled, known),
+                    supersedes=replacement.replaced(text, known),
                     context=said,
                 )
             )
         return candidates
-
-    def _superseded(self, new: list[statements.Slot], known: list[tuple[str, str]]) -> tuple[str, ...]:
-        """The ids of the (id, text) pairs that hold an older value of one of the ``new`` slots."""
-        olds = [(memory_id, old, slot) for memory_id, text in known for old in statements.slots(text)
-                for slot in new if old.key == slot.key and old.value.casefold() != slot.value.casefold()]
-        keyed = {memory_id for memory_id, _, slot in olds if not slot.open}
-        bare = [(memory_id, old, slot) for memory_id, old, slot in olds if slot.open and memory_id not in keyed]
-        if bare:
-            from memory_app.embedders import get_embedder
-
-            values = sorted({v for _, old, slot in bare for v in (old.value, slot.value)})
-            vector = dict(zip(values, get_embedder().embed_documents(values)))
-            keyed |= {memory_id for memory_id, old, slot in bare
-                      if float(vector[old.value] @ vector[slot.value]) >= self.ALIKE_VALUES}
-        return tuple(memory_id for memory_id, _ in known if memory_id in keyed)
 
 
 DROP_REASONS = ("streamed fragment", "failed turn", "function response", "not a person's turn", "no text",
@@ -168,7 +148,9 @@ def _said_by_a_person(event: dict[str, Any]) -> bool:
     return role == "user" or (not role and event.get("author") == "user")
 
 
-def _offline_kind(text: str, filled: list[statements.Slot]) -> str:
+def _offline_kind(text: str) -> str:
+    """A label for the memory (what it is kept as does not depend on it)."""
+    filled = statements.slots(text)
     if filled:
         first = filled[0]
         return Kind.PREFERENCE if first.open or first.key.startswith("favourite") else Kind.PERSONAL_INFO

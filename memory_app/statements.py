@@ -8,14 +8,10 @@ nothing, it only keeps its "thank you"s). Nothing is judged by its grammar:
 a rule that reads English pronouns drops what a Japanese speaker says about
 herself.
 
-A statement may also fill a *slot*: something a person has one of at a time —
-a name, a home, an employer, a birthday, "my favourite colour", a preference
-("I prefer …"). A newer value of a slot replaces the older memory. These
-patterns are English only (issue 25 replaces them by meaning): in other
-languages nothing is replaced, and nothing is lost either. A keyed slot names
-its own category ("my favourite colour"); a bare preference does not, so "I
-prefer Celsius" replaces "I prefer Fahrenheit" only when the two values are
-alike (the caller decides, with embeddings), not "I prefer window seats".
+A statement may also fill a *slot* — a name, a home, an employer, "my favourite
+colour", a preference — which labels the memory's kind (personal information,
+preference). These patterns are English only and decide nothing else: what a new
+statement replaces is found by meaning, in every language (``memory_app.replacement``).
 """
 
 from __future__ import annotations

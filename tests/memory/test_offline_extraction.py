@@ -98,6 +98,45 @@ def test_a_restated_preference_supersedes_the_old_one_but_not_another_kind():
     assert celsius.supersedes == ("m1",) and seats.supersedes == ()
 
 
+REPLACED = [  # (known, said later): a new value of something a person has one of
+    ("I live in Paris.", "I live in Berlin now."),
+    ("我住在北京。", "我现在住在上海。"),
+    ("私の名前は太郎です。", "私の名前は花子です。"),
+    ("제 이름은 민수입니다.", "제 이름은 지수입니다."),
+    ("Меня зовут Алексей.", "Меня зовут Иван."),
+    ("أسكن في القاهرة", "أسكن في دبي الآن"),
+    ("Je travaille chez Renault.", "Je travaille chez Peugeot maintenant."),
+    ("Ich wohne in München.", "Ich wohne jetzt in Köln."),
+    ("Vivo en Sevilla.", "Ahora vivo en Málaga."),
+    ("My favourite colour is blue.", "My favourite colour is green."),
+]
+ADDED = [  # (known, said later): both hold
+    ("I like apples.", "I like bananas."),
+    ("我喜欢猫。", "我喜欢狗。"),
+    ("Я люблю джаз.", "Я люблю рок."),
+    ("私は猫が好きです。", "私は犬が好きです。"),
+    ("I went to the gym today.", "I went to the cinema today."),
+    ("I have a dog named Rex.", "I have a cat named Miso."),
+    ("I live in Paris.", "I live in Paris with my wife."),  # adds to it, replaces nothing
+    ("Ana: That was fun, Tom!", "Ana: That sounds fun, Tom!"),  # names frame nothing: "that … fun" is no attribute
+    ("I live in Paris and I teach maths at a lycée near the Bastille, three days a week since 2019.",
+     "I live in Lyon."),  # holds more than the home: not replaced
+]
+
+
+@pytest.mark.parametrize(("known", "said"), REPLACED, ids=[said for _, said in REPLACED])
+def test_a_new_value_replaces_the_old_in_every_language(known, said):
+    """Before: only English patterns ("I live in …") could replace; 私の名前は… never did."""
+    [candidate] = kept(turn("user", said), known=[("m1", known)])
+    assert candidate.supersedes == ("m1",)
+
+
+@pytest.mark.parametrize(("known", "said"), ADDED, ids=[said for _, said in ADDED])
+def test_what_adds_to_a_memory_replaces_nothing(known, said):
+    [candidate] = kept(turn("user", said), known=[("m1", known)])
+    assert candidate.supersedes == ()
+
+
 def test_the_same_slot_twice_in_one_session_keeps_the_later_value():
     texts = [c.text for c in kept(turn("user", "I prefer Fahrenheit."), turn(AGENT, "Okay."),
                                   turn("user", "Hmm, no. I prefer Celsius."))]
