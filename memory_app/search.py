@@ -33,12 +33,13 @@ from django.db import connection, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
+from infra import hybrid_search
 from infra.db_threads import submit_in_background
+from infra.embedders import get_embedder
 from infra.replica import stale_ok
-from memory_app.embedders import get_embedder
-from memory_app.models import TEXT_SEARCH_CONFIG
+from infra.text import search_text
 from memory_app.names import names
-from memory_app.text import search_text, without_names
+from memory_app.text import without_names
 from memory_app.when import named_span
 
 Mode = Literal["hybrid", "vector", "keyword"]
@@ -108,50 +109,11 @@ def _scope(alias: str = "", *, as_of: bool = False) -> str:
 
 
 def _vector_cte(as_of: bool) -> str:
-    return f"""
-vector AS (
-    SELECT id, row_number() OVER (ORDER BY distance) AS rank
-    FROM (
-        SELECT id, embedding <=> %(embedding)s::vector AS distance
-        FROM memories
-        WHERE {_scope(as_of=as_of)} AND embedding IS NOT NULL
-        ORDER BY embedding <=> %(embedding)s::vector
-        LIMIT %(candidates)s
-    ) nearest
-)"""
+    return hybrid_search.vector_ranks("memories", _scope(as_of=as_of) + " AND embedding IS NOT NULL")
 
 
 def _keyword_cte(as_of: bool) -> str:
-    return f"""
-query AS (
-    SELECT replace(plainto_tsquery('{TEXT_SEARCH_CONFIG}', %(text)s)::text, ' & ', ' | ')::tsquery AS tsq,
-           array(SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s))) AS lexemes
-),
-matched AS (
-    SELECT m.id, length(m.search_vector)::float8 AS dl, t.lexeme,
-           coalesce(array_length(t.positions, 1), 1)::float8 AS tf
-    FROM memories m, query q, unnest(m.search_vector) t
-    WHERE {_scope("m", as_of=as_of)}
-      AND m.search_vector @@ q.tsq AND t.lexeme = ANY(q.lexemes)
-),
-document_frequency AS (
-    SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme
-),
-matched_length AS (
-    SELECT greatest(avg(dl), 1) AS avgdl FROM (SELECT DISTINCT id, dl FROM matched) documents
-),
-keyword AS (
-    SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM (
-        SELECT m.id,
-               sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
-                   * m.tf * (%(k1)s + 1) / (m.tf + %(k1)s * (1 - %(b)s + %(b)s * m.dl / l.avgdl))) AS score
-        FROM matched m JOIN document_frequency d USING (lexeme) CROSS JOIN matched_length l
-        GROUP BY m.id
-        ORDER BY score DESC, m.id
-        LIMIT %(candidates)s
-    ) best
-)"""
+    return hybrid_search.keyword_ranks("memories", _scope("m", as_of=as_of))
 
 
 _TIMED_CTE = """

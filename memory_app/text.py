@@ -1,34 +1,12 @@
-"""Text as the keyword search and the deduplication see it."""
+"""Text as the deduplication and the query embedding see it (the keyword search's text is ``infra.text``'s)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from typing import Iterable
 
-CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NOT_WORD = re.compile(r"[^\w]+")
-
-
-@lru_cache(maxsize=1)
-def jieba():
-    import jieba
-
-    jieba.setLogLevel(60)  # its start-up chatter is not ours to print
-    return jieba
-
-
-def search_text(text: str) -> str:
-    """Text for PostgreSQL's full-text parser: Chinese segmented into space-separated words.
-
-    PostgreSQL's parser takes a run of Chinese characters as one word, so a
-    query word inside it would never match; jieba splits it first.
-    """
-    text = unicodedata.normalize("NFKC", text)
-    if not CJK.search(text):
-        return text
-    return " ".join(token for token in jieba().cut_for_search(text) if token.strip())
 
 
 def normalise(text: str) -> str:

