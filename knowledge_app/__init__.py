@@ -1,0 +1,1 @@
+"""Knowledge: documents that agents search (Cognizes' counterpart of Vertex AI RAG Engine's corpora)."""

@@ -1,0 +1,1 @@
+"""One module per family of formats; each turns decoded text or raw bytes into a ``Parsed``."""
