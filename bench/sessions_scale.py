@@ -12,7 +12,9 @@ them differ. Through ``PostgresSessionService`` (what agents call):
 * ``get last 20``       ``get_session`` with the last 20 events;
 * ``get whole``         ``get_session`` with every event of the session;
 * ``list heavy user``   ``list_sessions`` of the heavy user;
-* ``user-state merge``  an event whose ``user:`` delta is merged into the user's state.
+* ``user-state merge``  an event whose ``user:`` delta is merged into the user's state;
+* ``admin overview``    what the admin's first page reads (``cognizes.overview``: per app sessions,
+  today's events, memories; jobs by state; failures; failing runs): counts stop at 10,000 rows.
 
 Each is timed ``--samples`` times per round on each database, rounds alternating
 which database goes first; the table shows p50/p95 (medians over rounds) and the
@@ -47,7 +49,7 @@ APP = "scale"
 HEAVY = "heavy_user"
 SMALL_EVENTS = 10_000
 DATABASES = {"small": "cognizes_bench_scale_small", "big": "cognizes_bench_scale_big"}
-OPERATIONS = ["append", "get last 20", "get whole", "list heavy user", "user-state merge"]
+OPERATIONS = ["append", "get last 20", "get whole", "list heavy user", "user-state merge", "admin overview"]
 
 
 def event_json(event_id: str, author: str, text: str, timestamp: float, invocation: str) -> dict:
@@ -108,6 +110,8 @@ async def measure(samples: int, heavy_sessions: int) -> dict[str, list[float]]:
     from google.adk.sessions.base_session_service import GetSessionConfig
     from google.genai import types
 
+    from asgiref.sync import sync_to_async
+
     from cognizes.adk import PostgresSessionService
 
     service, rng = PostgresSessionService(), random.Random(7)
@@ -130,7 +134,17 @@ async def measure(samples: int, heavy_sessions: int) -> dict[str, list[float]]:
         delta = EventActions(state_delta={"user:last_sample": n})
         await timed("user-state merge", service.append_event(
             session, Event(author="user", invocation_id=f"b{n}", content=text, actions=delta)))
+        await timed("admin overview", sync_to_async(_overview, thread_sensitive=False)())
     return times
+
+
+def _overview() -> None:
+    from django.db import connection
+
+    from cognizes import overview
+
+    overview.app_rows(), overview.job_counts(), overview.recent_failures(), overview.failing_traces()
+    connection.close()
 
 
 def plans() -> list[str]:

@@ -33,5 +33,6 @@ application = BodyLimit(
     surfaces,
     SURFACES,
     larger=[(r"^/api/v1/apps/[^/]+/users/[^/]+/sessions/[^/]+/artifacts/[^/]+/content/?$",
-             "COGNIZES_ARTIFACT_MAX_BYTES")],  # artifact uploads
+             "COGNIZES_ARTIFACT_MAX_BYTES"),  # artifact uploads
+            (r"^/api/v1/apps/[^/]+/corpora/[^/]+/documents/?$", "COGNIZES_KNOWLEDGE_MAX_BYTES")],  # documents
 )

@@ -1,4 +1,4 @@
-"""What the admin's first page says is happening: per app, the jobs, the processes, the failing runs.
+"""What the admin's first page says is happening: per app, the jobs and documents, the processes, the failing runs.
 
 Every number is cheap on a big database. A count walks an index and stops past
 ``EXACT_UP_TO`` rows; beyond that the page shows PostgreSQL's planner estimate
@@ -19,6 +19,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from infra import heartbeat
+from knowledge_app.models import Corpus, Document, DocumentStatus
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from runtime_app.agents import registered_apps
 from sessions_app.models import Event, Session
@@ -60,6 +61,8 @@ class AppRow:
     sessions: Count
     events_today: Count
     memories: Count
+    corpora: Count
+    documents: Count
 
 
 def _skip_scan(table: str) -> list[str]:
@@ -83,7 +86,8 @@ def _skip_scan(table: str) -> list[str]:
 def app_rows(now: datetime | None = None) -> list[AppRow]:
     """Every app with an agent, sessions or memories (up to ``MAX_APPS``), with its counts."""
     midnight = timezone.localtime(now or timezone.now()).replace(hour=0, minute=0, second=0, microsecond=0)
-    names = sorted({*registered_apps(), *_skip_scan(Session._meta.db_table), *_skip_scan(Memory._meta.db_table)})
+    names = sorted({*registered_apps(), *(name for model in (Session, Memory, Corpus)
+                                          for name in _skip_scan(model._meta.db_table))})
     return [
         AppRow(
             app_name=name,
@@ -94,6 +98,8 @@ def app_rows(now: datetime | None = None) -> list[AppRow]:
                 timestamp__gte=midnight.timestamp(),
             )),
             memories=bounded_count(Memory.objects.filter(app_name=name, status="active")),
+            corpora=bounded_count(Corpus.objects.filter(app_name=name)),
+            documents=bounded_count(Document.objects.filter(app_name=name)),
         )
         for name in names[:MAX_APPS]
     ]
@@ -106,6 +112,19 @@ def job_counts() -> dict[str, Count]:
 
 def recent_failures() -> list[ConsolidationJob]:
     return list(ConsolidationJob.objects.filter(status=JobStatus.FAILED).order_by("-finished_at")[:FAILURES_SHOWN])
+
+
+DOCUMENT_STATES = [DocumentStatus.PENDING, DocumentStatus.RUNNING, DocumentStatus.FAILED]
+
+
+def document_counts() -> dict[str, Count]:
+    """Documents being indexed, waiting, or failed (the documents' status index)."""
+    return {state.label: bounded_count(Document.objects.filter(status=state)) for state in DOCUMENT_STATES}
+
+
+def failed_documents() -> list[Document]:
+    return list(Document.objects.filter(status=DocumentStatus.FAILED).defer("content").order_by("-updated_at")
+                [:FAILURES_SHOWN])
 
 
 def failing_traces(within: timedelta = timedelta(days=7)) -> list[Trace]:

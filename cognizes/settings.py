@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "access",
     "sessions_app",
     "memory_app",
+    "knowledge_app",
     "tools_app",
     "tracing_app",
     "artifacts_app",
@@ -252,6 +253,7 @@ SPECTACULAR_SETTINGS = {
         ("Artifacts", "Files the session's agents saved, each name with its versions."),
         ("Memories", "What the memory bank knows of a user: listed, searched, written, edited, rolled back, forgotten."),
         ("Memory bank", "How memories are made: the app's topics, examples and TTLs, and consolidation jobs."),
+        ("Knowledge", "An app's corpora of documents, indexed by a worker into chunks that agents search."),
         ("Traces", "Each run's spans (agent, model, tool calls) as OpenTelemetry recorded them."),
         ("Tools", "The app's tool registry, every tool call's audit, and calls waiting for a person's approval."),
         ("Users", "Everything stored of a user, erased at once."),
@@ -319,6 +321,10 @@ COGNIZES_TOOL_RESULT_MAX_BYTES = int(os.environ.get("COGNIZES_TOOL_RESULT_MAX_BY
 COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = _env_bool("COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK", False)
 
 # Artifacts (artifacts_app): the largest version one save may store (ADK's save_artifact refuses more).
+# Knowledge: the largest document an upload may carry, and how long a worker may hold one it indexes
+# (a worker killed mid-document leaves it to be run again once this has passed).
+COGNIZES_KNOWLEDGE_MAX_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_BYTES", str(50 * 1024 * 1024)))
+COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEASE_SECONDS", "120"))
 COGNIZES_ARTIFACT_MAX_BYTES = int(os.environ.get("COGNIZES_ARTIFACT_MAX_BYTES", str(50 * 1024 * 1024)))
 
 # Tracing (tracing_app): every process sends ADK's OpenTelemetry spans to the traces

@@ -51,6 +51,7 @@ api_v1 = [
     path(session + "traces/", tracing_api.SessionTracesView.as_view(), name="session-traces"),
     path(user + "traces/<str:trace_id>/", tracing_api.TraceView.as_view(), name="trace"),
     path("apps/<str:app_name>/", include("tools_app.urls")),
+    path("apps/<str:app_name>/", include("knowledge_app.urls")),
 ]
 
 urlpatterns = [

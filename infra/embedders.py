@@ -19,6 +19,9 @@ import numpy as np
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+DIMENSIONS = 384
+"""The size of the stored vectors (the vector columns of memories and chunks): the default model's."""
+
 
 class Embedder(ABC):
     """Turns documents and queries into L2-normalised float32 vectors of ``dimensions``."""

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
-import time
 
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import connection
 
-from infra.tasks import MAINTENANCE_TASK
+from infra.tasks import MAINTENANCE_TASK, run_on_a_timer
 from memory_app.consolidation import do_recover_jobs
 from memory_app.decay import do_decay, do_purge_expired_revisions, do_purge_forgotten
 
@@ -49,17 +46,5 @@ def _recover_while_running(**_: object) -> None:
     ``COGNIZES_JOB_RECOVERY_SECONDS``. Recoveries on many workers at once send
     each job once (``do_recover_jobs`` claims what it sends).
     """
-    threading.Thread(target=_recovery_timer, name="recover-jobs", daemon=True).start()
-
-
-def _recovery_timer() -> None:
-    delay = settings.COGNIZES_JOB_LEASE_SECONDS + 1
-    while True:
-        time.sleep(delay)
-        delay = settings.COGNIZES_JOB_RECOVERY_SECONDS
-        try:
-            do_recover_jobs()
-        except Exception:  # an outage: the next round tries again
-            logger.exception("recovering lost consolidation jobs failed")
-        finally:
-            connection.close()
+    run_on_a_timer("recover-jobs", do_recover_jobs, first=settings.COGNIZES_JOB_LEASE_SECONDS + 1,
+                   every=lambda: settings.COGNIZES_JOB_RECOVERY_SECONDS)

@@ -25,10 +25,11 @@ from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from access.models import MAX_KEY_LENGTH
+from infra.embedders import DIMENSIONS
 from infra.text import TEXT_SEARCH_CONFIG
 
 MAX_TOPIC_LENGTH = 64
-EMBEDDING_DIMENSIONS = 384
+EMBEDDING_DIMENSIONS = DIMENSIONS
 
 
 class Kind(models.TextChoices):

@@ -5,21 +5,11 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
+from infra.tasks import RETRIED_THROUGH_OUTAGES
 from memory_app import consolidation
 
 logger = logging.getLogger(__name__)
-
-# Transient database/network errors retry with backoff; the work itself is idempotent.
-RETRIED_THROUGH_OUTAGES = {
-    "bind": True,
-    "acks_late": True,
-    "autoretry_for": (OperationalError, InterfaceError, ConnectionError, TimeoutError),
-    "retry_backoff": True,
-    "retry_backoff_max": 300,
-    "max_retries": 5,
-}
 
 
 @shared_task(**RETRIED_THROUGH_OUTAGES)
@@ -34,4 +24,6 @@ def consolidate_when_due(self, job_id: int) -> None:
     consolidation.run_when_due(job_id)
 
 
-from memory_app import beat  # noqa: E402,F401  (registers the beat tasks "memory_app.forget", "memory_app.recover_jobs")
+from memory_app import (  # noqa: E402,F401  (registers the beat tasks "memory_app.forget", "memory_app.recover_jobs")
+    beat,
+)

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from cognizes import overview
 from infra import heartbeat
+from knowledge_app.models import Corpus, Document
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from sessions_app.models import Event, Session
 from tests.processes import ROOT, database_env
@@ -43,7 +44,9 @@ def _memory(app: str, text: str, status: str = "active") -> None:
 
 
 def _cell(html: str, app: str) -> str:
-    return html[html.index(f'data-app="{app}"'):][:800]
+    """The app's row of the overview."""
+    start = html.index(f'data-app="{app}"')
+    return html[start:html.index("</tr>", start)]
 
 
 @pytest.fixture
@@ -65,6 +68,9 @@ def test_the_first_page_says_per_app_what_is_stored_and_what_failed(admin_client
     ConsolidationJob.objects.create(app_name="shop", user_id="ada", session_id="s1", status=JobStatus.FAILED,
                                     error="RuntimeError: the model refused", finished_at=timezone.now())
     ConsolidationJob.objects.create(app_name="shop", user_id="bob", session_id="s2", status=JobStatus.QUEUED)
+    corpus = Corpus.objects.create(app_name="shop", display_name="Handbook")
+    Document.objects.create(corpus=corpus, app_name="shop", display_name="notes.txt", content_hash="0" * 64,
+                            content=b"\x00", status="failed", error="Could not read notes.txt: a binary file, not text")
     trace = Trace.objects.create(trace_id="f" * 32, name="invoke_agent shop_agent", app_name="shop", user_id="ada",
                                  session_id="s1", start_time=timezone.now(), end_time=timezone.now(), status="error")
     Trace.objects.create(trace_id="a" * 32, name="invoke_agent fine", app_name="shop", start_time=timezone.now(),
@@ -87,6 +93,10 @@ def test_the_first_page_says_per_app_what_is_stored_and_what_failed(admin_client
     assert f"/admin/tracing_app/trace/{trace.pk}/change/" in traces
     assert "invoke_agent fine" not in traces and "long ago" not in traces
     assert "No worker is running" in html and "no beat is running" in html  # no heartbeat at all
+    documents = html[html.index('id="overview-documents"'):]
+    assert "Could not read notes.txt: a binary file" in documents
+    assert '/admin/knowledge_app/corpus/?app_name=shop">1</a>' in shop  # one corpus
+    assert '/admin/knowledge_app/document/?app_name=shop">1</a>' in shop  # with one document
     assert "Django administration" not in html and "Sessions, memories, tools and traces" in html  # the lists too
 
 

@@ -1,0 +1,203 @@
+"""HTTP: an app's corpora, their documents and chunks, and search, under ``/api/v1/apps/{app}/corpora/``.
+
+A document is uploaded as the request body itself (its Content-Type the document's,
+``?filename=`` naming it) or as the ``file`` field of a multipart form; it answers
+201 ``pending`` at once, and a worker indexes it (``GET`` it to follow: ``running``,
+``active`` with its chunk count, or ``failed`` with the reason). The same bytes
+again answer 200 with the document already there. Managing corpora and documents
+takes a key of the whole app; a key of one user may read and search them.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.api import Pagination, ScopedView, check_scope, paginated, valid
+from access.parsers import PayloadTooLarge
+from knowledge_app import services
+from knowledge_app.models import Chunk, Corpus, Document
+from knowledge_app.search import search_chunks
+
+
+class CorpusSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Corpus
+        fields = ["id", "display_name", "description", "chunk_size", "chunk_overlap", "created_at", "updated_at"]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Document
+        fields = ["id", "corpus_id", "display_name", "source_uri", "mime_type", "size_bytes", "content_hash",
+                  "status", "error", "chunk_count", "attempts", "created_at", "updated_at", "indexed_at"]
+
+
+class ChunkSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Chunk
+        fields = ["id", "ordinal", "heading", "text", "start", "end"]
+
+
+class ChunkSearchSerializer(serializers.Serializer):
+    query = serializers.CharField(trim_whitespace=False)
+    top_k = serializers.IntegerField(default=10, min_value=1, max_value=100)
+    vector_distance_threshold = serializers.FloatField(required=False, min_value=0, max_value=2,
+                                                       help_text="Leave out chunks farther than this (cosine).")
+
+
+class ChunkHitSerializer(serializers.Serializer):
+    chunk_id = serializers.IntegerField()
+    text = serializers.CharField()
+    heading = serializers.CharField(allow_blank=True)
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    document_id = serializers.IntegerField()
+    document_name = serializers.CharField()
+    source_uri = serializers.CharField(allow_blank=True)
+    score = serializers.FloatField()
+    distance = serializers.FloatField()
+
+
+def _manage(view: ScopedView) -> None:
+    if view.scope.only_user:
+        raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's corpora.")
+
+
+def _corpus(view: ScopedView, corpus_id: int) -> Corpus:
+    corpus = services.get_corpus(view.scope.app_name, corpus_id)
+    if corpus is None:
+        raise Http404
+    return corpus
+
+
+def _document(view: ScopedView, corpus_id: int, document_id: int) -> Document:
+    document = services.documents(view.scope.app_name, corpus_id).filter(id=document_id).first()
+    if document is None:
+        raise Http404
+    return document
+
+
+def _page(view: ScopedView, request: Request, queryset, serializer) -> Response:
+    paginator = Pagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer(page, many=True).data)
+
+
+class CorporaView(ScopedView):
+    @extend_schema(operation_id="list_corpora", responses=paginated(CorpusSerializer))
+    def get(self, request: Request, app_name: str) -> Response:
+        """The app's corpora, oldest first."""
+        return _page(self, request, services.corpora(app_name).order_by("id"), CorpusSerializer)
+
+    @extend_schema(operation_id="create_corpus", request=CorpusSerializer, responses={201: CorpusSerializer},
+                   examples=[OpenApiExample("A handbook", request_only=True, value={
+                       "display_name": "Employee handbook", "chunk_size": 512, "chunk_overlap": 64})])
+    def post(self, request: Request, app_name: str) -> Response:
+        """Create a corpus, with how its documents are cut into chunks (tokens)."""
+        _manage(self)
+        data = valid(CorpusSerializer, request.data)
+        try:
+            corpus = services.do_create_corpus(app_name=app_name, **data)
+        except services.KnowledgeError as error:
+            raise exceptions.ValidationError(str(error)) from error
+        return Response(CorpusSerializer(corpus).data, status=status.HTTP_201_CREATED)
+
+
+class CorpusView(ScopedView):
+    @extend_schema(operation_id="get_corpus", responses=CorpusSerializer)
+    def get(self, request: Request, app_name: str, corpus_id: int) -> Response:
+        """One corpus."""
+        return Response(CorpusSerializer(_corpus(self, corpus_id)).data)
+
+    @extend_schema(operation_id="delete_corpus", responses={204: None})
+    def delete(self, request: Request, app_name: str, corpus_id: int) -> Response:
+        """Delete the corpus with its documents and chunks."""
+        _manage(self)
+        services.do_delete_corpus(_corpus(self, corpus_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentsView(ScopedView):
+    parser_classes = [MultiPartParser]  # a raw body is read as it came (below), whatever its type
+
+    @extend_schema(operation_id="list_documents", responses=paginated(DocumentSerializer))
+    def get(self, request: Request, app_name: str, corpus_id: int) -> Response:
+        """The corpus's documents with their indexing status, oldest first."""
+        _corpus(self, corpus_id)
+        return _page(self, request, services.documents(app_name, corpus_id).defer("content").order_by("id"),
+                     DocumentSerializer)
+
+    @extend_schema(operation_id="upload_document", request={"*/*": OpenApiTypes.BINARY},
+                   parameters=[OpenApiParameter("filename", str, description="The document's file name.")],
+                   responses={201: DocumentSerializer, 200: DocumentSerializer})
+    def post(self, request: Request, app_name: str, corpus_id: int) -> Response:
+        """Upload a document: indexed by a worker (201 pending); the same bytes again answer 200, unchanged."""
+        _manage(self)
+        corpus = _corpus(self, corpus_id)
+        limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit + 64 * 1024:
+            raise PayloadTooLarge(f"A document may have at most {limit} bytes.")
+        if (request.content_type or "").startswith("multipart/form-data"):
+            upload = request.FILES.get("file")
+            if upload is None:
+                raise exceptions.ValidationError({"file": ["Send the document as the form's 'file' field."]})
+            data, filename, mime_type = upload.read(limit + 1), upload.name, upload.content_type or ""
+        else:
+            data = request.stream.read(limit + 1) if request.stream is not None else b""
+            filename, mime_type = request.query_params.get("filename", ""), request.content_type or ""
+        try:
+            added = services.do_add_document(corpus, data=data, filename=filename, mime_type=mime_type,
+                                             display_name=request.query_params.get("display_name", ""))
+        except services.TooLarge as error:
+            raise PayloadTooLarge(str(error)) from error
+        except services.KnowledgeError as error:
+            raise exceptions.ValidationError({"document": [str(error)]}) from error
+        return Response(DocumentSerializer(added.document).data,
+                        status=status.HTTP_201_CREATED if added.created else status.HTTP_200_OK)
+
+
+class DocumentView(ScopedView):
+    @extend_schema(operation_id="get_document", responses=DocumentSerializer)
+    def get(self, request: Request, app_name: str, corpus_id: int, document_id: int) -> Response:
+        """One document: its status (pending, running, active, failed with the reason) and chunk count."""
+        return Response(DocumentSerializer(_document(self, corpus_id, document_id)).data)
+
+    @extend_schema(operation_id="delete_document", responses={204: None})
+    def delete(self, request: Request, app_name: str, corpus_id: int, document_id: int) -> Response:
+        """Delete the document with its chunks."""
+        _manage(self)
+        services.do_delete_document(_document(self, corpus_id, document_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentChunksView(ScopedView):
+    @extend_schema(operation_id="list_chunks", responses=paginated(ChunkSerializer))
+    def get(self, request: Request, app_name: str, corpus_id: int, document_id: int) -> Response:
+        """The document's chunks in order: text, the headings above it, its character span."""
+        document = _document(self, corpus_id, document_id)
+        return _page(self, request, document.chunks.order_by("ordinal"), ChunkSerializer)
+
+
+class CorpusSearchView(ScopedView):
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        self.scope = check_scope(request, kwargs["app_name"], None, write=False)  # a search changes nothing
+
+    @extend_schema(operation_id="search_corpus", request=ChunkSearchSerializer, responses=ChunkHitSerializer(many=True),
+                   examples=[OpenApiExample("A question", request_only=True,
+                                            value={"query": "How many days of leave do I get?", "top_k": 5})])
+    def post(self, request: Request, app_name: str, corpus_id: int) -> Response:
+        """The corpus's chunks that best answer ``query`` (hybrid vector and keyword search), ranked."""
+        corpus = _corpus(self, corpus_id)
+        data = valid(ChunkSearchSerializer, request.data)
+        hits = search_chunks(app_name=app_name, corpus_ids=[corpus.id], query=data["query"], top_k=data["top_k"],
+                             vector_distance_threshold=data.get("vector_distance_threshold"))
+        return Response(ChunkHitSerializer([hit.__dict__ for hit in hits], many=True).data)

@@ -1,0 +1,118 @@
+"""Indexing a document on a worker: parse → chunk → embed → replace its chunks, all or nothing.
+
+A worker claims a document by moving it to ``running`` with a lease (the
+consolidation jobs' pattern): another delivery of the same task finds it claimed
+and leaves it, and a worker killed mid-document leaves a lease that runs out,
+after which ``do_recover_documents`` sends it again. The slow part (parsing,
+embedding) holds no lock and no transaction; the chunks are swapped in one
+transaction at the end, so a search sees the old chunks or the new, never half,
+and a document that cannot be read is ``failed`` with the reason, its old chunks kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from infra.embedders import get_embedder
+from infra.text import search_text
+from knowledge_app.chunking import chunk
+from knowledge_app.models import Chunk, Document, DocumentStatus
+from knowledge_app.parsing import UnreadableDocument, parse
+
+logger = logging.getLogger(__name__)
+
+EMBED_BATCH = 32
+"""Chunks embedded per call: the model is far faster per text in batches."""
+MAX_ATTEMPTS = 3
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.COGNIZES_KNOWLEDGE_LEASE_SECONDS)
+
+
+def _claim(document_id: int) -> Document | None:
+    """The document, now ``running`` under this worker's lease; None if it is not to be run (done, or claimed)."""
+    now = timezone.now()
+    with transaction.atomic():
+        document = (
+            Document.objects.select_for_update(skip_locked=True)
+            .filter(id=document_id)
+            .filter(Q(status=DocumentStatus.PENDING) | Q(status=DocumentStatus.RUNNING, lease_until__lt=now))
+            .select_related("corpus")
+            .first()
+        )
+        if document is None:
+            return None
+        document.status, document.lease_until, document.attempts = DocumentStatus.RUNNING, now + _lease(), \
+            document.attempts + 1
+        document.save(update_fields=["status", "lease_until", "attempts", "updated_at"])
+    return document
+
+
+def do_ingest(document_id: int) -> str:
+    """Index the document if it is this call's to index; what became of it (for the task's log)."""
+    document = _claim(document_id)
+    if document is None:
+        return "not to be run (done, or another worker holds it)"
+    try:
+        parsed = parse(bytes(document.content), filename=document.source_uri or document.display_name,
+                       mime_type=document.mime_type)
+        pieces = chunk(parsed, size=document.corpus.chunk_size, overlap=document.corpus.chunk_overlap)
+        if not pieces:
+            raise UnreadableDocument("no text in it")
+    except UnreadableDocument as unreadable:
+        _finish(document, status=DocumentStatus.FAILED, error=f"Could not read {document.display_name}: "
+                f"{unreadable.reason}")
+        return "failed: " + unreadable.reason
+    headings = [" › ".join(piece.heading_path) for piece in pieces]
+    texts = [piece.text for piece in pieces]
+    searched = [search_text(f"{heading}\n{text}" if heading else text) for heading, text in zip(headings, texts)]
+    embedder = get_embedder()
+    vectors = [vector for start in range(0, len(pieces), EMBED_BATCH)
+               for vector in embedder.embed_documents(searched[start:start + EMBED_BATCH])]
+    rows = [
+        Chunk(document_id=document.id, corpus_id=document.corpus_id, app_name=document.app_name, ordinal=n,
+              text=piece.text, heading=heading, start=piece.start, end=piece.end, search_text=searched[n],
+              embedding=vectors[n])
+        for n, (piece, heading) in enumerate(zip(pieces, headings))
+    ]
+    with transaction.atomic():
+        still_ours = Document.objects.select_for_update().filter(
+            id=document.id, status=DocumentStatus.RUNNING, lease_until=document.lease_until).exists()
+        if not still_ours:  # the lease ran out and another worker took it: its chunks will be the ones
+            return "lost its lease: left to the worker that took it over"
+        Chunk.objects.filter(document_id=document.id).delete()
+        Chunk.objects.bulk_create(rows, batch_size=500)
+        _finish(document, status=DocumentStatus.ACTIVE, chunk_count=len(rows), indexed_at=timezone.now())
+    return f"{len(rows)} chunks"
+
+
+def _finish(document: Document, **fields: object) -> None:
+    Document.objects.filter(id=document.id).update(lease_until=None, error=fields.pop("error", ""),
+                                                   updated_at=timezone.now(), **fields)
+
+
+def do_fail_after_error(document_id: int, error: BaseException) -> None:
+    """An unexpected error (an outage, a bug) on the last attempt: the document says so instead of staying running."""
+    Document.objects.filter(id=document_id, status=DocumentStatus.RUNNING, attempts__gte=MAX_ATTEMPTS).update(
+        status=DocumentStatus.FAILED, lease_until=None, error=f"Indexing failed {MAX_ATTEMPTS} times: {error}")
+
+
+def do_recover_documents() -> list[int]:
+    """Send again every document whose worker vanished (its lease ran out) or whose message was lost."""
+    from knowledge_app.tasks import ingest_document
+
+    now = timezone.now()
+    lost = list(Document.objects.filter(
+        Q(status=DocumentStatus.RUNNING, lease_until__lt=now)
+        | Q(status=DocumentStatus.PENDING, updated_at__lt=now - _lease())
+    ).filter(attempts__lt=MAX_ATTEMPTS).values_list("id", flat=True)[:1000])
+    for document_id in lost:
+        ingest_document.delay(document_id)
+    return lost

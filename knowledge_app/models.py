@@ -1,0 +1,114 @@
+"""Knowledge: an app's corpora of documents, cut into chunks that agents search.
+
+A document keeps the bytes it was uploaded with, so it can be parsed and chunked
+again (a new chunking, a new embedder); its chunks are replaced all at once when
+it is (re)indexed, so a search sees its old chunks or its new ones, never half.
+Every row carries its app: the one scope every query filters by
+(``knowledge_app.services``).
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models.expressions import RawSQL
+from pgvector.django import HnswIndex, VectorField
+
+from access.models import MAX_KEY_LENGTH
+from infra.embedders import DIMENSIONS
+from infra.text import TEXT_SEARCH_CONFIG
+
+
+class Corpus(models.Model):
+    """A searchable collection of an app's documents, with how they are cut (Vertex: a RagCorpus)."""
+
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH)
+    display_name = models.CharField(max_length=512)
+    description = models.TextField(blank=True)
+    chunk_size = models.PositiveIntegerField(default=1024, help_text="Tokens per chunk at most (Vertex's chunk_size).")
+    chunk_overlap = models.PositiveIntegerField(
+        default=200, help_text="Tokens a chunk repeats from the one before it (Vertex's chunk_overlap).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "knowledge_corpora"
+        verbose_name_plural = "corpora"
+        indexes = [models.Index(fields=["app_name", "id"], name="corpora_by_app")]
+
+    def __str__(self) -> str:
+        return f"{self.app_name}/{self.display_name}"
+
+
+class DocumentStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    ACTIVE = "active", "active"
+    FAILED = "failed", "failed"
+
+
+class Document(models.Model):
+    """One file of a corpus (Vertex: a RagFile), indexed by a worker: pending → running → active, or failed."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents")
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH)
+    display_name = models.CharField(max_length=512)
+    source_uri = models.CharField(max_length=2048, blank=True, help_text="Where it came from (a file name, a URL).")
+    mime_type = models.CharField(max_length=255, blank=True)
+    size_bytes = models.BigIntegerField(default=0)
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document.")
+    content = models.BinaryField(help_text="The bytes as uploaded, kept to index again.")
+    status = models.CharField(max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.PENDING)
+    error = models.TextField(blank=True, help_text="Why it failed: what a person can do about it.")
+    chunk_count = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="A running document not done by then is presumed lost (worker killed) and run again.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "knowledge_documents"
+        constraints = [models.UniqueConstraint(fields=["corpus", "content_hash"], name="documents_unique_content")]
+        indexes = [
+            models.Index(fields=["app_name", "corpus", "id"], name="documents_by_corpus"),
+            models.Index(fields=["status", "lease_until"], name="documents_by_status"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+class Chunk(models.Model):
+    """A piece of a document as search sees it: its text, the headings above it and where it lies."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="+")
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH)
+    ordinal = models.PositiveIntegerField(help_text="Its place among the document's chunks, from 0.")
+    text = models.TextField()
+    heading = models.TextField(blank=True, help_text="The headings it is under, outermost first, joined by ' › '.")
+    start = models.PositiveIntegerField(help_text="Character offset of its text in the document's text.")
+    end = models.PositiveIntegerField()
+    search_text = models.TextField(help_text="Heading and text as the keyword search reads them.")
+    search_vector = models.GeneratedField(
+        expression=RawSQL(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, search_text)", ()),
+        output_field=SearchVectorField(), db_persist=True,
+    )
+    embedding = VectorField(dimensions=DIMENSIONS)
+
+    class Meta:
+        db_table = "knowledge_chunks"
+        ordering = ["document", "ordinal"]
+        indexes = [
+            models.Index(fields=["document", "ordinal"], name="chunks_by_document"),
+            models.Index(fields=["app_name", "corpus"], name="chunks_by_corpus"),
+            GinIndex(fields=["search_vector"], name="chunks_search_vector"),
+            HnswIndex(name="chunks_embedding_hnsw", fields=["embedding"], m=32, ef_construction=128,
+                      opclasses=["vector_cosine_ops"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]

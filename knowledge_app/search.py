@@ -1,0 +1,89 @@
+"""Searching an app's corpora: one SQL statement fusing the chunks' vector and BM25 ranks.
+
+The two candidate lists are memory search's (``infra.hybrid_search``), over the
+chunks of the corpora asked for and nothing else: the scope is in both lists'
+WHERE clause, so another app's chunks are never candidates. The lists are fused
+by reciprocal rank fusion; ``vector_distance_threshold`` drops chunks farther
+than it in meaning (cosine distance, as Vertex's RagRetrievalConfig has it),
+whatever their keyword rank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from infra import hybrid_search
+from infra.embedders import get_embedder
+from infra.text import search_text
+
+CANDIDATES = 50
+RRF_K = 60.0
+BM25_K1, BM25_B = 1.2, 0.75
+MAX_QUERY_CHARS = 4000
+"""A longer query is cut here: its embedding reads 512 tokens anyway, and BM25 over 10,000 words would scan."""
+
+_SCOPE = "{p}app_name = %(app)s AND {p}corpus_id = ANY(%(corpora)s)"
+
+_STATEMENT = """
+WITH {vector},
+{keyword}
+SELECT c.id, c.text, c.heading, c.start, c."end", c.document_id, d.display_name, d.source_uri, d.corpus_id,
+       f.rrf AS score, c.embedding <=> %(embedding)s::vector AS distance, f.vector_rank, f.keyword_rank
+FROM (
+    SELECT coalesce(v.id, k.id) AS id,
+           coalesce(1.0 / (%(rrf_k)s + v.rank), 0) + coalesce(1.0 / (%(rrf_k)s + k.rank), 0) AS rrf,
+           v.rank AS vector_rank, k.rank AS keyword_rank
+    FROM vector v FULL OUTER JOIN keyword k ON v.id = k.id
+) f
+JOIN knowledge_chunks c ON c.id = f.id
+JOIN knowledge_documents d ON d.id = c.document_id
+WHERE c.embedding <=> %(embedding)s::vector <= %(threshold)s
+ORDER BY score DESC, c.id
+LIMIT %(top_k)s
+"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: int
+    text: str
+    heading: str
+    start: int
+    end: int
+    document_id: int
+    document_name: str
+    source_uri: str
+    corpus_id: int
+    score: float
+    distance: float
+    """Cosine distance of the chunk to the query (0: the same meaning)."""
+    vector_rank: int | None
+    keyword_rank: int | None
+
+
+def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: int = 10,
+                  vector_distance_threshold: float | None = None) -> list[Hit]:
+    """The chunks of ``corpus_ids`` (the app's) that best answer ``query``, best first."""
+    query = query[:MAX_QUERY_CHARS]
+    if not corpus_ids or not query.strip():
+        return []
+    params = {
+        "app": app_name, "corpora": list(corpus_ids), "text": search_text(query),
+        "embedding": "[" + ",".join(f"{x:.7f}" for x in get_embedder().embed_query(query)) + "]",
+        "candidates": max(CANDIDATES, top_k), "top_k": top_k, "rrf_k": RRF_K, "k1": BM25_K1, "b": BM25_B,
+        "threshold": 2.0 if vector_distance_threshold is None else vector_distance_threshold,
+    }
+    statement = _STATEMENT.format(
+        vector=hybrid_search.vector_ranks("knowledge_chunks", _SCOPE.format(p="")),
+        keyword=hybrid_search.keyword_ranks("knowledge_chunks", _SCOPE.format(p="m.")),
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
+        cursor.execute(
+            "SELECT count(*) FROM knowledge_chunks WHERE app_name = %(app)s AND corpus_id = ANY(%(corpora)s)", params)
+        params["n"] = max(cursor.fetchone()[0], 1)
+        cursor.execute(statement, params)
+        return [Hit(*row) for row in cursor.fetchall()]

@@ -1,0 +1,147 @@
+"""The knowledge store over the native API with a real Celery worker: upload, index, search, in any language.
+
+A document answers at once as ``pending``; the worker parses, chunks and embeds it;
+search fuses vector and keyword ranks over the corpus's chunks only.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from knowledge_app.models import Chunk, Document
+from tests.api.conftest import client_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BASE = "/api/v1/apps/shop/corpora/"
+HANDBOOK = """# Employee handbook
+
+## Leave
+
+Every employee gets 25 days of paid leave a year. Unused days carry over until March.
+
+## Equipment
+
+Laptops are replaced every three years. Lost badges cost 10 euros.
+
+## 休假
+
+员工每年享有二十五天带薪假期。
+"""
+
+
+def _corpus(api, **fields) -> int:
+    answer = api.post(BASE, {"display_name": "Handbook", "chunk_size": 40, "chunk_overlap": 5, **fields},
+                      format="json")
+    assert answer.status_code == 201, answer.json()
+    return answer.json()["id"]
+
+
+def _upload(api, corpus_id: int, data: bytes, filename: str, content_type: str = "text/markdown"):
+    return api.generic("POST", f"{BASE}{corpus_id}/documents/?filename={filename}", data, content_type=content_type)
+
+
+def _indexed(api, corpus_id: int, document_id: int, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        document = api.get(f"{BASE}{corpus_id}/documents/{document_id}/").json()
+        if document["status"] in ("active", "failed") or time.monotonic() > deadline:
+            return document
+        time.sleep(0.2)
+
+
+def test_an_uploaded_document_is_indexed_by_the_worker_and_found_by_meaning_and_words(celery_worker):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+
+    uploaded = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md")
+    assert uploaded.status_code == 201 and uploaded.json()["status"] == "pending"
+    document = _indexed(api, corpus_id, uploaded.json()["id"])
+
+    assert document["status"] == "active" and document["chunk_count"] >= 3, document
+    chunks = api.get(f"{BASE}{corpus_id}/documents/{document['id']}/chunks/").json()["results"]
+    assert {chunk["heading"] for chunk in chunks} >= {"Employee handbook › Leave", "Employee handbook › Equipment"}
+    assert all(HANDBOOK[c["start"]:c["end"]] == c["text"] for c in chunks)  # where it lies, exactly
+    by_meaning = api.post(f"{BASE}{corpus_id}/search/", {"query": "How much holiday do I get?"}, format="json").json()
+    assert "25 days of paid leave" in by_meaning[0]["text"]
+    assert (by_meaning[0]["document_name"], by_meaning[0]["heading"]) == ("handbook.md", "Employee handbook › Leave")
+    by_word = api.post(f"{BASE}{corpus_id}/search/", {"query": "badges", "top_k": 1}, format="json").json()
+    assert len(by_word) == 1 and "badges" in by_word[0]["text"]
+    chinese = api.post(f"{BASE}{corpus_id}/search/", {"query": "带薪假期有几天", "top_k": 1}, format="json").json()
+    assert "二十五天" in chinese[0]["text"]
+
+
+def test_the_same_bytes_again_change_nothing_and_a_bad_file_fails_with_its_reason(celery_worker):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    first = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md").json()
+    again = _upload(api, corpus_id, HANDBOOK.encode(), "copy.md")
+    binary = _upload(api, corpus_id, b"\x00\x01\x02 not text \x00", "notes.txt", "text/plain").json()
+    empty = _upload(api, corpus_id, b"", "empty.txt", "text/plain")
+
+    assert again.status_code == 200 and again.json()["id"] == first["id"]
+    assert empty.status_code == 400 and "empty" in str(empty.json()["error"]["details"])
+    failed = _indexed(api, corpus_id, binary["id"])
+    assert failed["status"] == "failed" and "binary" in failed["error"], failed
+    assert _indexed(api, corpus_id, first["id"])["status"] == "active"  # the worker went on
+    assert Document.objects.count() == 2 and not Chunk.objects.filter(document_id=binary["id"]).exists()
+
+
+def test_another_apps_key_and_a_users_key_see_what_they_may(celery_worker):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    document = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md").json()
+    _indexed(api, corpus_id, document["id"])
+    other, user = client_for("crm"), client_for("shop", user_id="ada")
+
+    assert other.get(f"/api/v1/apps/shop/corpora/{corpus_id}/").status_code in (403, 404)
+    assert other.get(f"/api/v1/apps/crm/corpora/{corpus_id}/").status_code == 404  # not in crm's corpora
+    assert other.post(f"/api/v1/apps/crm/corpora/{corpus_id}/search/", {"query": "leave"}, format="json"
+                      ).status_code == 404
+    assert user.post(f"{BASE}{corpus_id}/search/", {"query": "leave"}, format="json").status_code == 200
+    assert user.post(BASE, {"display_name": "Mine"}, format="json").status_code == 403
+    assert user.delete(f"{BASE}{corpus_id}/").status_code == 403
+
+
+def test_deleting_a_document_takes_its_chunks_out_of_search(celery_worker):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    document = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md").json()
+    _indexed(api, corpus_id, document["id"])
+
+    assert api.delete(f"{BASE}{corpus_id}/documents/{document['id']}/").status_code == 204
+
+    assert api.post(f"{BASE}{corpus_id}/search/", {"query": "leave"}, format="json").json() == []
+    assert not Chunk.objects.exists()
+
+
+def test_bad_corpus_settings_and_queries_get_a_clear_400():
+    api = client_for("shop")
+    assert api.post(BASE, {"display_name": "x", "chunk_size": 10, "chunk_overlap": 10}, format="json"
+                    ).status_code == 400
+    corpus_id = _corpus(api)
+    assert api.post(f"{BASE}{corpus_id}/search/", {"query": "leave", "top_k": 0}, format="json").status_code == 400
+    long_query = api.post(f"{BASE}{corpus_id}/search/", {"query": "word " * 10_000}, format="json")
+    assert long_query.status_code == 200 and long_query.json() == []
+
+
+def test_a_person_uploads_a_document_in_the_admin_and_reads_its_chunks(celery_worker, admin_client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from knowledge_app.models import Corpus
+
+    corpus = Corpus.objects.create(app_name="shop", display_name="Handbook", chunk_size=40, chunk_overlap=5)
+    answer = admin_client.post("/admin/knowledge_app/document/add/", {
+        "corpus": corpus.id, "display_name": "", "file": SimpleUploadedFile("handbook.md", HANDBOOK.encode(),
+                                                                             content_type="text/markdown")})
+    assert answer.status_code == 302, answer.content[:500]
+    document = Document.objects.get(corpus=corpus)
+    api = client_for("shop")
+    assert _indexed(api, corpus.id, document.id)["status"] == "active"
+
+    page = admin_client.get(f"/admin/knowledge_app/document/{document.id}/change/").content.decode()
+    assert "25 days of paid leave" in page and "Employee handbook › Leave" in page
+    listing = admin_client.get("/admin/knowledge_app/corpus/").content.decode()
+    assert "Handbook" in listing and '<td class="field-documents">1</td>' in listing
