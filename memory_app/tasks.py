@@ -24,6 +24,4 @@ def consolidate_when_due(self, job_id: int) -> None:
     consolidation.run_when_due(job_id)
 
 
-from memory_app import (  # noqa: E402,F401  (registers the beat tasks "memory_app.forget", "memory_app.recover_jobs")
-    beat,
-)
+from memory_app import beat  # noqa: E402,F401  isort:skip  (registers "memory_app.forget", "memory_app.recover_jobs")
