@@ -35,7 +35,7 @@ FROM (
     SELECT coalesce(v.id, k.id) AS id,
            coalesce(1.0 / (%(rrf_k)s + v.rank), 0) + coalesce(1.0 / (%(rrf_k)s + k.rank), 0) AS rrf,
            v.rank AS vector_rank, k.rank AS keyword_rank
-    FROM vector v FULL OUTER JOIN keyword k ON v.id = k.id
+    FROM {sources}
 ) f
 JOIN knowledge_chunks c ON c.id = f.id
 JOIN knowledge_documents d ON d.id = c.document_id
@@ -43,6 +43,14 @@ WHERE c.embedding <=> %(embedding)s::vector <= %(threshold)s
 ORDER BY score DESC, c.id
 LIMIT %(top_k)s
 """
+
+
+_NO_RANKS = "(SELECT NULL::bigint AS id, NULL::bigint AS rank)"
+SOURCES = {
+    "hybrid": "vector v FULL OUTER JOIN keyword k ON v.id = k.id",
+    "vector": f"vector v LEFT JOIN {_NO_RANKS} k ON false",  # one list alone: what bench/knowledge_quality.py
+    "keyword": f"keyword k LEFT JOIN {_NO_RANKS} v ON false",  # compares the fusion with
+}
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,7 @@ class Hit:
 
 
 def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: int = 10,
-                  vector_distance_threshold: float | None = None) -> list[Hit]:
+                  vector_distance_threshold: float | None = None, mode: str = "hybrid") -> list[Hit]:
     """The chunks of ``corpus_ids`` (the app's) that best answer ``query``, best first."""
     query = query[:MAX_QUERY_CHARS]
     if not corpus_ids or not query.strip():
@@ -76,6 +84,7 @@ def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: in
         "threshold": 2.0 if vector_distance_threshold is None else vector_distance_threshold,
     }
     statement = _STATEMENT.format(
+        sources=SOURCES[mode],
         vector=hybrid_search.vector_ranks("knowledge_chunks", _SCOPE.format(p="")),
         keyword=hybrid_search.keyword_ranks("knowledge_chunks", _SCOPE.format(p="m.")),
     )

@@ -87,6 +87,7 @@ def runner_for(
     session_service: BaseSessionService | None = None,
     memory_service: BaseMemoryService | None = None,
     artifact_service: BaseArtifactService | None = None,
+    knowledge: Sequence[int | str] = (),
 ) -> Runner:
     """A Runner for ``agent`` as app ``app_name``, on Cognizes' services.
 
@@ -98,6 +99,8 @@ def runner_for(
     ``DatabaseToolset`` (the agent object gets it). ``session_ttl``: how long
     the sessions it creates live (default COGNIZES_SESSION_TTL_SECONDS; unset:
     until deleted). Artifacts are stored in PostgreSQL (``PostgresArtifactService``).
+    ``knowledge``: corpora of the app (ids or display names) an ``LlmAgent`` searches
+    with the ``search_knowledge`` tool.
     """
     from artifacts_app.adk import PostgresArtifactService
     from memory_app.adk import PostgresMemoryService
@@ -111,6 +114,11 @@ def runner_for(
     if registry_tools and isinstance(agent, LlmAgent):
         if not any(isinstance(tool, DatabaseToolset) for tool in agent.tools):
             agent.tools.append(DatabaseToolset())
+    if knowledge and isinstance(agent, LlmAgent):
+        from knowledge_app.adk import knowledge_tool
+
+        if not any(getattr(tool, "name", "") == "search_knowledge" for tool in agent.tools):
+            agent.tools.append(knowledge_tool(app_name, knowledge))
     app_plugins = list(plugins)
     if audit:
         app_plugins.append(AuditPlugin())

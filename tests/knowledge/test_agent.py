@@ -1,0 +1,48 @@
+"""An agent answers from an app's documents through ``search_knowledge``, on any model, audited like any tool."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.genai import types
+
+from cognizes.adk import runner_for
+from infra.db_threads import run_in_db_thread
+from knowledge_app.ingestion import do_ingest
+from knowledge_app.models import Corpus, Document
+from tests.fake_llm import ScriptedLlm
+from tests.knowledge.test_api import HANDBOOK
+from tools_app.models import ToolExecution
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _indexed_handbook(app_name: str, filename: str = "handbook.md") -> Corpus:
+    corpus = Corpus.objects.create(app_name=app_name, display_name="Handbook", chunk_size=40, chunk_overlap=5)
+    data = HANDBOOK.encode()
+    document = Document.objects.create(corpus=corpus, app_name=app_name, display_name=filename,
+                                       source_uri=filename, mime_type="text/markdown", size_bytes=len(data),
+                                       content_hash=hashlib.sha256(data).hexdigest(), content=data)
+    assert do_ingest(document.id).endswith("chunks")
+    return corpus
+
+
+async def test_an_agent_searches_the_corpora_it_was_given_and_the_call_is_audited():
+    await run_in_db_thread(_indexed_handbook, "shop")
+    await run_in_db_thread(_indexed_handbook, "crm", "crm.md")  # another app's, named alike: never searched
+    agent = LlmAgent(name="helper", model=ScriptedLlm(tool_name="search_knowledge", argument="query"))
+    runner = runner_for(agent, app_name="shop", knowledge=["Handbook"], memory="off")
+    message = types.Content(role="user", parts=[types.Part(text="How many days of paid leave do I get?")])
+
+    events = [e async for e in runner.run_async(user_id="ada", session_id="s1", new_message=message)]
+
+    [response] = [p.function_response.response for e in events for p in e.content.parts or [] if p.function_response]
+    passages = response["passages"]
+    assert "25 days of paid leave" in passages[0]["text"]
+    assert (passages[0]["document"], passages[0]["heading"]) == ("handbook.md", "Employee handbook › Leave")
+    assert {passage["document"] for passage in passages} == {"handbook.md"}
+    assert events[-1].content.parts[0].text.startswith("Done: {'passages'")
+    audited = await run_in_db_thread(lambda: list(ToolExecution.objects.filter(tool_name="search_knowledge")))
+    assert [(e.app_name, e.status) for e in audited] == [("shop", "succeeded")]
