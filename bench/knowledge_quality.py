@@ -15,11 +15,13 @@ the project (GFDL): its path is an argument. Runs on a scratch database, dropped
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -27,7 +29,6 @@ from bench.scratch import migrated_database  # noqa: E402
 
 BENCH_DB = "cognizes_bench_knowledge"
 APP = "bench"
-MODES = ("hybrid", "vector", "keyword")
 
 
 def normalised(text: str) -> str:
@@ -61,23 +62,27 @@ def ingest(folder: Path, chunk_size: int, chunk_overlap: int) -> tuple[int, floa
     return corpus.id, time.perf_counter() - started, Chunk.objects.filter(corpus=corpus).count()
 
 
-def score(corpus_id: int, questions: list[dict]) -> dict[str, dict[str, float]]:
+def score(corpus_id: int, questions: list[dict], lines: dict[str, tuple[str, Any]]) -> dict[str, dict[str, float]]:
+    """Each line (name -> (mode, fusion)) over every question; the query embedded once per question."""
+    from infra.embedders import get_embedder
     from knowledge_app.search import search_chunks
 
+    embedded = {q["id"]: list(get_embedder().embed_query(q["question"])) for q in questions}
     figures = {}
-    for mode in MODES:
+    for name, (mode, fusion) in lines.items():
         ranks, elapsed = [], []
         for question in questions:
             started = time.perf_counter()
-            hits = search_chunks(app_name=APP, corpus_ids=[corpus_id], query=question["question"], top_k=10, mode=mode)
+            hits = search_chunks(app_name=APP, corpus_ids=[corpus_id], query=question["question"], top_k=10,
+                                 mode=mode, fusion=fusion, embedding=embedded[question["id"]])
             elapsed.append(time.perf_counter() - started)
             ranks.append(next((n for n, hit in enumerate(hits, 1)
                                if answers(hit.text, hit.source_uri.removesuffix(".txt"), question)), None))
         n = len(questions)
-        figures[mode] = {
+        figures[name] = {
             **{f"hit@{k}": sum(r is not None and r <= k for r in ranks) / n for k in (1, 5, 10)},
             "MRR@10": sum(1 / r for r in ranks if r is not None) / n,
-            "median ms": sorted(elapsed)[n // 2] * 1000,
+            "median ms": sorted(elapsed)[n // 2] * 1000,  # the SQL, the query's embedding not included
         }
     return figures
 
@@ -87,6 +92,7 @@ def main() -> None:
     parser.add_argument("path", type=Path, help="the cmuqa_dev folder (articles/, questions.jsonl)")
     parser.add_argument("--chunk-size", type=int, default=256, help="tokens per chunk (Vertex's chunk_size)")
     parser.add_argument("--chunk-overlap", type=int, default=32)
+    parser.add_argument("--sweep", action="store_true", help="also other fusion weights (to choose the default)")
     args = parser.parse_args()
     questions = [json.loads(line) for line in (args.path / "questions.jsonl").read_text().splitlines() if line]
     with migrated_database(BENCH_DB):
@@ -94,14 +100,24 @@ def main() -> None:
         print(f"{len(list((args.path / 'articles').glob('*.txt')))} articles -> {chunks} chunks of at most "
               f"{args.chunk_size} tokens (overlap {args.chunk_overlap}) in {seconds:.1f} s "
               f"({chunks / seconds:.1f} chunks/s, one process); {len(questions)} questions")
-        figures = score(corpus_id, questions)
+        figures = score(corpus_id, questions, lines(args.sweep))
     columns = ["hit@1", "hit@5", "hit@10", "MRR@10", "median ms"]
-    print(f"\n{'line':<10}" + "".join(f"{c:>11}" for c in columns))
-    for mode in MODES:
-        print(f"{mode if mode != 'keyword' else 'BM25':<10}" + "".join(
-            f"{figures[mode][c]:>11.1f}" if c == "median ms" else f"{figures[mode][c]:>11.3f}" for c in columns))
-    print(f"{'hybrid/BM25':<10}" + "".join(f"{figures['hybrid'][c] / max(figures['keyword'][c], 1e-9):>10.2f}x"
-                                            for c in columns[:4]))
+    print(f"\n{'line':<26}" + "".join(f"{c:>11}" for c in columns))
+    for name, row in figures.items():
+        print(f"{name:<26}" + "".join(f"{row[c]:>11.1f}" if c == "median ms" else f"{row[c]:>11.3f}" for c in columns))
+    print(f"{'hybrid / BM25':<26}" + "".join(f"{figures['hybrid'][c] / max(figures['BM25'][c], 1e-9):>10.2f}x"
+                                              for c in columns[:4]))
+
+
+def lines(sweep: bool) -> dict[str, tuple[str, Any]]:
+    """The lines compared: hybrid as configured, each list alone, and with ``--sweep`` other fusions."""
+    from knowledge_app.search import FUSION, Fusion
+
+    shown = {"hybrid": ("hybrid", FUSION), "vector": ("vector", FUSION), "BM25": ("keyword", FUSION)}
+    if sweep:
+        for rrf_k, keyword in itertools.product((5, 20, 60), (1.0, 1.5, 2.0)):
+            shown[f"hybrid k={rrf_k} keyword×{keyword:g}"] = ("hybrid", Fusion(vector=1.0, keyword=keyword, rrf_k=rrf_k))
+    return shown
 
 
 if __name__ == "__main__":
