@@ -34,5 +34,6 @@ application = BodyLimit(
     SURFACES,
     larger=[(r"^/api/v1/apps/[^/]+/users/[^/]+/sessions/[^/]+/artifacts/[^/]+/content/?$",
              "COGNIZES_ARTIFACT_MAX_BYTES"),  # artifact uploads
-            (r"^/api/v1/apps/[^/]+/corpora/[^/]+/documents/?$", "COGNIZES_KNOWLEDGE_MAX_BYTES")],  # documents
+            (r"^/api/v1/apps/[^/]+/corpora/[^/]+/documents/?$", "COGNIZES_KNOWLEDGE_MAX_BYTES"),  # documents
+            (r"^/upload/v1(beta1)?/.*ragFiles:upload$", "COGNIZES_KNOWLEDGE_MAX_BYTES")],  # and RAG Engine's
 )

@@ -24,6 +24,7 @@ API_CODES = {400: "bad_request", 404: "not_found", 408: "request_timeout", 413: 
 SURFACES: dict[str, ErrorBody] = {
     "/api/": lambda status, message: error_body(API_CODES[status], message),
     "/v1": vertex_errors.body,  # /v1/ and /v1beta1/
+    "/upload/v1": vertex_errors.body,  # RAG Engine's file uploads
     a2a.PREFIX: a2a.error_body,
 }
 """Path prefix → (HTTP status, message) → the JSON body that surface answers with."""

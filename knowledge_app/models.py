@@ -57,14 +57,16 @@ class Document(models.Model):
     source_uri = models.CharField(max_length=2048, blank=True, help_text="Where it came from (a file name, a URL).")
     mime_type = models.CharField(max_length=255, blank=True)
     size_bytes = models.BigIntegerField(default=0)
-    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document.")
+    content_hash = models.CharField(
+        max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document.")
     content = models.BinaryField(help_text="The bytes as uploaded, kept to index again.")
     status = models.CharField(max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.PENDING)
     error = models.TextField(blank=True, help_text="Why it failed: what a person can do about it.")
     chunk_count = models.PositiveIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
     lease_until = models.DateTimeField(
-        null=True, blank=True, help_text="A running document not done by then is presumed lost (worker killed) and run again.")
+        null=True, blank=True,
+        help_text="A running document not done by then is presumed lost (worker killed) and run again.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     indexed_at = models.DateTimeField(null=True, blank=True)

@@ -39,7 +39,8 @@ alone 0.769/0.912/0.949/0.832."""
 MAX_QUERY_CHARS = 4000
 """A longer query is cut here: its embedding reads 512 tokens anyway, and BM25 over 10,000 words would scan."""
 
-_SCOPE = "{p}app_name = %(app)s AND {p}corpus_id = ANY(%(corpora)s)"
+_SCOPE = ("{p}app_name = %(app)s AND {p}corpus_id = ANY(%(corpora)s)"
+          " AND (%(documents)s::bigint[] IS NULL OR {p}document_id = ANY(%(documents)s))")
 
 _STATEMENT = """
 WITH {vector},
@@ -89,16 +90,18 @@ class Hit:
 
 def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: int = 10,
                   vector_distance_threshold: float | None = None, mode: str = "hybrid",
-                  fusion: Fusion = FUSION, embedding: list[float] | None = None) -> list[Hit]:
+                  fusion: Fusion = FUSION, embedding: list[float] | None = None,
+                  document_ids: list[int] | None = None) -> list[Hit]:
     """The chunks of ``corpus_ids`` (the app's) that best answer ``query``, best first.
 
-    ``embedding``: the query's, if the caller has it (a benchmark comparing fusions embeds each question once).
+    ``document_ids``: only these documents' chunks (Vertex's ``rag_file_ids``). ``embedding``: the query's, if the
+    caller has it (a benchmark comparing fusions embeds each question once).
     """
     query = query[:MAX_QUERY_CHARS]
     if not corpus_ids or not query.strip():
         return []
     params = {
-        "app": app_name, "corpora": list(corpus_ids), "text": search_text(query),
+        "app": app_name, "corpora": list(corpus_ids), "documents": document_ids, "text": search_text(query),
         "embedding": "[" + ",".join(f"{x:.7f}" for x in (embedding if embedding is not None
                                                           else get_embedder().embed_query(query))) + "]",
         "candidates": max(CANDIDATES, top_k), "top_k": top_k, "k1": BM25_K1, "b": BM25_B,
@@ -114,7 +117,7 @@ def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: in
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
         cursor.execute(
-            "SELECT count(*) FROM knowledge_chunks WHERE app_name = %(app)s AND corpus_id = ANY(%(corpora)s)", params)
+            "SELECT count(*) FROM knowledge_chunks WHERE " + _SCOPE.format(p=""), params)
         params["n"] = max(cursor.fetchone()[0], 1)
         cursor.execute(statement, params)
         return [Hit(*row) for row in cursor.fetchall()]

@@ -41,7 +41,8 @@ def get_corpus(app_name: str, corpus_id: int) -> Corpus | None:
 
 def check_chunking(size: int, overlap: int) -> None:
     if size < 1 or not 0 <= overlap < size:
-        raise KnowledgeError(f"chunk_size must be at least 1 and chunk_overlap from 0 to below it (got {size}, {overlap}).")
+        raise KnowledgeError(
+            f"chunk_size must be at least 1 and chunk_overlap from 0 to below it (got {size}, {overlap}).")
 
 
 def do_create_corpus(*, app_name: str, display_name: str, description: str = "", chunk_size: int = 1024,

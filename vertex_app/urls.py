@@ -8,12 +8,13 @@ follow a colon (``sessions/{id}:appendEvent``), so ids stop at ``/`` and ``:``.
 
 from django.urls import re_path
 
-from vertex_app import engines, errors, memories, operations, sessions
+from vertex_app import engines, errors, memories, operations, rag, sessions
 
 ENGINE = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>\d{1,19})"
 SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
+CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
 
 urlpatterns = [
     re_path(ENGINE + r"$", engines.EngineView.as_view()),
@@ -35,5 +36,16 @@ urlpatterns = [
     re_path(MEMORY + r"/operations/(?P<operation_id>[^/:]+)$", memories.MemoryOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),
+    re_path(LOCATION + r"ragCorpora$", rag.RagCorporaView.as_view()),
+    re_path(CORPUS + r"$", rag.RagCorpusView.as_view()),
+    re_path(CORPUS + r"/operations/(?P<operation_id>[^/:]+)$", rag.RagOperationView.as_view()),
+    re_path(CORPUS + r"/ragFiles$", rag.RagFilesView.as_view()),
+    re_path(CORPUS + r"/ragFiles:import$", rag.RagImportView.as_view()),
+    re_path(CORPUS + r"/ragFiles/(?P<file_id>[^/:]+)$", rag.RagFileView.as_view()),
+    re_path(r"^upload/" + CORPUS.removeprefix("^") + r"/ragFiles:upload$", rag.RagUploadView.as_view()),
+    # What the clients send: .../locations/L:retrieveContexts, .../locations/L/:retrieveContexts, and /:retrieveContexts
+    re_path(r"^v1(?:beta1)?/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+):retrieveContexts$",
+            rag.RetrieveContextsAsTheProtoSpellsItView.as_view()),
+    re_path(LOCATION + r":retrieveContexts$", rag.RetrieveContextsView.as_view()),
     re_path(r"^v1(?:beta1)?/", errors.not_found),
 ]

@@ -80,7 +80,7 @@ def _filled(path: str) -> str:
 def test_every_vertex_route_is_documented_in_project_form_with_each_method_its_view_serves(vertex):
     routes = [p for p in vertex_urls.urlpatterns if hasattr(p.callback, "view_class")]
     documented = {path: item for path, item in vertex["paths"].items()}
-    assert all(path.startswith(PROJECT_FORM) for path in documented), list(documented)
+    assert all(path.removeprefix("/upload").startswith(PROJECT_FORM.rstrip("/")) for path in documented), list(documented)
     for route in routes:
         served = [path for path in documented if route.pattern.regex.match(_filled(path).lstrip("/"))]
         assert len(served) == 1, (route.pattern, served)

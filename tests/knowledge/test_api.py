@@ -69,7 +69,8 @@ def test_an_uploaded_document_is_indexed_by_the_worker_and_found_by_meaning_and_
     assert (by_meaning[0]["document_name"], by_meaning[0]["heading"]) == ("handbook.md", "Employee handbook › Leave")
     by_word = api.post(f"{BASE}{corpus_id}/search/", {"query": "badges", "top_k": 1}, format="json").json()
     assert len(by_word) == 1 and "badges" in by_word[0]["text"]
-    chinese = api.post(f"{BASE}{corpus_id}/search/", {"query": "带薪假期有几天", "top_k": 1}, format="json").json()
+    chinese = api.post(f"{BASE}{corpus_id}/search/", {"query": "带薪假期有几天", "top_k": 1},
+                       format="json").json()
     assert "二十五天" in chinese[0]["text"]
 
 

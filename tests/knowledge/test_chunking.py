@@ -199,7 +199,8 @@ def test_invariants_hold_for_every_size_on_mixed_text(size):
 
 
 def test_invariants_hold_on_random_documents():
-    parts = ["word", "x" * 40, "日本", "語。", "end.", "why?", "\n", "\n\n", "# Head\n", "\n## Sub\n", "Привет", "한국어"]
+    parts = ["word", "x" * 40, "日本", "語。", "end.", "why?", "\n", "\n\n", "# Head\n", "\n## Sub\n", "Привет",
+             "한국어"]
     rng = random.Random(20260522)
     for _ in range(300):
         text = "".join(rng.choice(parts) + rng.choice([" ", "", "\n"]) for _ in range(rng.randint(1, 120)))

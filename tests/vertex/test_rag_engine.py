@@ -1,0 +1,85 @@
+"""Vertex AI RAG Engine through Google's own agentplatform SDK (2.6.0), pointed at Cognizes: corpora, resumable
+uploads indexed by a real worker, files, ``retrieve_contexts``, in express and project mode."""
+
+from __future__ import annotations
+
+import time
+
+import agentplatform
+import httpx
+import pytest
+from google.genai.errors import ClientError
+from google.oauth2.credentials import Credentials
+
+from knowledge_app.models import Document
+from tests.knowledge.test_api import HANDBOOK
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(params=["express", "project"])
+def rag(request, server):
+    """The SDK's rag module in the mode asked for (express: an API key; project: a Bearer token and a location)."""
+    if request.param == "express":
+        client = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url})
+    else:
+        client = agentplatform.Client(project="my-project", location="us-central1", credentials=Credentials(
+            token=server.key), http_options={"base_url": server.base_url})
+    return client.rag
+
+
+def _active(rag, name: str, timeout: float = 60):
+    deadline = time.monotonic() + timeout
+    while True:
+        found = rag.get_file(name=name)
+        state = found.file_status.state if found.file_status else None
+        if (state and str(getattr(state, "value", state)) in ("ACTIVE", "ERROR")) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.3)
+
+
+def test_a_corpus_is_created_filled_by_upload_and_searched_through_the_sdk(rag, celery_worker, tmp_path):
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbook", "description": "For staff"})
+    assert corpus.display_name == "Handbook" and corpus.name.rsplit("/", 1)[-1].isdigit()
+    assert rag.get_corpus(name=corpus.name).description == "For staff"
+    assert corpus.name in [c.name for c in rag.list_corpora().rag_corpora]
+
+    path = tmp_path / "handbook.md"
+    path.write_text(HANDBOOK)
+    uploaded = rag.upload_file(corpus_name=corpus.name, path=str(path), display_name="Staff handbook")
+    assert uploaded.display_name == "Staff handbook" and uploaded.name.startswith(corpus.name + "/ragFiles/")
+    indexed = _active(rag, uploaded.name)
+    assert str(getattr(indexed.file_status.state, "value", indexed.file_status.state)) == "ACTIVE"
+    assert [f.name for f in rag.list_files(name=corpus.name).rag_files] == [uploaded.name]
+
+    found = rag.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
+                                  query={"text": "How much holiday do I get?", "similarity_top_k": 2})
+    contexts = found.contexts.contexts
+    assert len(contexts) == 2 and "25 days of paid leave" in contexts[0].text
+    assert contexts[0].source_display_name == "Staff handbook"
+    only_file = rag.retrieve_contexts(
+        vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name,
+                                             "rag_file_ids": [uploaded.name.rsplit("/", 1)[-1]]}],
+                          "vector_distance_threshold": 0.5},
+        query={"text": "lost badge", "rag_retrieval_config": {"top_k": 1}})
+    assert [c.text for c in only_file.contexts.contexts if "badges" in c.text]
+
+    rag.delete_file(name=uploaded.name)
+    assert not Document.objects.exists()
+    rag.delete_corpus(name=corpus.name)
+    with pytest.raises(ClientError) as gone:
+        rag.get_corpus(name=corpus.name)
+    assert gone.value.code == 404
+
+
+def test_another_apps_corpus_is_not_found_and_imports_from_google_are_refused_clearly(rag, server):
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Mine"})
+    other = agentplatform.Client(api_key=server.key_for(app_name="elsewhere"),
+                                 http_options={"base_url": server.base_url}).rag
+    with pytest.raises(ClientError) as hidden:
+        other.get_corpus(name=corpus.name)
+    assert hidden.value.code == 404
+    # agentplatform's import_files asks google.auth for credentials first: the body it sends, sent as it is.
+    refused = httpx.post(f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import", headers={
+        "x-goog-api-key": server.key}, json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://bucket/a.txt"]}}})
+    assert refused.status_code == 400 and "Cloud Storage" in refused.json()["error"]["message"]

@@ -1,0 +1,285 @@
+"""Vertex AI RAG Engine's REST (v1beta1) on the knowledge store: corpora, files, uploads, ``:retrieveContexts``.
+
+What agentplatform 2.6 and ADK 2.13 send (``../shared/vertex-rag-wire.md``): a corpus is a
+``ragCorpora/{id}`` (under ``projects/{p}/locations/{l}/`` in project mode), the app the
+caller's key is for owns it; a RagFile is a document. Bodies are read in either spelling
+(``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable protocol: a
+start call answers with an ``x-goog-upload-url`` whose signed token is the capability (the
+client sends no key with the bytes), and the bytes come in one ``upload, finalize`` call.
+No rule lives here: ``knowledge_app`` stores, indexes and searches.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core import signing
+from rest_framework import exceptions
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from access.api import check_scope, check_url
+from access.models import ApiKey
+from knowledge_app import services
+from knowledge_app.models import Corpus, Document, DocumentStatus
+from knowledge_app.search import search_chunks
+from vertex_app import errors, wire
+from vertex_app.base import EMPTY, VertexSurface, operation, page_token
+
+UPLOAD_SALT = "cognizes.vertex.rag-upload"
+UPLOAD_MAX_AGE = 24 * 3600
+FILE_STATE = {DocumentStatus.ACTIVE: "ACTIVE", DocumentStatus.FAILED: "ERROR"}
+
+_CORPUS_SPEC = {"name": None, "display_name": None, "description": None, "rag_embedding_model_config": None,
+                "vector_db_config": None, "rag_vector_db_config": None, "corpus_status": None, "create_time": None,
+                "update_time": None, "vertex_ai_search_config": None, "rag_files_count": None, "encryption_spec": None}
+_RESOURCE = {"rag_corpus": None, "rag_file_ids": None}
+_RETRIEVE_SPEC = {
+    "parent": None,
+    "vertex_rag_store": {"rag_resources": [_RESOURCE], "rag_corpora": None, "vector_distance_threshold": None},
+    "query": {"text": None, "similarity_top_k": None, "ranking": None,
+              "rag_retrieval_config": {"top_k": None, "filter": None, "hybrid_search": None, "ranking": None}},
+}
+_CHUNKING = {"rag_file_chunking_config": None, "rag_file_transformation_config": None, "rag_file_parsing_config": None,
+             "max_embedding_requests_per_min": None}
+_UPLOAD_SPEC = {"rag_file": {"display_name": None, "description": None}, "upload_rag_file_config": _CHUNKING}
+
+
+def _prefix(kwargs: dict[str, Any]) -> str:
+    project, location = kwargs.get("project"), kwargs.get("location")
+    return f"projects/{project}/locations/{location}/" if project else ""
+
+
+class RagView(VertexSurface):
+    """A path of RAG Engine: the corpora are the caller's key's app's."""
+
+    app_name: str
+    prefix: str
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        check_url(request, kwargs)
+        if not isinstance(request.auth, ApiKey):
+            raise exceptions.NotAuthenticated("RAG Engine takes a Cognizes API key.")
+        self.app_name = request.auth.app_name
+        self.scope_ = check_scope(request, self.app_name, None, write=request.method not in ("GET", "HEAD")
+                                  and not request.path.endswith(":retrieveContexts"))
+        self.prefix = _prefix(kwargs)
+
+    def manage(self) -> None:
+        if self.scope_.only_user:
+            raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's corpora.")
+
+    def corpus(self, corpus_id: str) -> Corpus:
+        corpus = services.get_corpus(self.app_name, int(corpus_id)) if corpus_id.isdigit() else None
+        if corpus is None:
+            raise errors.NotFound(f"ragCorpora/{corpus_id} does not exist.")
+        return corpus
+
+    def corpus_json(self, corpus: Corpus) -> dict[str, Any]:
+        return {"name": f"{self.prefix}ragCorpora/{corpus.id}", "displayName": corpus.display_name,
+                "description": corpus.description, "createTime": wire.rfc3339(corpus.created_at),
+                "updateTime": wire.rfc3339(corpus.updated_at), "corpusStatus": {"state": "ACTIVE"}}
+
+    def file_json(self, document: Document) -> dict[str, Any]:
+        status: dict[str, Any] = {"state": FILE_STATE.get(document.status, "STATE_UNSPECIFIED")}
+        if document.error:
+            status["errorStatus"] = document.error
+        return {"name": f"{self.prefix}ragCorpora/{document.corpus_id}/ragFiles/{document.id}",
+                "displayName": document.display_name, "sizeBytes": str(document.size_bytes),
+                "createTime": wire.rfc3339(document.created_at), "updateTime": wire.rfc3339(document.updated_at),
+                "fileStatus": status}
+
+
+class RagCorporaView(RagView):
+    def get(self, request: Request, **kwargs: Any) -> Response:
+        """List the corpora, a page at a time."""
+        offset = page_token(request.query_params.get("pageToken"))
+        size = wire.integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+        corpora = list(services.corpora(self.app_name).order_by("id")[offset:offset + size + 1])
+        out: dict[str, Any] = {"ragCorpora": [self.corpus_json(c) for c in corpora[:size]]}
+        if len(corpora) > size:
+            out["nextPageToken"] = str(offset + size)
+        return Response(out)
+
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        """Create a corpus: an operation, done when it returns."""
+        self.manage()
+        body = wire.message(request.data, _CORPUS_SPEC)
+        try:
+            corpus = services.do_create_corpus(app_name=self.app_name, display_name=wire.string(
+                body.get("display_name"), "displayName", required=True), description=body.get("description") or "")
+        except services.KnowledgeError as error:
+            raise errors.InvalidArgument(str(error)) from error
+        name = self.corpus_json(corpus)["name"]
+        return Response(operation(f"{name}/operations/create-{time.time_ns()}", self.corpus_json(corpus),
+                                  kind="google.cloud.aiplatform.v1beta1.RagCorpus"))
+
+
+class RagCorpusView(RagView):
+    def get(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
+        """Read a corpus."""
+        return Response(self.corpus_json(self.corpus(corpus_id)))
+
+    def delete(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
+        """Delete a corpus with its files: an operation, done when it returns."""
+        self.manage()
+        corpus = self.corpus(corpus_id)
+        name = self.corpus_json(corpus)["name"]
+        services.do_delete_corpus(corpus)
+        return Response(operation(f"{name}/operations/delete-{time.time_ns()}", kind=EMPTY))
+
+
+class RagOperationView(RagView):
+    def get(self, request: Request, corpus_id: str, operation_id: str, **kwargs: Any) -> Response:
+        """Read a corpus's operation: its creation (answering the corpus) or deletion, done when they returned."""
+        kind, _, issued = operation_id.partition("-")
+        if kind not in ("create", "delete") or not issued.isdigit() or int(issued) > time.time_ns():
+            raise errors.NotFound(f"Operation {operation_id} does not exist.")
+        name = f"{self.prefix}ragCorpora/{corpus_id}/operations/{operation_id}"
+        if kind == "delete":
+            return Response(operation(name, kind=EMPTY))
+        return Response(operation(name, self.corpus_json(self.corpus(corpus_id)),
+                                  kind="google.cloud.aiplatform.v1beta1.RagCorpus"))
+
+
+class RagFilesView(RagView):
+    def get(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
+        """List a corpus's files, a page at a time."""
+        corpus = self.corpus(corpus_id)
+        offset = page_token(request.query_params.get("pageToken"))
+        size = wire.integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+        documents = list(services.documents(self.app_name, corpus.id).defer("content").order_by("id")
+                         [offset:offset + size + 1])
+        out: dict[str, Any] = {"ragFiles": [self.file_json(d) for d in documents[:size]]}
+        if len(documents) > size:
+            out["nextPageToken"] = str(offset + size)
+        return Response(out)
+
+
+class RagFileView(RagView):
+    def document(self, corpus_id: str, file_id: str) -> Document:
+        corpus = self.corpus(corpus_id)
+        found = services.documents(self.app_name, corpus.id).filter(id=int(file_id)).first() \
+            if file_id.isdigit() else None
+        if found is None:
+            raise errors.NotFound(f"ragFiles/{file_id} does not exist.")
+        return found
+
+    def get(self, request: Request, corpus_id: str, file_id: str, **kwargs: Any) -> Response:
+        """Read a file: its indexing state (ACTIVE, ERROR with the reason, else not yet)."""
+        return Response(self.file_json(self.document(corpus_id, file_id)))
+
+    def delete(self, request: Request, corpus_id: str, file_id: str, **kwargs: Any) -> Response:
+        """Delete a file and its chunks: an operation, done when it returns."""
+        self.manage()
+        document = self.document(corpus_id, file_id)
+        services.do_delete_document(document)
+        corpus = f"{self.prefix}ragCorpora/{document.corpus_id}"  # the corpus's operations answer its polls
+        return Response(operation(f"{corpus}/operations/delete-{time.time_ns()}", kind=EMPTY))
+
+
+class RagImportView(RagView):
+    def post(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
+        """Import files from sources: none a self-hosted server can reach yet (upload them instead)."""
+        self.corpus(corpus_id)
+        raise errors.FailedPrecondition(
+            "Cognizes cannot reach Cloud Storage, Google Drive or the other import sources: upload each file "
+            "(ragFiles:upload, agentplatform's rag.upload_file) or POST it to "
+            "/api/v1/apps/{app}/corpora/{id}/documents/.")
+
+
+class RagUploadView(RagView):
+    """``upload/v1beta1/{corpus}/ragFiles:upload``: the resumable start (with a key), then the bytes (its token)."""
+
+    def get_permissions(self) -> list[Any]:
+        return [AllowAny()] if "upload_id" in self.request.query_params else super().get_permissions()
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if "upload_id" in request.query_params:  # the bytes: the signed URL is the capability
+            super(RagView, self).initial(request, *args, **kwargs)
+            check_url(request, kwargs)
+            self.prefix = _prefix(kwargs)
+            return
+        super().initial(request, *args, **kwargs)
+
+    def post(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
+        """Upload a file (Google's resumable protocol; the bytes in one call): indexed by a worker."""
+        token = request.query_params.get("upload_id")
+        if token is None:
+            return self.start(request, corpus_id)
+        try:
+            grant = signing.loads(token, salt=UPLOAD_SALT, max_age=UPLOAD_MAX_AGE)
+        except signing.BadSignature as bad:
+            raise exceptions.PermissionDenied("This upload URL is not valid (or has expired).") from bad
+        command = request.headers.get("X-Goog-Upload-Command", "").replace(" ", "")
+        if command != "upload,finalize" or int(request.headers.get("X-Goog-Upload-Offset") or 0) != 0:
+            raise errors.InvalidArgument("Cognizes takes an upload's bytes in one 'upload, finalize' call "
+                                         "(files up to the client's chunk size, 8 MiB for agentplatform).")
+        self.app_name = grant["app"]
+        corpus = self.corpus(str(grant["corpus"]))
+        data = request.stream.read() if request.stream is not None else b""
+        try:
+            added = services.do_add_document(corpus, data=data, filename=grant["file"],
+                                             mime_type=grant["type"], display_name=grant["name"])
+        except services.KnowledgeError as error:
+            raise errors.InvalidArgument(str(error)) from error
+        response = Response({"ragFile": self.file_json(added.document)})
+        response["X-Goog-Upload-Status"] = "final"
+        return response
+
+    def start(self, request: Request, corpus_id: str) -> Response:
+        self.manage()
+        if request.headers.get("X-Goog-Upload-Protocol", "").lower() != "resumable":
+            raise errors.InvalidArgument("Cognizes takes Google's resumable upload protocol "
+                                         "(X-Goog-Upload-Protocol: resumable), as agentplatform sends it.")
+        corpus = self.corpus(corpus_id)
+        body = wire.message(request.data or {}, _UPLOAD_SPEC)
+        filename = request.headers.get("X-Goog-Upload-File-Name", "")
+        grant = {"app": self.app_name, "corpus": corpus.id, "file": filename,
+                 "name": (body.get("rag_file") or {}).get("display_name") or filename,
+                 "type": request.headers.get("X-Goog-Upload-Header-Content-Type", "")}
+        url = request.build_absolute_uri(request.path) + "?upload_id=" + signing.dumps(grant, salt=UPLOAD_SALT)
+        response = Response({})
+        response["X-Goog-Upload-URL"] = url
+        response["X-Goog-Upload-Status"] = "active"
+        return response
+
+
+class RetrieveContextsView(RagView):
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        """Retrieve the chunks of the corpora (or files) named that best answer the query."""
+        body = wire.message(request.data, _RETRIEVE_SPEC)
+        store, query = body.get("vertex_rag_store") or {}, body.get("query") or {}
+        text = wire.string(query.get("text"), "query.text", required=True)
+        config = query.get("rag_retrieval_config") or {}
+        top_k = wire.integer(config.get("top_k") or query.get("similarity_top_k"), "top_k", default=10, low=1,
+                             high=100)
+        threshold = (config.get("filter") or {}).get("vector_distance_threshold",
+                                                      store.get("vector_distance_threshold"))
+        resources = store.get("rag_resources") or [{"rag_corpus": name} for name in store.get("rag_corpora") or []]
+        if not resources:
+            raise errors.InvalidArgument("Name a corpus: vertexRagStore.ragResources[].ragCorpus.")
+        corpus_ids, file_ids = [], set()
+        for resource in resources:
+            corpus_id = str(resource.get("rag_corpus") or "").rstrip("/").rpartition("/")[2]
+            corpus_ids.append(self.corpus(corpus_id).id)
+            file_ids |= {int(f.rpartition("/")[2]) for f in resource.get("rag_file_ids") or [] if
+                         f.rpartition("/")[2].isdigit()}
+        hits = search_chunks(app_name=self.app_name, corpus_ids=corpus_ids, query=text, top_k=top_k,
+                             vector_distance_threshold=float(threshold) if threshold is not None else None,
+                             document_ids=sorted(file_ids) or None)
+        return Response({"contexts": {"contexts": [
+            {"sourceUri": hit.source_uri, "sourceDisplayName": hit.document_name, "text": hit.text,
+             "score": hit.score, "distance": hit.distance,
+             "chunk": {"text": hit.text, "chunkId": str(hit.chunk_id), "fileId": str(hit.document_id)}}
+            for hit in hits
+        ]}})
+
+
+class RetrieveContextsAsTheProtoSpellsItView(RetrieveContextsView):
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        """The same retrieval at …/locations/{l}:retrieveContexts, the path of the proto's HTTP rule."""
+        return super().post(request, **kwargs)
