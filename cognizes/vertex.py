@@ -1,11 +1,14 @@
-"""ADK's own Vertex AI session and memory services, pointed at a Cognizes server.
+"""ADK's own Vertex AI session and memory services and RAG retrieval tool, pointed at a Cognizes server.
 
 Agents written for Vertex AI Agent Engine change their endpoint and key, nothing else::
 
-    from cognizes.vertex import VertexAiMemoryBankService, VertexAiSessionService
+    from cognizes.vertex import VertexAiMemoryBankService, VertexAiRagRetrieval, VertexAiSessionService
 
     sessions = VertexAiSessionService(base_url="http://127.0.0.1:8000/", engine_id=ENGINE_ID, api_key=KEY)
     memory = VertexAiMemoryBankService(base_url="http://127.0.0.1:8000/", engine_id=ENGINE_ID, api_key=KEY)
+
+    handbook = VertexAiRagRetrieval(name="search_handbook", description="Search the staff handbook.",
+                                    rag_corpora=[CORPUS], base_url="http://127.0.0.1:8000/", api_key=KEY)
 
 ``ENGINE_ID`` is what ``python manage.py vertex_engine APP`` prints; ``KEY`` is a
 Cognizes API key of that app (``manage.py create_api_key APP``), by default
@@ -31,6 +34,8 @@ from urllib.parse import urlsplit
 
 from google.adk.memory.vertex_ai_memory_bank_service import VertexAiMemoryBankService as _VertexAiMemoryBankService
 from google.adk.sessions.vertex_ai_session_service import VertexAiSessionService as _VertexAiSessionService
+from google.adk.tools.retrieval.base_retrieval_tool import BaseRetrievalTool
+from google.adk.tools.retrieval.vertex_ai_rag_retrieval import VertexAiRagRetrieval as _VertexAiRagRetrieval
 
 SCHEMES = {"cognizes+vertex": "http", "cognizes+vertex+https": "https"}
 
@@ -87,6 +92,42 @@ class VertexAiSessionService(_OnCognizes, _VertexAiSessionService):
 
 class VertexAiMemoryBankService(_OnCognizes, _VertexAiMemoryBankService):
     """ADK's ``VertexAiMemoryBankService`` on a Cognizes server."""
+
+
+class VertexAiRagRetrieval(_VertexAiRagRetrieval):
+    """ADK's ``VertexAiRagRetrieval`` on a Cognizes server's RAG Engine (``:retrieveContexts``).
+
+    Always a function the model calls: for a Gemini model ADK would put the corpus in
+    the model request for Google's servers to search, and they cannot reach Cognizes.
+    """
+
+    def __init__(self, *, base_url: str, api_key: str | None = None, project: str | None = None,
+                 location: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._endpoint = _Endpoint(base_url, api_key, project, location)
+
+    async def process_llm_request(self, *, tool_context: Any, llm_request: Any) -> None:
+        await BaseRetrievalTool.process_llm_request(self, tool_context=tool_context, llm_request=llm_request)
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: Any) -> Any:
+        """ADK's retrieval, with the client of this endpoint (ADK builds one for Google's)."""
+        from google.adk.dependencies._agentplatform import agentplatform
+
+        query = args.get("query")
+        if not isinstance(query, str):
+            raise ValueError("Vertex AI RAG retrieval requires a string 'query'.")
+        client = self._endpoint.client()
+        try:
+            response = await client.rag.retrieve_contexts(
+                vertex_rag_store=self._retrieval_store(),
+                query=agentplatform.types.RagQuery(text=query, similarity_top_k=self.vertex_rag_store.similarity_top_k),
+            )
+        finally:
+            await client.aclose()
+        contexts = response.contexts.contexts if response.contexts else None
+        if not contexts:
+            return f"No matching result found with the config: {self.vertex_rag_store}"
+        return [context.text for context in contexts if context.text is not None]
 
 
 def register() -> None:

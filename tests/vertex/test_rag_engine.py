@@ -8,10 +8,15 @@ import time
 import agentplatform
 import httpx
 import pytest
+from google.adk.agents import LlmAgent
+from google.adk.runners import InMemoryRunner
+from google.genai import types
 from google.genai.errors import ClientError
 from google.oauth2.credentials import Credentials
 
+from cognizes.vertex import VertexAiRagRetrieval
 from knowledge_app.models import Document
+from tests.fake_llm import ScriptedLlm
 from tests.knowledge.test_api import HANDBOOK
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -83,3 +88,44 @@ def test_another_apps_corpus_is_not_found_and_imports_from_google_are_refused_cl
     refused = httpx.post(f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import", headers={
         "x-goog-api-key": server.key}, json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://bucket/a.txt"]}}})
     assert refused.status_code == 400 and "Cloud Storage" in refused.json()["error"]["message"]
+
+
+class _RecordingLlm(ScriptedLlm):
+    """Calls the retrieval tool with the user's text; keeps the tools each request declared."""
+
+    model: str = "gemini-2.5-flash"  # ADK's own class would hand retrieval to Google's servers for this name
+    tool_name: str = "search_handbook"
+    argument: str = "query"
+    seen: list = []
+
+    async def generate_content_async(self, llm_request, stream=False):
+        self.seen.append(llm_request.config.tools)
+        async for response in super().generate_content_async(llm_request, stream):
+            yield response
+
+
+async def test_adks_rag_retrieval_tool_searches_a_cognizes_corpus_even_for_a_gemini_model(rag, server, celery_worker,
+                                                                                     tmp_path):
+    from asgiref.sync import sync_to_async
+
+    path = tmp_path / "handbook.md"
+    path.write_text(HANDBOOK)
+    corpus = await sync_to_async(rag.create_corpus)(rag_corpus={"display_name": "Handbook"})
+    uploaded = await sync_to_async(rag.upload_file)(corpus_name=corpus.name, path=str(path))
+    await sync_to_async(_active)(rag, uploaded.name)
+    mode = {"project": "my-project", "location": "us-central1"} if corpus.name.startswith("projects/") else {}
+    tool = VertexAiRagRetrieval(name="search_handbook", description="Search the staff handbook.",
+                                rag_corpora=[corpus.name], similarity_top_k=2, base_url=server.base_url,
+                                api_key=server.key, **mode)
+    model = _RecordingLlm()
+    runner = InMemoryRunner(agent=LlmAgent(name="helper", model=model, tools=[tool]), app_name="caller")
+    session = await runner.session_service.create_session(app_name="caller", user_id="ada")
+    message = types.Content(role="user", parts=[types.Part(text="How much paid leave do I get?")])
+
+    events = [e async for e in runner.run_async(user_id="ada", session_id=session.id, new_message=message)]
+
+    [answer] = [p.function_response.response for e in events for p in e.content.parts if p.function_response]
+    assert "25 days of paid leave" in answer["result"][0]
+    declared = [tool for tools in model.seen for tool in tools or []]
+    assert all(tool.retrieval is None for tool in declared)  # never left to Google's servers
+    assert any(d.name == "search_handbook" for tool in declared for d in tool.function_declarations or [])
