@@ -64,12 +64,12 @@ class RagView(VertexSurface):
         if not isinstance(request.auth, ApiKey):
             raise exceptions.NotAuthenticated("RAG Engine takes a Cognizes API key.")
         self.app_name = request.auth.app_name
-        self.scope_ = check_scope(request, self.app_name, None, write=request.method not in ("GET", "HEAD")
+        self.caller = check_scope(request, self.app_name, None, write=request.method not in ("GET", "HEAD")
                                   and not request.path.endswith(":retrieveContexts"))
         self.prefix = _prefix(kwargs)
 
     def manage(self) -> None:
-        if self.scope_.only_user:
+        if self.caller.only_user:
             raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's corpora.")
 
     def corpus(self, corpus_id: str) -> Corpus:
