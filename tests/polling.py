@@ -1,4 +1,4 @@
-"""Waiting in async tests for what another thread, process or worker does."""
+"""Waiting in tests for what another thread, process or worker does."""
 
 from __future__ import annotations
 
@@ -18,3 +18,12 @@ async def eventually(check: Callable[[], Any | Awaitable[Any]], *, timeout: floa
         if result or time.monotonic() > deadline:
             return result
         await asyncio.sleep(interval)
+
+
+def wait_for(check: Callable[[], Any], timeout: float, what: str) -> float:
+    """Block until ``check()`` is truthy (failing the test, naming ``what``, after ``timeout``); the seconds it took."""
+    start = time.monotonic()
+    while not check():
+        assert time.monotonic() - start < timeout, f"{what} within {timeout} s"
+        time.sleep(0.2)
+    return time.monotonic() - start

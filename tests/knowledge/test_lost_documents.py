@@ -13,12 +13,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from cognizes import celery_app
 from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus
 from tests.knowledge.test_api import HANDBOOK
+from tests.polling import wait_for
 from tests.processes import ROOT, database_env
 
 LEASE_SECONDS = 3
@@ -46,14 +46,6 @@ def _worker(command: list[str], log: Path, **env: str) -> subprocess.Popen:
                             stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _wait_for(check, timeout: float, what: str) -> float:
-    start = time.monotonic()
-    while not check():
-        assert time.monotonic() - start < timeout, f"{what} within {timeout} s"
-        time.sleep(0.2)
-    return time.monotonic() - start
-
-
 def test_a_document_whose_worker_was_sigkilled_is_indexed_by_the_next_worker(transactional_db, tmp_path):
     from knowledge_app.services import do_add_document
 
@@ -63,7 +55,7 @@ def test_a_document_whose_worker_was_sigkilled_is_indexed_by_the_next_worker(tra
     corpus = Corpus.objects.create(app_name="shop", display_name="Handbook", chunk_size=40, chunk_overlap=5)
     try:
         document = do_add_document(corpus, data=HANDBOOK.encode(), filename="handbook.md").document
-        _wait_for(started.exists, 60, "the first worker starts embedding")
+        wait_for(started.exists, 60, "the first worker starts embedding")
         assert Document.objects.get(pk=document.pk).status == DocumentStatus.RUNNING
         os.killpg(doomed.pid, signal.SIGKILL)
         doomed.wait(10)
@@ -74,7 +66,7 @@ def test_a_document_whose_worker_was_sigkilled_is_indexed_by_the_next_worker(tra
     second = _worker([sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo", "-n",
                       "second@%h", "--without-mingle", "--without-gossip"], tmp_path / "second.log")
     try:
-        took = _wait_for(lambda: Document.objects.get(pk=document.pk).status == DocumentStatus.ACTIVE, 60,
+        took = wait_for(lambda: Document.objects.get(pk=document.pk).status == DocumentStatus.ACTIVE, 60,
                          "the document is indexed after the second worker starts")
     finally:
         os.killpg(second.pid, signal.SIGTERM)

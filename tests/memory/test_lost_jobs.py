@@ -25,6 +25,7 @@ from memory_app import consolidation
 from memory_app.extraction import OfflineExtractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevision
 from tests.memory.sessions import TEXTS, session_with_events
+from tests.polling import wait_for
 from tests.processes import ROOT, database_env
 
 APP = "lost_jobs"
@@ -56,14 +57,6 @@ def _worker(command: list[str], log: Path, **env: str) -> subprocess.Popen:
     )
 
 
-def _wait_for(check, timeout: float, what: str) -> float:
-    start = time.monotonic()
-    while not check():
-        assert time.monotonic() - start < timeout, f"{what} within {timeout} s"
-        time.sleep(0.2)
-    return time.monotonic() - start
-
-
 def test_a_job_whose_worker_was_sigkilled_is_finished_by_the_next_worker(transactional_db, tmp_path):
     celery_app.control.purge()
     session_with_events(APP)
@@ -71,7 +64,7 @@ def test_a_job_whose_worker_was_sigkilled_is_finished_by_the_next_worker(transac
     doomed = _worker([sys.executable, "-c", STALLING_WORKER], tmp_path / "doomed.log", STARTED_FILE=str(started))
     try:
         job = consolidation.do_enqueue_session(app_name=APP, user_id="ada", session_id="s1")
-        _wait_for(started.exists, 60, "the first worker starts the job")
+        wait_for(started.exists, 60, "the first worker starts the job")
         assert ConsolidationJob.objects.get(pk=job.pk).status == JobStatus.RUNNING
         os.killpg(doomed.pid, signal.SIGKILL)
         doomed.wait(10)
@@ -85,7 +78,7 @@ def test_a_job_whose_worker_was_sigkilled_is_finished_by_the_next_worker(transac
         tmp_path / "second.log",
     )
     try:
-        took = _wait_for(
+        took = wait_for(
             lambda: ConsolidationJob.objects.get(pk=job.pk).status == JobStatus.DONE, 60,
             "the job is done after the second worker starts",
         )
@@ -138,7 +131,7 @@ def test_a_job_whose_claimant_died_is_taken_over_without_beat(transactional_db, 
         assert set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.RUNNING}
         consolidation._send(consolidation.CONSOLIDATE, jobs["ada"])  # ada's message is redelivered; bob's is lost
 
-        took = _wait_for(lambda: set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.DONE},
+        took = wait_for(lambda: set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.DONE},
                          40, "both jobs are done, no beat running")
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
