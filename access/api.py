@@ -164,6 +164,13 @@ def filtered(filterset: type[FilterSet], query: QueryDict, queryset: QuerySet) -
     return found.qs
 
 
+def page_of(view: APIView, request: Request, queryset: Any, serializer: type[serializers.Serializer]) -> Response:
+    """One ``Pagination`` page of ``queryset``, each row through ``serializer``: what a list endpoint answers."""
+    paginator = Pagination()
+    rows = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer(rows, many=True).data)
+
+
 @lru_cache(maxsize=None)
 def paginated(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
     """The OpenAPI shape of a ``Pagination`` page of ``serializer_class`` items."""

@@ -19,7 +19,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import Pagination, ScopedView, check_scope, paginated, valid
+from access.api import ScopedView, check_scope, page_of, paginated, valid
 from access.parsers import PayloadTooLarge
 from knowledge_app import services
 from knowledge_app.models import Chunk, Corpus, Document
@@ -85,17 +85,11 @@ def _document(view: ScopedView, corpus_id: int, document_id: int) -> Document:
     return document
 
 
-def _page(view: ScopedView, request: Request, queryset, serializer) -> Response:
-    paginator = Pagination()
-    page = paginator.paginate_queryset(queryset, request, view=view)
-    return paginator.get_paginated_response(serializer(page, many=True).data)
-
-
 class CorporaView(ScopedView):
     @extend_schema(operation_id="list_corpora", responses=paginated(CorpusSerializer))
     def get(self, request: Request, app_name: str) -> Response:
         """The app's corpora, oldest first."""
-        return _page(self, request, services.corpora(app_name).order_by("id"), CorpusSerializer)
+        return page_of(self, request, services.corpora(app_name).order_by("id"), CorpusSerializer)
 
     @extend_schema(operation_id="create_corpus", request=CorpusSerializer, responses={201: CorpusSerializer},
                    examples=[OpenApiExample("A handbook", request_only=True, value={
@@ -132,7 +126,7 @@ class DocumentsView(ScopedView):
     def get(self, request: Request, app_name: str, corpus_id: int) -> Response:
         """The corpus's documents with their indexing status, oldest first."""
         _corpus(self, corpus_id)
-        return _page(self, request, services.documents(app_name, corpus_id).defer("content").order_by("id"),
+        return page_of(self, request, services.documents(app_name, corpus_id).defer("content").order_by("id"),
                      DocumentSerializer)
 
     @extend_schema(operation_id="upload_document", request={"*/*": OpenApiTypes.BINARY},
@@ -183,7 +177,7 @@ class DocumentChunksView(ScopedView):
     def get(self, request: Request, app_name: str, corpus_id: int, document_id: int) -> Response:
         """The document's chunks in order: text, the headings above it, its character span."""
         document = _document(self, corpus_id, document_id)
-        return _page(self, request, document.chunks.order_by("ordinal"), ChunkSerializer)
+        return page_of(self, request, document.chunks.order_by("ordinal"), ChunkSerializer)
 
 
 class CorpusSearchView(ScopedView):

@@ -16,7 +16,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import BIGINT, Pagination, ScopedView, SinceFilter, filtered, paginated, valid
+from access.api import BIGINT, ScopedView, SinceFilter, filtered, page_of, paginated, valid
 from access.schema import filter_parameters
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Kind, Memory, MemoryBankConfig, MemoryRevision, Status
@@ -148,9 +148,7 @@ class MemoriesView(ScopedView):
         queryset = filtered(
             MemoryFilter, request.query_params, Memory.objects.for_scope(app_name, user_id).order_by("-updated_at", "id")
         )
-        paginator = Pagination()
-        page = paginator.paginate_queryset(queryset, request, view=self)
-        return paginator.get_paginated_response(MemorySerializer(page, many=True).data)
+        return page_of(self, request, queryset, MemorySerializer)
 
     @extend_schema(
         operation_id="create_memory", request=MemoryCreateSerializer, responses={201: RememberOutSerializer},

@@ -18,7 +18,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import BIGINT, Conflict, Pagination, ScopedView, SinceFilter, filtered, paginated, valid
+from access.api import BIGINT, Conflict, ScopedView, SinceFilter, filtered, page_of, paginated, valid
 from access.schema import filter_parameters
 from tools_app import services
 from tools_app.models import AuthScheme, Tool, ToolApproval, ToolExecution, ToolKind
@@ -122,12 +122,6 @@ def _tool(app_name: str, name: str) -> Tool:
     return tool
 
 
-def _page(view: ScopedView, request: Request, queryset: QuerySet, serializer: type[serializers.Serializer]) -> Response:
-    paginator = Pagination()
-    page = paginator.paginate_queryset(queryset, request, view=view)
-    return paginator.get_paginated_response(serializer(page, many=True).data)
-
-
 def _for_caller(view: ScopedView, queryset: QuerySet) -> QuerySet:
     queryset = queryset.filter(app_name=view.scope.app_name)
     return queryset.filter(user_id=view.scope.only_user) if view.scope.only_user else queryset
@@ -163,7 +157,7 @@ class ToolsView(ScopedView):
     def get(self, request: Request, app_name: str) -> Response:
         """The app's tools, by name (``?kind=``, ``?enabled=``, ``?requires_approval=``)."""
         queryset = filtered(ToolFilter, request.query_params, Tool.objects.filter(app_name=app_name))
-        return _page(self, request, queryset.order_by("name"), ToolSerializer)
+        return page_of(self, request, queryset.order_by("name"), ToolSerializer)
 
     @extend_schema(operation_id="create_tool", request=ToolWriteSerializer, responses={201: ToolSerializer})
     def post(self, request: Request, app_name: str) -> Response:
@@ -229,7 +223,7 @@ class ToolExecutionsView(ScopedView):
     )
     def get(self, request: Request, app_name: str) -> Response:
         queryset = filtered(ToolExecutionFilter, request.query_params, _for_caller(self, ToolExecution.objects.all()))
-        return _page(self, request, queryset.order_by("-started_at", "-id"), ToolExecutionSerializer)
+        return page_of(self, request, queryset.order_by("-started_at", "-id"), ToolExecutionSerializer)
 
 
 class ToolApprovalsView(ScopedView):
@@ -240,7 +234,7 @@ class ToolApprovalsView(ScopedView):
     )
     def get(self, request: Request, app_name: str) -> Response:
         queryset = filtered(ToolApprovalFilter, request.query_params, _for_caller(self, ToolApproval.objects.all()))
-        return _page(self, request, queryset.order_by("-created_at", "-id"), ToolApprovalSerializer)
+        return page_of(self, request, queryset.order_by("-created_at", "-id"), ToolApprovalSerializer)
 
 
 class ToolApprovalView(ScopedView):

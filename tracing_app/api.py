@@ -12,7 +12,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import Pagination, ScopedView, paginated
+from access.api import ScopedView, page_of, paginated
 from tracing_app import services
 
 
@@ -56,9 +56,7 @@ class SessionTracesView(ScopedView):
     @extend_schema(operation_id="list_session_traces", responses=paginated(TraceSerializer))
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         queryset = services.get_session_traces(app_name=app_name, user_id=user_id, session_id=session_id)
-        paginator = Pagination()
-        page = paginator.paginate_queryset(queryset, request, view=self)
-        return paginator.get_paginated_response(TraceSerializer(page, many=True).data)
+        return page_of(self, request, queryset, TraceSerializer)
 
 
 class TraceView(ScopedView):
