@@ -9,6 +9,7 @@ another app gets the same 404 as an engine that does not exist.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rest_framework.permissions import IsAuthenticated
@@ -17,7 +18,7 @@ from rest_framework.views import APIView
 
 from access.api import Scope, check_scope, check_url
 from access.authentication import BearerKeyAuthentication
-from vertex_app import errors, names
+from vertex_app import errors, names, wire
 from vertex_app.auth import GoogleApiKeyAuthentication
 from vertex_app.services import get_engine_app
 
@@ -81,6 +82,18 @@ def operation(
 
 
 EMPTY = "google.protobuf.Empty"
+
+
+def page(request: Request, rows: Any, field: str, resource: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    """One page of the ordered ``rows`` (a queryset) as Google's lists answer: ``{field: […], "nextPageToken"}``,
+    read from ``pageSize`` (1–1000, 100 by default) and ``pageToken``."""
+    size = wire.integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+    offset = page_token(request.query_params.get("pageToken"))
+    found = list(rows[offset : offset + size + 1])
+    out: dict[str, Any] = {field: [resource(row) for row in found[:size]]}
+    if len(found) > size:
+        out["nextPageToken"] = str(offset + size)
+    return out
 
 
 def page_token(value: Any) -> int:

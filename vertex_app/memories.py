@@ -34,7 +34,7 @@ from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevisio
 from memory_app.search import search_memories, search_weights
 from sessions_app import services as session_services
 from vertex_app import filters, memory_fields, memory_filters, names
-from vertex_app.base import EMPTY, VertexView, operation, page_token
+from vertex_app.base import EMPTY, VertexView, operation, page
 from vertex_app.errors import AlreadyExists, InvalidArgument, NotFound
 from vertex_app.sessions import SessionLookup
 from vertex_app.wire import duration, enum, expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
@@ -229,13 +229,7 @@ class MemoriesView(MemoryBankView):
         """List the engine's memories, filtered and ordered."""
         queryset = memory_filters.filtered(self.memories(), request.query_params.get("filter"))
         order = memory_filters.order(request.query_params.get("orderBy") or request.query_params.get("order_by"))
-        size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
-        offset = page_token(request.query_params.get("pageToken"))
-        page = list(queryset.order_by(*order)[offset : offset + size + 1])
-        out: dict[str, Any] = {"memories": [self.resource(memory) for memory in page[:size]]}
-        if len(page) > size:
-            out["nextPageToken"] = str(offset + size)
-        return Response(out)
+        return Response(page(request, queryset.order_by(*order), "memories", self.resource))
 
 
 class MemoryView(MemoryBankView):
@@ -410,9 +404,9 @@ class RetrieveView(MemoryBankView):
             params = body.get("simple_retrieval_params") or {}
             size = integer(params.get("page_size"), "pageSize", default=DEFAULT_TOP_K, low=1, high=10**9)
             memories = memory_filters.matching(memory_filters.filtered(scoped, conditions=conditions), groups)
-            page = memories[: min(size, MAX_TOP_K)]
+            first = memories[: min(size, MAX_TOP_K)]
             # No nextPageToken: Google's client fails to page :retrieve; list memories to page.
-            return Response({"retrievedMemories": [{"memory": self.resource(m)} for m in page]})
+            return Response({"retrievedMemories": [{"memory": self.resource(m)} for m in first]})
         query = string(similarity.get("search_query"), "searchQuery", required=True)
         top_k = min(integer(similarity.get("top_k"), "topK", default=DEFAULT_TOP_K, low=1, high=10**9), MAX_TOP_K)
         narrowed = bool(conditions or groups)
@@ -482,13 +476,7 @@ class RevisionsView(MemoryBankView):
             if condition.op != "=":
                 raise InvalidArgument('Filter revisions by label as labels.KEY="VALUE".')
             revisions = revisions.filter(**{f"labels__{condition.field.removeprefix('labels.')}": str(condition.value)})
-        size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
-        offset = page_token(request.query_params.get("pageToken"))
-        page = list(revisions[offset : offset + size + 1])
-        out: dict[str, Any] = {"memoryRevisions": [self.revision(memory, r) for r in page[:size]]}
-        if len(page) > size:
-            out["nextPageToken"] = str(offset + size)
-        return Response(out)
+        return Response(page(request, revisions, "memoryRevisions", lambda r: self.revision(memory, r)))
 
     def revision(self, memory: Memory, revision: MemoryRevision) -> dict[str, Any]:
         out = {

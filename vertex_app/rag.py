@@ -26,7 +26,7 @@ from knowledge_app import services
 from knowledge_app.models import Corpus, Document, DocumentStatus
 from knowledge_app.search import search_chunks
 from vertex_app import errors, wire
-from vertex_app.base import EMPTY, VertexSurface, operation, page_token
+from vertex_app.base import EMPTY, VertexSurface, operation, page
 
 UPLOAD_SALT = "cognizes.vertex.rag-upload"
 UPLOAD_MAX_AGE = 24 * 3600
@@ -96,13 +96,7 @@ class RagView(VertexSurface):
 class RagCorporaView(RagView):
     def get(self, request: Request, **kwargs: Any) -> Response:
         """List the corpora, a page at a time."""
-        offset = page_token(request.query_params.get("pageToken"))
-        size = wire.integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
-        corpora = list(services.corpora(self.app_name).order_by("id")[offset:offset + size + 1])
-        out: dict[str, Any] = {"ragCorpora": [self.corpus_json(c) for c in corpora[:size]]}
-        if len(corpora) > size:
-            out["nextPageToken"] = str(offset + size)
-        return Response(out)
+        return Response(page(request, services.corpora(self.app_name).order_by("id"), "ragCorpora", self.corpus_json))
 
     def post(self, request: Request, **kwargs: Any) -> Response:
         """Create a corpus: an operation, done when it returns."""
@@ -149,14 +143,8 @@ class RagFilesView(RagView):
     def get(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
         """List a corpus's files, a page at a time."""
         corpus = self.corpus(corpus_id)
-        offset = page_token(request.query_params.get("pageToken"))
-        size = wire.integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
-        documents = list(services.documents(self.app_name, corpus.id).defer("content").order_by("id")
-                         [offset:offset + size + 1])
-        out: dict[str, Any] = {"ragFiles": [self.file_json(d) for d in documents[:size]]}
-        if len(documents) > size:
-            out["nextPageToken"] = str(offset + size)
-        return Response(out)
+        documents = services.documents(self.app_name, corpus.id).defer("content").order_by("id")
+        return Response(page(request, documents, "ragFiles", self.file_json))
 
 
 class RagFileView(RagView):
