@@ -26,9 +26,13 @@ _ENGINE = re.compile(r"^(?:projects/[^/]+/locations/[^/]+/)?reasoningEngines/(\d
 TYPE_PREFIX = "type.googleapis.com/"
 
 
+def location_prefix(project: str | None, location: str | None) -> str:
+    """What a name starts with: ``projects/{p}/locations/{l}/`` in project mode, nothing in express mode."""
+    return f"projects/{project}/locations/{location}/" if project else ""
+
+
 def engine(engine_id: int, *, project: str | None = None, location: str | None = None) -> str:
-    prefix = f"projects/{project}/locations/{location}/" if project else ""
-    return f"{prefix}reasoningEngines/{engine_id}"
+    return f"{location_prefix(project, location)}reasoningEngines/{engine_id}"
 
 
 def session(engine_name: str, session_id: str) -> str:
@@ -47,6 +51,15 @@ def revision(memory_name: str, revision_id: int) -> str:
     return f"{memory_name}/revisions/{revision_id}"
 
 
+def rag_corpus(prefix: str, corpus_id: object) -> str:
+    """A RAG Engine corpus under ``location_prefix``'s prefix."""
+    return f"{prefix}ragCorpora/{corpus_id}"
+
+
+def rag_file(corpus_name: str, file_id: object) -> str:
+    return f"{corpus_name}/ragFiles/{file_id}"
+
+
 def operation(parent: str, operation_id: str | None = None) -> str:
     """An operation of ``parent``; a new id unless one is given."""
     return f"{parent}/operations/{operation_id or time.time_ns()}"
@@ -54,8 +67,7 @@ def operation(parent: str, operation_id: str | None = None) -> str:
 
 def location_operation(operation_id: str, *, project: str | None = None, location: str | None = None) -> str:
     """An operation named by its id alone: ``projects/{p}/locations/{l}/operations/{id}``, or ``operations/{id}``."""
-    prefix = f"projects/{project}/locations/{location}/" if project else ""
-    return f"{prefix}operations/{operation_id}"
+    return f"{location_prefix(project, location)}operations/{operation_id}"
 
 
 def issued_operation(operation_id: str) -> bool:

@@ -25,7 +25,7 @@ from access.models import ApiKey
 from knowledge_app import services
 from knowledge_app.models import Corpus, Document, DocumentStatus
 from knowledge_app.search import search_chunks
-from vertex_app import errors, wire
+from vertex_app import errors, names, wire
 from vertex_app.base import EMPTY, VertexSurface, operation, page
 
 UPLOAD_SALT = "cognizes.vertex.rag-upload"
@@ -47,11 +47,6 @@ _CHUNKING = {"rag_file_chunking_config": None, "rag_file_transformation_config":
 _UPLOAD_SPEC = {"rag_file": {"display_name": None, "description": None}, "upload_rag_file_config": _CHUNKING}
 
 
-def _prefix(kwargs: dict[str, Any]) -> str:
-    project, location = kwargs.get("project"), kwargs.get("location")
-    return f"projects/{project}/locations/{location}/" if project else ""
-
-
 class RagView(VertexSurface):
     """A path of RAG Engine: the corpora are the caller's key's app's."""
 
@@ -66,7 +61,7 @@ class RagView(VertexSurface):
         self.app_name = request.auth.app_name
         self.caller = check_scope(request, self.app_name, None, write=request.method not in ("GET", "HEAD")
                                   and not request.path.endswith(":retrieveContexts"))
-        self.prefix = _prefix(kwargs)
+        self.prefix = names.location_prefix(kwargs.get("project"), kwargs.get("location"))
 
     def manage(self) -> None:
         if self.caller.only_user:
@@ -79,7 +74,7 @@ class RagView(VertexSurface):
         return corpus
 
     def corpus_json(self, corpus: Corpus) -> dict[str, Any]:
-        return {"name": f"{self.prefix}ragCorpora/{corpus.id}", "displayName": corpus.display_name,
+        return {"name": names.rag_corpus(self.prefix, corpus.id), "displayName": corpus.display_name,
                 "description": corpus.description, "createTime": wire.rfc3339(corpus.created_at),
                 "updateTime": wire.rfc3339(corpus.updated_at), "corpusStatus": {"state": "ACTIVE"}}
 
@@ -87,7 +82,7 @@ class RagView(VertexSurface):
         status: dict[str, Any] = {"state": FILE_STATE.get(document.status, "STATE_UNSPECIFIED")}
         if document.error:
             status["errorStatus"] = document.error
-        return {"name": f"{self.prefix}ragCorpora/{document.corpus_id}/ragFiles/{document.id}",
+        return {"name": names.rag_file(names.rag_corpus(self.prefix, document.corpus_id), document.id),
                 "displayName": document.display_name, "sizeBytes": str(document.size_bytes),
                 "createTime": wire.rfc3339(document.created_at), "updateTime": wire.rfc3339(document.updated_at),
                 "fileStatus": status}
@@ -107,8 +102,8 @@ class RagCorporaView(RagView):
                 body.get("display_name"), "displayName", required=True), description=body.get("description") or "")
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
-        name = self.corpus_json(corpus)["name"]
-        return Response(operation(f"{name}/operations/create-{time.time_ns()}", self.corpus_json(corpus),
+        name = names.rag_corpus(self.prefix, corpus.id)
+        return Response(operation(names.operation(name, f"create-{time.time_ns()}"), self.corpus_json(corpus),
                                   kind="google.cloud.aiplatform.v1beta1.RagCorpus"))
 
 
@@ -121,9 +116,9 @@ class RagCorpusView(RagView):
         """Delete a corpus with its files: an operation, done when it returns."""
         self.manage()
         corpus = self.corpus(corpus_id)
-        name = self.corpus_json(corpus)["name"]
+        name = names.rag_corpus(self.prefix, corpus.id)  # before the delete, which clears the id
         services.do_delete_corpus(corpus)
-        return Response(operation(f"{name}/operations/delete-{time.time_ns()}", kind=EMPTY))
+        return Response(operation(names.operation(name, f"delete-{time.time_ns()}"), kind=EMPTY))
 
 
 class RagOperationView(RagView):
@@ -132,7 +127,7 @@ class RagOperationView(RagView):
         kind, _, issued = operation_id.partition("-")
         if kind not in ("create", "delete") or not issued.isdigit() or int(issued) > time.time_ns():
             raise errors.NotFound(f"Operation {operation_id} does not exist.")
-        name = f"{self.prefix}ragCorpora/{corpus_id}/operations/{operation_id}"
+        name = names.operation(names.rag_corpus(self.prefix, corpus_id), operation_id)
         if kind == "delete":
             return Response(operation(name, kind=EMPTY))
         return Response(operation(name, self.corpus_json(self.corpus(corpus_id)),
@@ -165,8 +160,8 @@ class RagFileView(RagView):
         self.manage()
         document = self.document(corpus_id, file_id)
         services.do_delete_document(document)
-        corpus = f"{self.prefix}ragCorpora/{document.corpus_id}"  # the corpus's operations answer its polls
-        return Response(operation(f"{corpus}/operations/delete-{time.time_ns()}", kind=EMPTY))
+        corpus = names.rag_corpus(self.prefix, document.corpus_id)  # the corpus's operations answer its polls
+        return Response(operation(names.operation(corpus, f"delete-{time.time_ns()}"), kind=EMPTY))
 
 
 class RagImportView(RagView):
@@ -189,7 +184,7 @@ class RagUploadView(RagView):
         if "upload_id" in request.query_params:  # the bytes: the signed URL is the capability
             super(RagView, self).initial(request, *args, **kwargs)
             check_url(request, kwargs)
-            self.prefix = _prefix(kwargs)
+            self.prefix = names.location_prefix(kwargs.get("project"), kwargs.get("location"))
             return
         super().initial(request, *args, **kwargs)
 
