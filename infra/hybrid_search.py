@@ -16,7 +16,37 @@ written against the table (the keyword CTE names it ``m``). Parameters:
 
 from __future__ import annotations
 
+from typing import Any
+
 from infra.text import TEXT_SEARCH_CONFIG
+
+
+def vector_literal(vector: Any) -> str:
+    """A vector as pgvector's text input (the ``%(embedding)s`` parameter)."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def no_ranks(id_type: str) -> str:
+    """A rank list with nothing in it: what a line without one of the lists joins instead."""
+    return f"(SELECT NULL::{id_type} AS id, NULL::bigint AS rank)"
+
+
+def rank_lists(mode: str, id_type: str) -> str:
+    """The FROM of a fusion: both lists (``hybrid``), or one of them (``vector``, ``keyword``) with no other ranks."""
+    return {
+        "hybrid": "vector v FULL OUTER JOIN keyword k ON v.id = k.id",
+        "vector": f"vector v LEFT JOIN {no_ranks(id_type)} k ON false",
+        "keyword": f"keyword k LEFT JOIN {no_ranks(id_type)} v ON false",
+    }[mode]
+
+
+def scan_vectors_past_the_filter(cursor: Any, candidates: int, *, max_scan_tuples: int | None = None) -> None:
+    """For this transaction: the HNSW scan goes on until the ``WHERE`` (a scope among many) yields ``candidates``
+    rows, reading at most ``max_scan_tuples`` (pgvector's default when None)."""
+    cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    if max_scan_tuples is not None:
+        cursor.execute("SET LOCAL hnsw.max_scan_tuples = %s", [max_scan_tuples])
+    cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, candidates)])
 
 
 def vector_ranks(table: str, where: str) -> str:

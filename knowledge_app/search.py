@@ -62,12 +62,17 @@ LIMIT %(top_k)s
 """
 
 
-_NO_RANKS = "(SELECT NULL::bigint AS id, NULL::bigint AS rank)"
-SOURCES = {
-    "hybrid": "vector v FULL OUTER JOIN keyword k ON v.id = k.id",
-    "vector": f"vector v LEFT JOIN {_NO_RANKS} k ON false",  # one list alone: what bench/knowledge_quality.py
-    "keyword": f"keyword k LEFT JOIN {_NO_RANKS} v ON false",  # compares the fusion with
+
+
+_STATEMENTS = {  # each list alone too: what bench/knowledge_quality.py compares the fusion with
+    mode: _STATEMENT.format(
+        sources=hybrid_search.rank_lists(mode, "bigint"),
+        vector=hybrid_search.vector_ranks("knowledge_chunks", _SCOPE.format(p="")),
+        keyword=hybrid_search.keyword_ranks("knowledge_chunks", _SCOPE.format(p="m.")),
+    )
+    for mode in ("hybrid", "vector", "keyword")
 }
+_COUNT = "SELECT count(*) FROM knowledge_chunks WHERE " + _SCOPE.format(p="")  # BM25's N: the chunks in scope
 
 
 @dataclass(frozen=True)
@@ -102,22 +107,15 @@ def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: in
         return []
     params = {
         "app": app_name, "corpora": list(corpus_ids), "documents": document_ids, "text": search_text(query),
-        "embedding": "[" + ",".join(f"{x:.7f}" for x in (embedding if embedding is not None
-                                                          else get_embedder().embed_query(query))) + "]",
+        "embedding": hybrid_search.vector_literal(
+            embedding if embedding is not None else get_embedder().embed_query(query)),
         "candidates": max(CANDIDATES, top_k), "top_k": top_k, "k1": BM25_K1, "b": BM25_B,
         "w_vector": fusion.vector, "w_keyword": fusion.keyword, "rrf_k": fusion.rrf_k,
         "threshold": 2.0 if vector_distance_threshold is None else vector_distance_threshold,
     }
-    statement = _STATEMENT.format(
-        sources=SOURCES[mode],
-        vector=hybrid_search.vector_ranks("knowledge_chunks", _SCOPE.format(p="")),
-        keyword=hybrid_search.keyword_ranks("knowledge_chunks", _SCOPE.format(p="m.")),
-    )
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
-        cursor.execute(
-            "SELECT count(*) FROM knowledge_chunks WHERE " + _SCOPE.format(p=""), params)
+        hybrid_search.scan_vectors_past_the_filter(cursor, params["candidates"])
+        cursor.execute(_COUNT, params)
         params["n"] = max(cursor.fetchone()[0], 1)
-        cursor.execute(statement, params)
+        cursor.execute(_STATEMENTS[mode], params)
         return [Hit(*row) for row in cursor.fetchall()]

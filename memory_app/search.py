@@ -136,7 +136,7 @@ named AS (
 )"""
 """The candidates naming any of the question's names, ranked by how many of them they name (ties share a rank)."""
 
-_NO_RANKS = "(SELECT NULL::uuid AS id, NULL::bigint AS rank)"
+_NO_RANKS = hybrid_search.no_ranks("uuid")
 
 _FUSE = """
 SELECT m.id, m.text, m.author, m.kind, m.metadata, m.event_time, m.created_at, m.strength,
@@ -158,11 +158,7 @@ ORDER BY score DESC, m.created_at DESC
 LIMIT %(limit)s
 """
 
-_SOURCES = {
-    "hybrid": "vector v FULL OUTER JOIN keyword k ON v.id = k.id",
-    "vector": f"vector v LEFT JOIN {_NO_RANKS} k ON false",
-    "keyword": f"keyword k LEFT JOIN {_NO_RANKS} v ON false",
-}
+_SOURCES = {mode: hybrid_search.rank_lists(mode, "uuid") for mode in ("hybrid", "vector", "keyword")}
 _CANDIDATES = {
     "hybrid": "SELECT id FROM vector UNION SELECT id FROM keyword",
     "vector": "SELECT id FROM vector",
@@ -240,12 +236,9 @@ def search_memories(
     if mode != "keyword":
         if embedding is None:
             embedding = get_embedder().embed_query(without_names(query, [*facts.authors, *facts.speakers]))
-        params["embedding"] = vector_literal(embedding)
+        params["embedding"] = hybrid_search.vector_literal(embedding)
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
-        # Per transaction: keep scanning the HNSW graph until the scope yields enough rows.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
-        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(40, params["candidates"])])
+        hybrid_search.scan_vectors_past_the_filter(cursor, params["candidates"], max_scan_tuples=100000)
         if mode != "keyword" and facts.walk_the_graph(params["candidates"]):
             # The planner would read the whole scope and sort it: the HNSW index's order is the one left.
             cursor.execute("SET LOCAL enable_sort = off")
@@ -337,11 +330,6 @@ def _reinforce(ids: list[UUID]) -> None:
             """,
             [ids],
         )
-
-
-def vector_literal(vector: Any) -> str:
-    """A vector as pgvector's text input."""
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
 def _json(value: Any) -> dict[str, Any]:

@@ -11,11 +11,11 @@ import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
+from infra import hybrid_search
 from infra.embedders import get_embedder
 from infra.text import search_text
 from memory_app.models import Kind, Memory, MetadataMerge, RevisionAction, Status
 from memory_app.names import names
-from memory_app.search import vector_literal
 from memory_app.services.bank import check_topic
 from memory_app.services.base import (
     MAX_MEMORY_LENGTH,
@@ -181,7 +181,7 @@ def _find_same(
     With ``metadata``, only a memory with exactly that metadata counts.
     """
     key, words = normalise(text), content_words(text)
-    vector = vector_literal(embedding)
+    vector = hybrid_search.vector_literal(embedding)
     exact = None if metadata is None else json.dumps(metadata)
     with connection.cursor() as cursor:
         cursor.execute(
