@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.db.models import QuerySet
@@ -47,13 +47,16 @@ class ScopedView(APIView):
     """Base of every tenant view: the URL's app and user must be the caller's."""
 
     scope: Scope
+    changes_nothing: ClassVar[bool] = False
+    """Set by a view whose POST only reads (a search): a read-only key may call it."""
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         check_url(request, kwargs)
         if "session_id" in kwargs:  # as ADK's services: a padded id names the session created from it
             self.kwargs["session_id"] = kwargs["session_id"] = kwargs["session_id"].strip()
-        self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"))
+        write = False if self.changes_nothing else None
+        self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"), write=write)
 
 
 def check_url(request: Request, ids: dict[str, Any]) -> None:

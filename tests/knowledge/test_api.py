@@ -146,3 +146,18 @@ def test_a_person_uploads_a_document_in_the_admin_and_reads_its_chunks(celery_wo
     assert "25 days of paid leave" in page and "Employee handbook › Leave" in page
     listing = admin_client.get("/admin/knowledge_app/corpus/").content.decode()
     assert "Handbook" in listing and '<td class="field-documents">1</td>' in listing
+
+
+def test_a_read_only_key_searches_but_changes_nothing(celery_worker):
+    """A search is sent as POST but changes nothing: a read-only key may run it, and only it."""
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    document = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md").json()
+    _indexed(api, corpus_id, document["id"])
+    reader = client_for("shop", read_only=True)
+
+    found = reader.post(f"{BASE}{corpus_id}/search/", {"query": "leave", "top_k": 1}, format="json")
+
+    assert found.status_code == 200 and "leave" in found.json()[0]["text"]
+    assert reader.post(BASE, {"display_name": "Mine"}, format="json").status_code == 403
+    assert _upload(reader, corpus_id, b"more", "more.txt", "text/plain").status_code == 403
