@@ -12,7 +12,7 @@ No rule lives here: ``knowledge_app`` stores, indexes and searches.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from django.core import signing
 from rest_framework import exceptions
@@ -52,6 +52,8 @@ class RagView(VertexSurface):
 
     app_name: str
     prefix: str
+    changes_nothing: ClassVar[bool] = False
+    """A POST that only reads (``:retrieveContexts``): a read-only key may call it."""
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -59,8 +61,7 @@ class RagView(VertexSurface):
         if not isinstance(request.auth, ApiKey):
             raise exceptions.NotAuthenticated("RAG Engine takes a Cognizes API key.")
         self.app_name = request.auth.app_name
-        self.caller = check_scope(request, self.app_name, None, write=request.method not in ("GET", "HEAD")
-                                  and not request.path.endswith(":retrieveContexts"))
+        self.caller = check_scope(request, self.app_name, None, write=False if self.changes_nothing else None)
         self.prefix = names.location_prefix(kwargs.get("project"), kwargs.get("location"))
 
     def manage(self) -> None:
@@ -232,6 +233,7 @@ class RagUploadView(RagView):
 
 
 class RetrieveContextsView(RagView):
+    changes_nothing = True
     def post(self, request: Request, **kwargs: Any) -> Response:
         """Retrieve the chunks of the corpora (or files) named that best answer the query."""
         body = wire.message(request.data, _RETRIEVE_SPEC)

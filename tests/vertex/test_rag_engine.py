@@ -84,6 +84,13 @@ def test_another_apps_corpus_is_not_found_and_imports_from_google_are_refused_cl
     with pytest.raises(ClientError) as hidden:
         other.get_corpus(name=corpus.name)
     assert hidden.value.code == 404
+    reader = agentplatform.Client(api_key=server.key_for(read_only=True), http_options={"base_url": server.base_url}).rag
+    found = reader.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
+                                     query={"text": "anything"})
+    assert not found.contexts or found.contexts.contexts == []  # a read-only key retrieves (an empty corpus here)
+    with pytest.raises(ClientError) as read_only:
+        reader.create_corpus(rag_corpus={"display_name": "Not mine to make"})
+    assert read_only.value.code == 403
     # agentplatform's import_files asks google.auth for credentials first: the body it sends, sent as it is.
     refused = httpx.post(f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import", headers={
         "x-goog-api-key": server.key}, json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://bucket/a.txt"]}}})
