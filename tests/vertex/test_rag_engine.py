@@ -84,7 +84,8 @@ def test_another_apps_corpus_is_not_found_and_imports_from_google_are_refused_cl
     with pytest.raises(ClientError) as hidden:
         other.get_corpus(name=corpus.name)
     assert hidden.value.code == 404
-    reader = agentplatform.Client(api_key=server.key_for(read_only=True), http_options={"base_url": server.base_url}).rag
+    reader = agentplatform.Client(api_key=server.key_for(read_only=True),
+                                  http_options={"base_url": server.base_url}).rag
     found = reader.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
                                      query={"text": "anything"})
     assert not found.contexts or found.contexts.contexts == []  # a read-only key retrieves (an empty corpus here)
