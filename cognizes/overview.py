@@ -105,9 +105,14 @@ def app_rows(now: datetime | None = None) -> list[AppRow]:
     ]
 
 
+def counts_by_state(queryset: QuerySet, states: list) -> dict[str, Count]:
+    """``queryset``'s rows in each of ``states`` (its ``status``; an index on it keeps each count cheap)."""
+    return {state.label: bounded_count(queryset.filter(status=state)) for state in states}
+
+
 def job_counts() -> dict[str, Count]:
     """Consolidation jobs by the states a person acts on."""
-    return {state.label: bounded_count(ConsolidationJob.objects.filter(status=state)) for state in JOB_STATES}
+    return counts_by_state(ConsolidationJob.objects.all(), JOB_STATES)
 
 
 def recent_failures() -> list[ConsolidationJob]:
@@ -119,7 +124,7 @@ DOCUMENT_STATES = [DocumentStatus.PENDING, DocumentStatus.RUNNING, DocumentStatu
 
 def document_counts() -> dict[str, Count]:
     """Documents being indexed, waiting, or failed (the documents' status index)."""
-    return {state.label: bounded_count(Document.objects.filter(status=state)) for state in DOCUMENT_STATES}
+    return counts_by_state(Document.objects.all(), DOCUMENT_STATES)
 
 
 def failed_documents() -> list[Document]:
