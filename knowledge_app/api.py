@@ -126,8 +126,7 @@ class DocumentsView(ScopedView):
     def get(self, request: Request, app_name: str, corpus_id: int) -> Response:
         """The corpus's documents with their indexing status, oldest first."""
         _corpus(self, corpus_id)
-        return page_of(self, request, services.documents(app_name, corpus_id).defer("content").order_by("id"),
-                     DocumentSerializer)
+        return page_of(self, request, services.documents(app_name, corpus_id).order_by("id"), DocumentSerializer)
 
     @extend_schema(operation_id="upload_document", request={"*/*": OpenApiTypes.BINARY},
                    parameters=[OpenApiParameter("filename", str, description="The document's file name.")],

@@ -32,7 +32,8 @@ def corpora(app_name: str) -> QuerySet[Corpus]:
 
 
 def documents(app_name: str, corpus_id: int) -> QuerySet[Document]:
-    return Document.objects.filter(app_name=app_name, corpus_id=corpus_id)
+    """The corpus's documents, without their bytes (up to 50 MB each: only indexing reads them, by itself)."""
+    return Document.objects.filter(app_name=app_name, corpus_id=corpus_id).defer("content")
 
 
 def get_corpus(app_name: str, corpus_id: int) -> Corpus | None:

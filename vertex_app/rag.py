@@ -139,7 +139,7 @@ class RagFilesView(RagView):
     def get(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
         """List a corpus's files, a page at a time."""
         corpus = self.corpus(corpus_id)
-        documents = services.documents(self.app_name, corpus.id).defer("content").order_by("id")
+        documents = services.documents(self.app_name, corpus.id).order_by("id")
         return Response(page(request, documents, "ragFiles", self.file_json))
 
 
