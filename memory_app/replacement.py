@@ -33,6 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from infra.embedders import get_embedder
 from memory_app import statements
 from memory_app.names import names
 
@@ -101,8 +102,6 @@ def changed_value(old: str, new: str) -> tuple[str, str, str] | None:
 
 @lru_cache(maxsize=1)
 def _prototypes() -> np.ndarray:
-    from infra.embedders import get_embedder
-
     return np.asarray(get_embedder().embed_documents(EXCLUSIVE + ADDITIVE))
 
 
@@ -113,13 +112,11 @@ def _closeness(similarity: np.ndarray) -> float:
 
 def replaced(new: str, known: list[tuple[str, str]]) -> tuple[str, ...]:
     """The ids of the ``known`` (id, text) statements that ``new`` replaces (it is the newer)."""
-    # Sentence by sentence: a long turn shares some words with anything.
-    changes = [(memory_id, change) for memory_id, text in known for sentence in statements.sentences(new)
+    said = statements.sentences(new)  # sentence by sentence: a long turn shares some words with anything
+    changes = [(memory_id, change) for memory_id, text in known for sentence in said
                if (change := changed_value(text, sentence))]
     if not changes:
         return ()
-    from infra.embedders import get_embedder
-
     texts = sorted({t for _, (frame, old, value) in changes for t in (frame, old, value)})
     vector = dict(zip(texts, get_embedder().embed_documents(texts)))
     prototypes = _prototypes()
