@@ -2,13 +2,15 @@
 
 Agents written for Vertex AI Agent Engine change their endpoint and key, nothing else::
 
-    from cognizes.vertex import VertexAiMemoryBankService, VertexAiRagRetrieval, VertexAiSessionService
+    from cognizes.vertex import (VertexAiMemoryBankService, VertexAiRagMemoryService, VertexAiRagRetrieval,
+                                 VertexAiSessionService)
 
     sessions = VertexAiSessionService(base_url="http://127.0.0.1:8000/", engine_id=ENGINE_ID, api_key=KEY)
     memory = VertexAiMemoryBankService(base_url="http://127.0.0.1:8000/", engine_id=ENGINE_ID, api_key=KEY)
 
     handbook = VertexAiRagRetrieval(name="search_handbook", description="Search the staff handbook.",
                                     rag_corpora=[CORPUS], base_url="http://127.0.0.1:8000/", api_key=KEY)
+    rag_memory = VertexAiRagMemoryService(rag_corpus=CORPUS, base_url="http://127.0.0.1:8000/", api_key=KEY)
 
 ``ENGINE_ID`` is what ``python manage.py vertex_engine APP`` prints; ``KEY`` is a
 Cognizes API key of that app (``manage.py create_api_key APP``), by default
@@ -29,10 +31,14 @@ from ``COGNIZES_API_KEY``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
 from google.adk.memory.vertex_ai_memory_bank_service import VertexAiMemoryBankService as _VertexAiMemoryBankService
+from google.adk.memory.vertex_ai_rag_memory_service import VertexAiRagMemoryService as _VertexAiRagMemoryService
 from google.adk.sessions.vertex_ai_session_service import VertexAiSessionService as _VertexAiSessionService
 from google.adk.tools.retrieval.base_retrieval_tool import BaseRetrievalTool
 from google.adk.tools.retrieval.vertex_ai_rag_retrieval import VertexAiRagRetrieval as _VertexAiRagRetrieval
@@ -52,19 +58,59 @@ class _Endpoint:
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
         self.api_key, self.project, self.location = key, project, location
 
-    def client(self) -> Any:
-        """An async agentplatform client on this endpoint, as ADK's services build one."""
-        from google.adk.dependencies._agentplatform import agentplatform
-
+    def arguments(self) -> dict[str, Any]:
+        """What ``agentplatform.Client`` takes to reach this endpoint."""
         http_options = {"base_url": self.base_url}
         if self.project:
             from google.oauth2.credentials import Credentials
 
-            return agentplatform.Client(
-                project=self.project, location=self.location, credentials=Credentials(token=self.api_key),
-                http_options=http_options,
-            ).aio
-        return agentplatform.Client(api_key=self.api_key, http_options=http_options).aio
+            return {"project": self.project, "location": self.location, "credentials": Credentials(token=self.api_key),
+                    "http_options": http_options}
+        return {"api_key": self.api_key, "http_options": http_options}
+
+    def client(self) -> Any:
+        """An async agentplatform client on this endpoint, as ADK's services build one."""
+        from google.adk.dependencies._agentplatform import agentplatform
+
+        return agentplatform.Client(**self.arguments()).aio
+
+    @contextmanager
+    def routing(self) -> Iterator[None]:
+        """Every ``agentplatform.Client`` built inside (by this task) goes to this endpoint; others are untouched."""
+        _route_agentplatform_clients()
+        token = _ROUTED_TO.set(self)
+        try:
+            yield
+        finally:
+            _ROUTED_TO.reset(token)
+
+
+_ROUTED_TO: ContextVar[_Endpoint | None] = ContextVar("cognizes_vertex_endpoint", default=None)
+
+
+def _route_agentplatform_clients() -> None:
+    """Make ``agentplatform.Client`` a subclass that takes its endpoint from ``_Endpoint.routing`` when there is one.
+
+    ADK's ``VertexAiRagMemoryService`` builds ``agentplatform.Client(project, location)`` inside its methods and
+    has no hook for an endpoint, so there is no other way in short of copying them. The subclass changes nothing
+    outside a ``routing()`` block: a Vertex client elsewhere in the process still goes to Google, and
+    ``isinstance`` checks still pass.
+    """
+    from google.adk.dependencies._agentplatform import agentplatform
+
+    if getattr(agentplatform.Client, "_routed_by_cognizes", False):
+        return
+
+    class Client(agentplatform.Client):  # type: ignore[misc, name-defined]
+        _routed_by_cognizes = True
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            endpoint = _ROUTED_TO.get()
+            if endpoint is not None:
+                args, kwargs = (), endpoint.arguments()
+            super().__init__(*args, **kwargs)
+
+    agentplatform.Client = Client
 
 
 class _OnCognizes:
@@ -128,6 +174,33 @@ class VertexAiRagRetrieval(_VertexAiRagRetrieval):
         if not contexts:
             return f"No matching result found with the config: {self.vertex_rag_store}"
         return [context.text for context in contexts if context.text is not None]
+
+
+class VertexAiRagMemoryService(_VertexAiRagMemoryService):
+    """ADK's ``VertexAiRagMemoryService`` on a Cognizes server's RAG Engine.
+
+    Each session added is a file of the corpus (its events as JSON lines, which Cognizes
+    chunks in whole lines so none is lost to a cut), and a search retrieves from the
+    files of the app and user asking, as ADK's service does on Google's. ``rag_corpus``
+    is the corpus's name as ``create_corpus`` answered it, or its id alone.
+    """
+
+    def __init__(self, *, base_url: str, rag_corpus: str, api_key: str | None = None, project: str | None = None,
+                 location: str | None = None, similarity_top_k: int | None = None,
+                 vector_distance_threshold: float = 10) -> None:
+        self._endpoint = _Endpoint(base_url, api_key, project, location)
+        if rag_corpus.isdigit():
+            rag_corpus = (f"projects/{project}/locations/{location}/" if project else "") + f"ragCorpora/{rag_corpus}"
+        super().__init__(rag_corpus=rag_corpus, similarity_top_k=similarity_top_k,
+                         vector_distance_threshold=vector_distance_threshold, project=project, location=location)
+
+    async def add_session_to_memory(self, session: Any) -> None:
+        with self._endpoint.routing():
+            await super().add_session_to_memory(session)
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
+        with self._endpoint.routing():
+            return await super().search_memory(app_name=app_name, user_id=user_id, query=query)
 
 
 def register() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -37,7 +37,18 @@ class DocumentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Document
         fields = ["id", "corpus_id", "display_name", "source_uri", "mime_type", "size_bytes", "content_hash",
-                  "status", "error", "chunk_count", "attempts", "created_at", "updated_at", "indexed_at"]
+                  "chunk_size", "chunk_overlap", "status", "error", "chunk_count", "attempts", "created_at",
+                  "updated_at", "indexed_at"]
+
+
+class UploadParameters(serializers.Serializer):
+    """An upload's query parameters: what the bytes alone do not say."""
+
+    filename = serializers.CharField(required=False, default="", help_text="The document's file name (a raw body).")
+    display_name = serializers.CharField(required=False, default="")
+    chunk_size = serializers.IntegerField(required=False, min_value=1,
+                                          help_text="This document's tokens per chunk (else the corpus's).")
+    chunk_overlap = serializers.IntegerField(required=False, min_value=0)
 
 
 class ChunkSerializer(serializers.ModelSerializer):
@@ -129,12 +140,12 @@ class DocumentsView(ScopedView):
         return page_of(self, request, services.documents(app_name, corpus_id).order_by("id"), DocumentSerializer)
 
     @extend_schema(operation_id="upload_document", request={"*/*": OpenApiTypes.BINARY},
-                   parameters=[OpenApiParameter("filename", str, description="The document's file name.")],
-                   responses={201: DocumentSerializer, 200: DocumentSerializer})
+                   parameters=[UploadParameters], responses={201: DocumentSerializer, 200: DocumentSerializer})
     def post(self, request: Request, app_name: str, corpus_id: int) -> Response:
         """Upload a document: indexed by a worker (201 pending); the same bytes again answer 200, unchanged."""
         _manage(self)
         corpus = _corpus(self, corpus_id)
+        given = valid(UploadParameters, request.query_params)
         limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
         if int(request.META.get("CONTENT_LENGTH") or 0) > limit + 64 * 1024:
             raise PayloadTooLarge(f"A document may have at most {limit} bytes.")
@@ -145,10 +156,11 @@ class DocumentsView(ScopedView):
             data, filename, mime_type = upload.read(limit + 1), upload.name, upload.content_type or ""
         else:
             data = request.stream.read(limit + 1) if request.stream is not None else b""
-            filename, mime_type = request.query_params.get("filename", ""), request.content_type or ""
+            filename, mime_type = given["filename"], request.content_type or ""
         try:
             added = services.do_add_document(corpus, data=data, filename=filename, mime_type=mime_type,
-                                             display_name=request.query_params.get("display_name", ""))
+                                             display_name=given["display_name"], chunk_size=given.get("chunk_size"),
+                                             chunk_overlap=given.get("chunk_overlap"))
         except services.TooLarge as error:
             raise PayloadTooLarge(str(error)) from error
         except services.KnowledgeError as error:

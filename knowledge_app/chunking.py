@@ -19,6 +19,8 @@ embeds and reads better than a window cut at a fixed count:
   a space, ``。！？``, line breaks), its first sentences filling what is left of
   the chunk before; a sentence that fits no chunk is split at word boundaries
   (between characters in CJK), that is, between tokens;
+- in a document of records (``parsed.whole_lines``) the units are lines, never cut:
+  a line longer than ``size`` is a chunk by itself;
 - the next chunk begins with the last sentences of the one before, as many as
   fit in ``overlap`` tokens (fewer, or none, when more would push a paragraph
   that fits a chunk out of it, or when a single sentence is longer than ``overlap``).
@@ -59,6 +61,7 @@ _UNSPACED = (
 )
 _TOKEN = re.compile(rf"[{_UNSPACED}]|[^\s{_UNSPACED}]{{1,{WORD_PIECE_CHARS}}}")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
+_LINE_BREAK = re.compile(r"\n")
 _SENTENCE_END = re.compile(r"[.!?؟।]+[\"'”’)\]»]*(?=\s|$)|[。！？．｡]+[」』”’）)\]]*|\n")
 
 
@@ -112,6 +115,14 @@ def _pieces(text: str, start: int, end: int, size: int) -> tuple[list[tuple[int,
     return pieces, paragraph_ends
 
 
+def _lines(text: str, start: int, end: int, size: int) -> tuple[list[tuple[int, int, int]], list[int]]:
+    """``_pieces`` for records: each line a unit and a paragraph of its own, counted as at most ``size`` tokens so
+    that a line longer than a chunk is packed as a chunk by itself rather than cut."""
+    pieces = [(line_start, line_end, min(count_tokens(text[line_start:line_end]), size))
+              for line_start, line_end in _segments(_LINE_BREAK, text, start, end)]
+    return pieces, list(range(1, len(pieces) + 1))
+
+
 def _pack(pieces: list[tuple[int, int, int]], paragraph_ends: list[int], size: int, overlap: int) -> list[range]:
     """The chunks as ranges of piece indexes: whole paragraphs while they fit, then sentences, then tokens.
 
@@ -152,7 +163,8 @@ def _pack(pieces: list[tuple[int, int, int]], paragraph_ends: list[int], size: i
 
 
 def chunk(parsed: Parsed, *, size: int, overlap: int) -> list[Chunk]:
-    """``parsed``'s sections cut into chunks of at most ``size`` tokens, overlapping by at most ``overlap``.
+    """``parsed``'s sections cut into chunks of at most ``size`` tokens (a record's line may be one longer),
+    overlapping by at most ``overlap``.
 
     Sections with no text are skipped. The result depends only on the arguments.
     """
@@ -162,8 +174,9 @@ def chunk(parsed: Parsed, *, size: int, overlap: int) -> list[Chunk]:
         raise ValueError(f"overlap must be a whole number of tokens from 0 to size - 1 = {size - 1} (got {overlap!r})")
     text = parsed.text
     chunks = []
+    units = _lines if parsed.whole_lines else _pieces
     for section in parsed.sections:
-        pieces, paragraph_ends = _pieces(text, section.start, section.end, size)
+        pieces, paragraph_ends = units(text, section.start, section.end, size)
         for indexes in _pack(pieces, paragraph_ends, size, overlap):
             start, end = pieces[indexes.start][0], pieces[indexes.stop - 1][1]
             chunks.append(Chunk(text[start:end], section.heading_path, start, end))

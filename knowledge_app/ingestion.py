@@ -63,7 +63,8 @@ def do_ingest(document_id: int) -> str:
     try:
         parsed = parse(bytes(document.content), filename=document.source_uri or document.display_name,
                        mime_type=document.mime_type)
-        pieces = chunk(parsed, size=document.corpus.chunk_size, overlap=document.corpus.chunk_overlap)
+        size, overlap = document.chunking
+        pieces = chunk(parsed, size=size, overlap=overlap)
         if not pieces:
             raise UnreadableDocument("no text in it")
     except UnreadableDocument as unreadable:

@@ -60,6 +60,10 @@ class Document(models.Model):
     content_hash = models.CharField(
         max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document.")
     content = models.BinaryField(help_text="The bytes as uploaded, kept to index again.")
+    chunk_size = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tokens per chunk for this document (Vertex's uploadRagFileConfig); "
+        "empty: the corpus's.")
+    chunk_overlap = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: the corpus's.")
     status = models.CharField(max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.PENDING)
     error = models.TextField(blank=True, help_text="Why it failed: what a person can do about it.")
     chunk_count = models.PositiveIntegerField(default=0)
@@ -81,6 +85,13 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.display_name
+
+    @property
+    def chunking(self) -> tuple[int, int]:
+        """``(size, overlap)`` this document is cut with: its own if it was uploaded with one, else its corpus's."""
+        if self.chunk_size is not None:
+            return self.chunk_size, self.chunk_overlap or 0
+        return self.corpus.chunk_size, self.corpus.chunk_overlap
 
 
 class Chunk(models.Model):

@@ -38,10 +38,16 @@ class Section:
 
 @dataclass(frozen=True)
 class Parsed:
-    """A document's text and its sections, in document order and not overlapping."""
+    """A document's text and its sections, in document order and not overlapping.
+
+    ``whole_lines``: each line is a record that means nothing cut (a text file of JSON
+    lines, as ADK's ``VertexAiRagMemoryService`` uploads a session), so the chunker
+    packs whole lines and never cuts one, even one longer than a chunk.
+    """
 
     text: str
     sections: list[Section]
+    whole_lines: bool = False
 
 
 def trimmed(text: str, start: int, end: int) -> tuple[int, int]:

@@ -57,7 +57,7 @@ def decode_text(data: bytes) -> str:
 def _plain(data: bytes) -> Parsed:
     text = decode_text(data)
     start, end = trimmed(text, 0, len(text))
-    return Parsed(text=text, sections=[Section((), start, end)])
+    return Parsed(text=text, sections=[Section((), start, end)], whole_lines=records.are_json_lines(text))
 
 
 def _text_format(convert: Callable[[str], Parsed]) -> Callable[[bytes], Parsed]:

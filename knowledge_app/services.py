@@ -55,24 +55,46 @@ def do_create_corpus(*, app_name: str, display_name: str, description: str = "",
                                  chunk_size=chunk_size, chunk_overlap=chunk_overlap)
 
 
+def chunking_for(corpus: Corpus, chunk_size: int | None = None,
+                 chunk_overlap: int | None = None) -> tuple[int, int] | None:
+    """``(size, overlap)`` of a document given either or both, checked; None for neither (the corpus's).
+
+    A size alone keeps no overlap and an overlap alone takes the corpus's size, as Vertex's unset fields are 0.
+    """
+    if chunk_size is None and chunk_overlap is None:
+        return None
+    chunking = (corpus.chunk_size if chunk_size is None else chunk_size, chunk_overlap or 0)
+    check_chunking(*chunking)
+    return chunking
+
+
 @dataclass(frozen=True)
 class Added:
     document: Document
     created: bool
-    """False: these bytes were in the corpus already (nothing changed)."""
+    """False: these bytes were in the corpus already (nothing changed but, if another was asked for, its chunking)."""
 
 
-def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: str = "",
-                    display_name: str = "") -> Added:
-    """Store a document and have a worker index it (once this transaction commits); the same bytes: the one there."""
+def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: str = "", display_name: str = "",
+                    chunk_size: int | None = None, chunk_overlap: int | None = None) -> Added:
+    """Store a document and have a worker index it (once this transaction commits); the same bytes: the one there.
+
+    ``chunk_size`` / ``chunk_overlap``: this document's chunking instead of the corpus's (Vertex sets it per file;
+    ``chunking_for``). The same bytes again with another chunking are indexed again with it.
+    """
     if not data:
         raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
     limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
     if len(data) > limit:
         raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
+    chunking = chunking_for(corpus, chunk_size, chunk_overlap)
     digest = hashlib.sha256(data).hexdigest()
     known = documents(corpus.app_name, corpus.id).filter(content_hash=digest).first()
     if known is not None:
+        if chunking is not None and known.chunking != chunking:
+            Document.objects.filter(id=known.id).update(chunk_size=chunking[0], chunk_overlap=chunking[1])
+            do_reindex(known)
+            known = documents(corpus.app_name, corpus.id).get(id=known.id)
         return Added(known, created=False)
     guessed = mime_type.split(";")[0].strip() or mimetypes.guess_type(filename)[0] or "application/octet-stream"
     try:
@@ -80,6 +102,7 @@ def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: st
             document = Document.objects.create(
                 corpus=corpus, app_name=corpus.app_name, display_name=display_name or filename or digest[:12],
                 source_uri=filename, mime_type=guessed, size_bytes=len(data), content_hash=digest, content=data,
+                chunk_size=chunking and chunking[0], chunk_overlap=chunking and chunking[1],
             )
     except IntegrityError:  # the same bytes, uploaded at the same moment by another request
         return Added(documents(corpus.app_name, corpus.id).get(content_hash=digest), created=False)

@@ -42,9 +42,28 @@ _RETRIEVE_SPEC = {
     "query": {"text": None, "similarity_top_k": None, "ranking": None,
               "rag_retrieval_config": {"top_k": None, "filter": None, "hybrid_search": None, "ranking": None}},
 }
-_CHUNKING = {"rag_file_chunking_config": None, "rag_file_transformation_config": None, "rag_file_parsing_config": None,
-             "max_embedding_requests_per_min": None}
-_UPLOAD_SPEC = {"rag_file": {"display_name": None, "description": None}, "upload_rag_file_config": _CHUNKING}
+_FIXED_LENGTH = {"chunk_size": None, "chunk_overlap": None}
+_CHUNKING = {"fixed_length_chunking": _FIXED_LENGTH, **_FIXED_LENGTH}  # the second: RagFileChunkingConfig of old
+_TRANSFORMATION = {"rag_file_chunking_config": _CHUNKING}
+_FILE_CONFIG = {"rag_file_chunking_config": _CHUNKING, "rag_file_transformation_config": _TRANSFORMATION,
+                "rag_file_parsing_config": None, "rag_file_metadata_config": None,  # the last: "Deprecated: Not in use"
+                "max_embedding_requests_per_min": None}
+_UPLOAD_SPEC = {"rag_file": {"display_name": None, "description": None}, "upload_rag_file_config": _FILE_CONFIG}
+
+
+def chunking(config: dict[str, Any] | None) -> dict[str, int]:
+    """The ``chunk_size`` / ``chunk_overlap`` an upload's or import's config asks for (none: the corpus's).
+
+    ``config`` is an ``uploadRagFileConfig`` or ``importRagFilesConfig`` read with ``_FILE_CONFIG``: the chunking is
+    under ``rag_file_transformation_config.rag_file_chunking_config.fixed_length_chunking`` (agentplatform) or,
+    deprecated, ``rag_file_chunking_config`` itself (older SDKs).
+    """
+    config = config or {}
+    given = (config.get("rag_file_transformation_config") or {}).get("rag_file_chunking_config") \
+        or config.get("rag_file_chunking_config") or {}
+    sizes = given.get("fixed_length_chunking") or given
+    return {name: wire.integer(sizes[name], name, default=0, low=0, high=1_000_000)
+            for name in ("chunk_size", "chunk_overlap") if sizes.get(name)}  # proto3: 0 is unset
 
 
 class RagView(VertexSurface):
@@ -206,8 +225,8 @@ class RagUploadView(RagView):
         corpus = self.corpus(str(grant["corpus"]))
         data = request.stream.read() if request.stream is not None else b""
         try:
-            added = services.do_add_document(corpus, data=data, filename=grant["file"],
-                                             mime_type=grant["type"], display_name=grant["name"])
+            added = services.do_add_document(corpus, data=data, filename=grant["file"], mime_type=grant["type"],
+                                             display_name=grant["name"], **grant.get("chunking", {}))
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         response = Response({"ragFile": self.file_json(added.document)})
@@ -224,7 +243,12 @@ class RagUploadView(RagView):
         filename = request.headers.get("X-Goog-Upload-File-Name", "")
         grant = {"app": self.app_name, "corpus": corpus.id, "file": filename,
                  "name": (body.get("rag_file") or {}).get("display_name") or filename,
-                 "type": request.headers.get("X-Goog-Upload-Header-Content-Type", "")}
+                 "type": request.headers.get("X-Goog-Upload-Header-Content-Type", ""),
+                 "chunking": chunking(body.get("upload_rag_file_config"))}
+        try:
+            services.chunking_for(corpus, **grant["chunking"])
+        except services.KnowledgeError as error:  # said now, not after the bytes are sent
+            raise errors.InvalidArgument(str(error)) from error
         url = request.build_absolute_uri(request.path) + "?upload_id=" + signing.dumps(grant, salt=UPLOAD_SALT)
         response = Response({})
         response["X-Goog-Upload-URL"] = url

@@ -55,6 +55,20 @@ def _load(text: str, where: str = "") -> Any:
         raise UnreadableDocument(f"not valid JSON{where}: {error}") from None
 
 
+def are_json_lines(text: str) -> bool:
+    """Whether every line with text is a JSON object: records kept as they are written (a ``.txt`` of them)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    for line in lines:
+        if not line.lstrip().startswith("{"):
+            return False
+        try:
+            if not isinstance(json.loads(line), dict):
+                return False
+        except (ValueError, RecursionError):
+            return False
+    return bool(lines)
+
+
 def json_document(text: str) -> Parsed:
     """One JSON value: a paragraph per item of a top-level array, or per key of a top-level object."""
     value = _load(text)

@@ -43,7 +43,7 @@ def _upload(api, corpus_id: int, data: bytes, filename: str, content_type: str =
     return api.generic("POST", f"{BASE}{corpus_id}/documents/?filename={filename}", data, content_type=content_type)
 
 
-def _indexed(api, corpus_id: int, document_id: int, timeout: float = 60) -> dict:
+def _indexed(api, corpus_id: int, document_id: int, timeout: float = 180) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         document = api.get(f"{BASE}{corpus_id}/documents/{document_id}/").json()
@@ -88,6 +88,28 @@ def test_the_same_bytes_again_change_nothing_and_a_bad_file_fails_with_its_reaso
     assert failed["status"] == "failed" and "binary" in failed["error"], failed
     assert _indexed(api, corpus_id, first["id"])["status"] == "active"  # the worker went on
     assert Document.objects.count() == 2 and not Chunk.objects.filter(document_id=binary["id"]).exists()
+
+
+def test_a_document_may_have_its_own_chunking_and_the_same_bytes_with_another_are_cut_again(celery_worker):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    url = f"{BASE}{corpus_id}/documents/?filename=handbook.md"
+    first = api.generic("POST", url + "&chunk_size=12&chunk_overlap=2", HANDBOOK.encode(), content_type="text/markdown")
+    assert first.status_code == 201 and (first.json()["chunk_size"], first.json()["chunk_overlap"]) == (12, 2)
+    fine = _indexed(api, corpus_id, first.json()["id"])["chunk_count"]
+    assert fine >= 5
+
+    again = api.generic("POST", url + "&chunk_size=400", HANDBOOK.encode(), content_type="text/markdown")
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    assert again.json()["chunk_size"] == 400 and again.json()["status"] == "pending"  # to be cut again
+    coarse = _indexed(api, corpus_id, first.json()["id"])
+    assert (coarse["chunk_size"], coarse["chunk_overlap"]) == (400, 0) and coarse["chunk_count"] < fine
+
+    bad = api.generic("POST", url + "&chunk_size=5&chunk_overlap=5", b"other bytes", content_type="text/plain")
+    typo = api.generic("POST", url + "&chunk_sise=5", b"other bytes", content_type="text/plain")
+    assert bad.status_code == 400 and "chunk_overlap" in str(bad.json()["error"]["details"])
+    assert typo.status_code == 400 and "chunk_sise" in str(typo.json()["error"]["details"])
+    assert Document.objects.count() == 1
 
 
 def test_another_apps_key_and_a_users_key_see_what_they_may(celery_worker):

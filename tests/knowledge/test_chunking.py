@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -216,3 +217,30 @@ def test_every_format_parsed_chunks_with_the_invariants(fmt):
     parsed = parse(data, filename=filename)
     for size, overlap in ((1024, 200), (8, 3), (3, 0)):
         assert _chunked(parsed, size=size, overlap=overlap)
+
+
+def _session_lines(texts: list[str]) -> str:
+    """A session as ADK's VertexAiRagMemoryService uploads it: a .txt of one JSON object per event."""
+    return "\n".join(json.dumps({"author": "user", "timestamp": 1.5 + n, "text": text}, ensure_ascii=False)
+                     for n, text in enumerate(texts))
+
+
+def test_a_text_file_of_json_lines_is_chunked_in_whole_lines_even_a_line_longer_than_a_chunk():
+    texts = ["I moved to Lisbon. It rains less. " * 3, "我住在里斯本。我喜欢这里。" * 4, "Меня зовут Алексей. Привет.",
+             "word " * 200, "Meet at the Café. Bring the map."]
+    parsed = parse(_session_lines(texts).encode(), filename="tmpa1b2.txt", mime_type="text/plain")
+    assert parsed.whole_lines
+    chunks = chunk(parsed, size=30, overlap=8)
+    assert len(chunks) > 2
+    for piece in chunks:
+        lines = piece.text.split("\n")
+        assert all(json.loads(line)["author"] == "user" for line in lines)  # nothing cut: every line reads
+        assert len(lines) == 1 or count_tokens(piece.text) <= 30
+    kept = {json.loads(line)["text"] for piece in chunks for line in piece.text.split("\n")}
+    assert kept == set(texts)
+    assert any(count_tokens(piece.text) > 30 for piece in chunks)  # the 200-word line: a chunk by itself
+
+
+def test_prose_with_a_brace_line_or_a_json_array_line_is_not_taken_for_records():
+    for text in ("{\"a\": 1}\nThen some prose. And more.", "[1, 2]\n[3]", "Just prose. Two sentences."):
+        assert not parse(text.encode(), filename="notes.txt").whole_lines

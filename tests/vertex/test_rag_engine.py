@@ -33,7 +33,7 @@ def rag(request, server):
     return client.rag
 
 
-def _active(rag, name: str, timeout: float = 60):
+def _active(rag, name: str, timeout: float = 180):
     deadline = time.monotonic() + timeout
     while True:
         found = rag.get_file(name=name)
@@ -137,3 +137,25 @@ async def test_adks_rag_retrieval_tool_searches_a_cognizes_corpus_even_for_a_gem
     declared = [tool for tools in model.seen for tool in tools or []]
     assert all(tool.retrieval is None for tool in declared)  # never left to Google's servers
     assert any(d.name == "search_handbook" for tool in declared for d in tool.function_declarations or [])
+
+
+def test_a_files_own_chunking_from_the_upload_config_cuts_it_and_a_bad_one_is_refused_before_the_bytes(
+        rag, celery_worker, tmp_path):
+    from knowledge_app.chunking import count_tokens
+
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbook"})
+    path = tmp_path / "handbook.md"
+    path.write_text(HANDBOOK)
+    config = {"rag_file_transformation_config": {"rag_file_chunking_config": {
+        "fixed_length_chunking": {"chunk_size": 12, "chunk_overlap": 3}}}}
+    uploaded = _active(rag, rag.upload_file(corpus_name=corpus.name, path=str(path), upload_rag_file_config=config).name)
+    document = Document.objects.get()
+    assert document.chunking == (12, 3) and uploaded.name.endswith(f"/{document.id}")
+    sizes = [count_tokens(text) for text in document.chunks.values_list("text", flat=True)]
+    assert len(sizes) >= 5 and max(sizes) <= 12  # the corpus's 1,024 would keep each short section whole
+
+    with pytest.raises(ClientError) as refused:
+        rag.upload_file(corpus_name=corpus.name, path=str(path), upload_rag_file_config={
+            "rag_file_chunking_config": {"chunk_size": 10, "chunk_overlap": 10}})
+    assert refused.value.code == 400 and "chunk_overlap" in refused.value.message
+    assert Document.objects.get().chunking == (12, 3)  # nothing changed
