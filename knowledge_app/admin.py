@@ -1,4 +1,5 @@
-"""Knowledge in the admin: corpora with their document counts, documents with their status and chunks, uploads."""
+"""Knowledge in the admin: corpora with their document counts and a search box, documents with their status and
+chunks, uploads."""
 
 from __future__ import annotations
 
@@ -6,18 +7,53 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from knowledge_app import services
 from knowledge_app.models import Chunk, Corpus, Document
+from knowledge_app.search import MAX_QUERY_CHARS, MODES, search_chunks
+
+
+class SearchForm(forms.Form):
+    query = forms.CharField(max_length=MAX_QUERY_CHARS, widget=forms.TextInput(attrs={"size": 80, "autofocus": True}))
+    top_k = forms.IntegerField(label="Top k", min_value=1, max_value=100, initial=10)
+    mode = forms.ChoiceField(choices=[(mode, mode) for mode in MODES], initial="hybrid",
+                             help_text="hybrid: both rank lists fused, as agents search; or either list alone.")
 
 
 @admin.register(Corpus)
 class CorpusAdmin(admin.ModelAdmin):
-    list_display = ("display_name", "app_name", "documents", "chunk_size", "chunk_overlap", "created_at")
+    list_display = ("display_name", "app_name", "documents", "chunk_size", "chunk_overlap", "created_at", "search")
     list_filter = ("app_name",)
     search_fields = ("display_name", "description")
+    change_form_template = "admin/knowledge_app/corpus/change_form.html"  # a link to search it
+
+    @admin.display(description="search")
+    def search(self, corpus: Corpus) -> str:
+        return format_html('<a href="{}">Search</a>', reverse("admin:knowledge_app_corpus_search", args=[corpus.pk]))
+
+    def get_urls(self) -> list:
+        search = self.admin_site.admin_view(self.search_view)
+        return [path("<int:corpus_id>/search/", search, name="knowledge_app_corpus_search"), *super().get_urls()]
+
+    def search_view(self, request: HttpRequest, corpus_id: int) -> HttpResponse:
+        """Search the corpus as an agent would, showing each chunk's score, distance and place in both rank lists."""
+        corpus = get_object_or_404(Corpus, pk=corpus_id)
+        if not self.has_view_permission(request, corpus):
+            raise PermissionDenied
+        form = SearchForm(request.GET or None)
+        hits = None
+        if form.is_valid():
+            hits = search_chunks(app_name=corpus.app_name, corpus_ids=[corpus.id], query=form.cleaned_data["query"],
+                                 top_k=form.cleaned_data["top_k"], mode=form.cleaned_data["mode"])
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "original": corpus,
+                   "title": f"Search {corpus.display_name}", "form": form, "hits": hits}
+        return render(request, "admin/knowledge_app/corpus/search.html", context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Corpus]:
         return super().get_queryset(request).annotate(document_count=Count("documents"))

@@ -64,15 +64,19 @@ LIMIT %(top_k)s
 
 
 
-_STATEMENTS = {  # each list alone too: what bench/knowledge_quality.py compares the fusion with
+MODES = ("hybrid", "vector", "keyword")
+_STATEMENTS = {  # each list alone too: what bench/knowledge_quality.py and the admin compare the fusion with
     mode: _STATEMENT.format(
         sources=hybrid_search.rank_lists(mode, "bigint"),
         vector=hybrid_search.vector_ranks("knowledge_chunks", _SCOPE.format(p="")),
         keyword=hybrid_search.keyword_ranks("knowledge_chunks", _SCOPE.format(p="m.")),
     )
-    for mode in ("hybrid", "vector", "keyword")
+    for mode in MODES
 }
-_COUNT = "SELECT count(*) FROM knowledge_chunks WHERE " + _SCOPE.format(p="")  # BM25's N: the chunks in scope
+# BM25's N, the chunks in scope, from their documents' counts (set with the chunks, in one transaction): a
+# corpus has tens of chunks per document, and counting a million-chunk corpus's rows would cost every search.
+_COUNT = ("SELECT coalesce(sum(chunk_count), 0) FROM knowledge_documents WHERE app_name = %(app)s"
+          " AND corpus_id = ANY(%(corpora)s) AND (%(documents)s::bigint[] IS NULL OR id = ANY(%(documents)s))")
 
 
 @dataclass(frozen=True)
