@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from access.api import ScopedView, page_of, paginated, valid
 from access.parsers import PayloadTooLarge
 from knowledge_app import services
+from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Chunk, Corpus, Document
 from knowledge_app.search import search_chunks
 
@@ -37,7 +38,7 @@ class DocumentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Document
         fields = ["id", "corpus_id", "display_name", "source_uri", "mime_type", "size_bytes", "content_hash",
-                  "chunk_size", "chunk_overlap", "status", "error", "chunk_count", "attempts", "created_at",
+                  "metadata", "chunk_size", "chunk_overlap", "status", "error", "chunk_count", "attempts", "created_at",
                   "updated_at", "indexed_at"]
 
 
@@ -49,6 +50,12 @@ class UploadParameters(serializers.Serializer):
     chunk_size = serializers.IntegerField(required=False, min_value=1,
                                           help_text="This document's tokens per chunk (else the corpus's).")
     chunk_overlap = serializers.IntegerField(required=False, min_value=0)
+    metadata = serializers.JSONField(required=False, binary=True,
+                                     help_text='A JSON object searches may filter on: {"team": "sales", "year": 2025}.')
+
+
+class MetadataSerializer(serializers.Serializer):
+    metadata = serializers.JSONField(help_text="The document's metadata, replacing what it had.")
 
 
 class ChunkSerializer(serializers.ModelSerializer):
@@ -62,6 +69,8 @@ class ChunkSearchSerializer(serializers.Serializer):
     top_k = serializers.IntegerField(default=10, min_value=1, max_value=100)
     vector_distance_threshold = serializers.FloatField(required=False, min_value=0, max_value=2,
                                                        help_text="Leave out chunks farther than this (cosine).")
+    metadata = serializers.DictField(required=False, help_text="Only documents with each of these metadata values "
+                                     '(a list-valued key: holding it): {"team": "sales"}.')
 
 
 class ChunkHitSerializer(serializers.Serializer):
@@ -160,7 +169,7 @@ class DocumentsView(ScopedView):
         try:
             added = services.do_add_document(corpus, data=data, filename=filename, mime_type=mime_type,
                                              display_name=given["display_name"], chunk_size=given.get("chunk_size"),
-                                             chunk_overlap=given.get("chunk_overlap"))
+                                             chunk_overlap=given.get("chunk_overlap"), metadata=given.get("metadata"))
         except services.TooLarge as error:
             raise PayloadTooLarge(str(error)) from error
         except services.KnowledgeError as error:
@@ -173,6 +182,17 @@ class DocumentView(ScopedView):
     @extend_schema(operation_id="get_document", responses=DocumentSerializer)
     def get(self, request: Request, app_name: str, corpus_id: int, document_id: int) -> Response:
         """One document: its status (pending, running, active, failed with the reason) and chunk count."""
+        return Response(DocumentSerializer(_document(self, corpus_id, document_id)).data)
+
+    @extend_schema(operation_id="set_document_metadata", request=MetadataSerializer, responses=DocumentSerializer)
+    def patch(self, request: Request, app_name: str, corpus_id: int, document_id: int) -> Response:
+        """Replace the document's metadata (it is not indexed again: only which searches keep it changes)."""
+        _manage(self)
+        document = _document(self, corpus_id, document_id)
+        try:
+            services.do_set_metadata(document, valid(MetadataSerializer, request.data)["metadata"])
+        except services.KnowledgeError as error:
+            raise exceptions.ValidationError({"metadata": [str(error)]}) from error
         return Response(DocumentSerializer(_document(self, corpus_id, document_id)).data)
 
     @extend_schema(operation_id="delete_document", responses={204: None})
@@ -201,6 +221,10 @@ class CorpusSearchView(ScopedView):
         """The corpus's chunks that best answer ``query`` (hybrid vector and keyword search), ranked."""
         corpus = _corpus(self, corpus_id)
         data = valid(ChunkSearchSerializer, request.data)
-        hits = search_chunks(app_name=app_name, corpus_ids=[corpus.id], query=data["query"], top_k=data["top_k"],
-                             vector_distance_threshold=data.get("vector_distance_threshold"))
+        try:
+            hits = search_chunks(app_name=app_name, corpus_ids=[corpus.id], query=data["query"], top_k=data["top_k"],
+                                 vector_distance_threshold=data.get("vector_distance_threshold"),
+                                 metadata=[(key, "=", value) for key, value in data.get("metadata", {}).items()])
+        except InvalidMetadata as error:
+            raise exceptions.ValidationError({"metadata": [str(error)]}) from error
         return Response(ChunkHitSerializer([hit.__dict__ for hit in hits], many=True).data)

@@ -60,6 +60,9 @@ class Document(models.Model):
     content_hash = models.CharField(
         max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document.")
     content = models.BinaryField(help_text="The bytes as uploaded, kept to index again.")
+    metadata = models.JSONField(
+        default=dict, blank=True, help_text="What the uploader says of it ({\"team\": \"sales\", \"year\": 2025}): "
+        "searches may keep to the documents whose metadata match.")
     chunk_size = models.PositiveIntegerField(
         null=True, blank=True, help_text="Tokens per chunk for this document (Vertex's uploadRagFileConfig); "
         "empty: the corpus's.")

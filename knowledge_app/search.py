@@ -17,6 +17,8 @@ from django.db import connection, transaction
 from infra import hybrid_search
 from infra.embedders import get_embedder
 from infra.text import search_text
+from knowledge_app.metadata import Condition, matching
+from knowledge_app.models import Document
 
 CANDIDATES = 50
 BM25_K1, BM25_B = 1.2, 0.75
@@ -100,14 +102,21 @@ class Hit:
 def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: int = 10,
                   vector_distance_threshold: float | None = None, mode: str = "hybrid",
                   fusion: Fusion = FUSION, embedding: list[float] | None = None,
-                  document_ids: list[int] | None = None) -> list[Hit]:
+                  document_ids: list[int] | None = None, metadata: list[Condition] | None = None) -> list[Hit]:
     """The chunks of ``corpus_ids`` (the app's) that best answer ``query``, best first.
 
-    ``document_ids``: only these documents' chunks (Vertex's ``rag_file_ids``). ``embedding``: the query's, if the
-    caller has it (a benchmark comparing fusions embeds each question once).
+    ``document_ids``: only these documents' chunks (Vertex's ``rag_file_ids``); ``metadata``: only those of the
+    documents whose metadata meet these conditions (``knowledge_app.metadata``; ``InvalidMetadata`` for one that
+    cannot be applied). ``embedding``: the query's, if the caller has it (a benchmark comparing fusions embeds each
+    question once).
     """
     query = query[:MAX_QUERY_CHARS]
-    if not corpus_ids or not query.strip():
+    if metadata:
+        kept = Document.objects.filter(app_name=app_name, corpus_id__in=corpus_ids).filter(matching(metadata))
+        if document_ids is not None:
+            kept = kept.filter(id__in=document_ids)
+        document_ids = list(kept.values_list("id", flat=True))
+    if not corpus_ids or not query.strip() or document_ids == []:
         return []
     params = {
         "app": app_name, "corpora": list(corpus_ids), "documents": document_ids, "text": search_text(query),

@@ -10,11 +10,14 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
+from django.utils import timezone
 
+from knowledge_app.metadata import InvalidMetadata, checked
 from knowledge_app.models import Corpus, Document, DocumentStatus
 
 
@@ -76,11 +79,13 @@ class Added:
 
 
 def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: str = "", display_name: str = "",
-                    chunk_size: int | None = None, chunk_overlap: int | None = None) -> Added:
+                    chunk_size: int | None = None, chunk_overlap: int | None = None,
+                    metadata: dict[str, Any] | None = None) -> Added:
     """Store a document and have a worker index it (once this transaction commits); the same bytes: the one there.
 
     ``chunk_size`` / ``chunk_overlap``: this document's chunking instead of the corpus's (Vertex sets it per file;
-    ``chunking_for``). The same bytes again with another chunking are indexed again with it.
+    ``chunking_for``). The same bytes again with another chunking are indexed again with it, and with ``metadata``
+    take those (``knowledge_app.metadata``: what searches may filter on).
     """
     if not data:
         raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
@@ -88,26 +93,42 @@ def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: st
     if len(data) > limit:
         raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
     chunking = chunking_for(corpus, chunk_size, chunk_overlap)
+    if metadata is not None:
+        metadata = _checked(metadata)
     digest = hashlib.sha256(data).hexdigest()
     known = documents(corpus.app_name, corpus.id).filter(content_hash=digest).first()
     if known is not None:
+        if metadata is not None and known.metadata != metadata:
+            do_set_metadata(known, metadata)
         if chunking is not None and known.chunking != chunking:
             Document.objects.filter(id=known.id).update(chunk_size=chunking[0], chunk_overlap=chunking[1])
             do_reindex(known)
-            known = documents(corpus.app_name, corpus.id).get(id=known.id)
-        return Added(known, created=False)
+        return Added(documents(corpus.app_name, corpus.id).get(id=known.id), created=False)
     guessed = mime_type.split(";")[0].strip() or mimetypes.guess_type(filename)[0] or "application/octet-stream"
     try:
         with transaction.atomic():
             document = Document.objects.create(
                 corpus=corpus, app_name=corpus.app_name, display_name=display_name or filename or digest[:12],
                 source_uri=filename, mime_type=guessed, size_bytes=len(data), content_hash=digest, content=data,
-                chunk_size=chunking and chunking[0], chunk_overlap=chunking and chunking[1],
+                chunk_size=chunking and chunking[0], chunk_overlap=chunking and chunking[1], metadata=metadata or {},
             )
     except IntegrityError:  # the same bytes, uploaded at the same moment by another request
         return Added(documents(corpus.app_name, corpus.id).get(content_hash=digest), created=False)
     _enqueue_on_commit(document.id)
     return Added(document, created=True)
+
+
+def do_set_metadata(document: Document, metadata: dict[str, Any]) -> None:
+    """Replace the document's metadata (its chunks stay: only which searches keep it changes)."""
+    document.metadata = _checked(metadata)
+    Document.objects.filter(id=document.id).update(metadata=document.metadata, updated_at=timezone.now())
+
+
+def _checked(metadata: Any) -> dict[str, Any]:
+    try:
+        return checked(metadata)
+    except InvalidMetadata as error:
+        raise KnowledgeError(str(error)) from error
 
 
 def do_delete_document(document: Document) -> None:

@@ -40,8 +40,11 @@ class Condition:
     """A string (quoted or a bare word), or a number or boolean written bare."""
 
 
-def parse(text: str | None, *, fields: set[str]) -> list[Condition]:
-    """The conditions of a filter expression; 400 for syntax this server does not support."""
+def parse(text: str | None, *, fields: set[str] | None) -> list[Condition]:
+    """The conditions of a filter expression; 400 for syntax this server does not support.
+
+    ``fields`` None: any key a map may have, as written (RAG Engine's ``metadata_filter`` over a file's metadata).
+    """
     if not text or not text.strip():
         return []
     tokens = _tokens(text)
@@ -52,7 +55,11 @@ def parse(text: str | None, *, fields: set[str]) -> list[Condition]:
         (_, name), (_, op), (kind, raw) = tokens[:3]
         head, _, key = name.partition(".")
         field = snake(head) + (f".{key}" if key else "")  # a map key (scope.agentName) keeps its spelling
-        if not _MAP_KEY.fullmatch(key or "x") or not _known(field, fields):
+        if fields is None:
+            if not _MAP_KEY.fullmatch(name):
+                raise InvalidArgument(f"Unsupported filter field {name!r}: letters, digits, '-' and single '_'.")
+            field = name
+        elif not _MAP_KEY.fullmatch(key or "x") or not _known(field, fields):
             raise InvalidArgument(f"Unsupported filter field {name!r}; supported: {', '.join(sorted(fields))}.")
         conditions.append(Condition(field=field, op=op, value=_value(kind, raw)))
         tokens = tokens[3:]

@@ -11,6 +11,7 @@ No rule lives here: ``knowledge_app`` stores, indexes and searches.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, ClassVar
 
@@ -23,9 +24,10 @@ from rest_framework.response import Response
 from access.api import check_scope, check_url
 from access.models import ApiKey
 from knowledge_app import services
+from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Corpus, Document, DocumentStatus
-from knowledge_app.search import search_chunks
-from vertex_app import errors, names, wire
+from knowledge_app.search import FUSION, Fusion, search_chunks
+from vertex_app import errors, filters, names, wire
 from vertex_app.base import EMPTY, VertexSurface, operation, page
 
 UPLOAD_SALT = "cognizes.vertex.rag-upload"
@@ -39,8 +41,11 @@ _RESOURCE = {"rag_corpus": None, "rag_file_ids": None}
 _RETRIEVE_SPEC = {
     "parent": None,
     "vertex_rag_store": {"rag_resources": [_RESOURCE], "rag_corpora": None, "vector_distance_threshold": None},
-    "query": {"text": None, "similarity_top_k": None, "ranking": None,
-              "rag_retrieval_config": {"top_k": None, "filter": None, "hybrid_search": None, "ranking": None}},
+    "query": {"text": None, "similarity_top_k": None, "ranking": {"alpha": None},
+              "rag_retrieval_config": {
+                  "top_k": None, "hybrid_search": {"alpha": None}, "ranking": {"rank_service": None, "llm_ranker": None},
+                  "filter": {"vector_distance_threshold": None, "vector_similarity_threshold": None,
+                             "metadata_filter": None}}},
 }
 _FIXED_LENGTH = {"chunk_size": None, "chunk_overlap": None}
 _CHUNKING = {"fixed_length_chunking": _FIXED_LENGTH, **_FIXED_LENGTH}  # the second: RagFileChunkingConfig of old
@@ -105,7 +110,8 @@ class RagView(VertexSurface):
         return {"name": names.rag_file(names.rag_corpus(self.prefix, document.corpus_id), document.id),
                 "displayName": document.display_name, "sizeBytes": str(document.size_bytes),
                 "createTime": wire.rfc3339(document.created_at), "updateTime": wire.rfc3339(document.updated_at),
-                "fileStatus": status}
+                "fileStatus": status, **({"userMetadata": json.dumps(document.metadata, ensure_ascii=False)}
+                                         if document.metadata else {})}
 
 
 class RagCorporaView(RagView):
@@ -266,26 +272,57 @@ class RetrieveContextsView(RagView):
         config = query.get("rag_retrieval_config") or {}
         top_k = wire.integer(config.get("top_k") or query.get("similarity_top_k"), "top_k", default=10, low=1,
                              high=100)
-        threshold = (config.get("filter") or {}).get("vector_distance_threshold",
-                                                      store.get("vector_distance_threshold"))
+        given = config.get("filter") or {}
         resources = store.get("rag_resources") or [{"rag_corpus": name} for name in store.get("rag_corpora") or []]
         if not resources:
             raise errors.InvalidArgument("Name a corpus: vertexRagStore.ragResources[].ragCorpus.")
-        corpus_ids, file_ids = [], set()
+        if any((config.get("ranking") or {}).values()):
+            raise errors.InvalidArgument("Cognizes does not rerank with Google's ranking models (rank_service, "
+                                         "llm_ranker): leave out rag_retrieval_config.ranking.")
+        corpus_ids, file_ids, files_named = [], set(), False
         for resource in resources:
             corpus_id = str(resource.get("rag_corpus") or "").rstrip("/").rpartition("/")[2]
             corpus_ids.append(self.corpus(corpus_id).id)
-            file_ids |= {int(f.rpartition("/")[2]) for f in resource.get("rag_file_ids") or [] if
-                         f.rpartition("/")[2].isdigit()}
-        hits = search_chunks(app_name=self.app_name, corpus_ids=corpus_ids, query=text, top_k=top_k,
-                             vector_distance_threshold=float(threshold) if threshold is not None else None,
-                             document_ids=sorted(file_ids) or None)
+            named = [str(f).rpartition("/")[2] for f in resource.get("rag_file_ids") or []]
+            files_named |= bool(named)
+            file_ids |= {int(f) for f in named if f.isdigit()}  # an id no file can have names none
+        metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None)]
+        try:
+            hits = search_chunks(app_name=self.app_name, corpus_ids=corpus_ids, query=text, top_k=top_k,
+                                 vector_distance_threshold=_distance_threshold(given, store),
+                                 document_ids=sorted(file_ids) if files_named else None, metadata=metadata,
+                                 fusion=_fusion((config.get("hybrid_search") or {}).get(
+                                     "alpha", (query.get("ranking") or {}).get("alpha"))))  # the latter: deprecated
+        except InvalidMetadata as error:
+            raise errors.InvalidArgument(f"metadata_filter: {error}") from error
         return Response({"contexts": {"contexts": [
             {"sourceUri": hit.source_uri, "sourceDisplayName": hit.document_name, "text": hit.text,
              "score": hit.score, "distance": hit.distance,
              "chunk": {"text": hit.text, "chunkId": str(hit.chunk_id), "fileId": str(hit.document_id)}}
             for hit in hits
         ]}})
+
+
+def _distance_threshold(given: dict[str, Any], store: dict[str, Any]) -> float | None:
+    """The cosine distance past which chunks are left out: Vertex's distance threshold, or one less its similarity's."""
+    distance = given.get("vector_distance_threshold", store.get("vector_distance_threshold"))
+    similarity = given.get("vector_similarity_threshold")
+    if distance is not None and similarity is not None:
+        raise errors.InvalidArgument("Give vector_distance_threshold or vector_similarity_threshold, not both.")
+    try:
+        return float(distance) if distance is not None else 1 - float(similarity) if similarity is not None else None
+    except (TypeError, ValueError):
+        raise errors.InvalidArgument("A vector threshold is a number.") from None
+
+
+def _fusion(alpha: Any) -> Fusion:
+    """Vertex's ``hybrid_search.alpha`` (1: by meaning only, 0: by words only) as the weights of the two rank lists;
+    unset, the fusion chosen on our development data (``knowledge_app.search.FUSION``)."""
+    if alpha is None:
+        return FUSION
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+        raise errors.InvalidArgument("hybrid_search.alpha is a number from 0 to 1.")
+    return Fusion(vector=float(alpha), keyword=1 - float(alpha), rrf_k=FUSION.rrf_k)
 
 
 class RetrieveContextsAsTheProtoSpellsItView(RetrieveContextsView):

@@ -112,6 +112,36 @@ def test_a_document_may_have_its_own_chunking_and_the_same_bytes_with_another_ar
     assert Document.objects.count() == 1
 
 
+def test_searches_keep_to_the_documents_whose_metadata_match(celery_worker):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    sales = _upload(api, corpus_id, HANDBOOK.encode(), 'h.md&metadata={"team": "sales", "year": 2025, "tags": ["eu"]}')
+    support = _upload(api, corpus_id, HANDBOOK.replace("25 days", "30 days").encode(), 'h2.md&metadata={"team": "support"}')
+    assert sales.status_code == 201 and sales.json()["metadata"] == {"team": "sales", "year": 2025, "tags": ["eu"]}
+    for document in (sales, support):
+        assert _indexed(api, corpus_id, document.json()["id"])["status"] == "active"
+
+    def documents(**metadata) -> set[str]:
+        answer = api.post(f"{BASE}{corpus_id}/search/", {"query": "paid leave", "metadata": metadata}, format="json")
+        assert answer.status_code == 200, answer.json()
+        return {hit["document_name"] for hit in answer.json()}
+
+    assert documents() == {"h.md", "h2.md"}
+    assert documents(team="sales") == documents(tags="eu") == documents(team="sales", year=2025) == {"h.md"}
+    assert documents(team="legal") == set()
+    changed = api.patch(f"{BASE}{corpus_id}/documents/{support.json()['id']}/", {"metadata": {"team": "sales"}},
+                        format="json")
+    assert changed.status_code == 200 and changed.json()["status"] == "active"  # not indexed again
+    assert documents(team="sales") == {"h.md", "h2.md"}
+
+    for bad in ('"just a string"', '{"a__b": 1}', '{"nested": {"x": 1}}', "{not json"):
+        refused = _upload(api, corpus_id, b"other bytes", f"o.txt&metadata={bad}", "text/plain")
+        assert refused.status_code == 400 and "metadata" in str(refused.json()["error"]["details"]).lower(), bad
+    nested = api.post(f"{BASE}{corpus_id}/search/", {"query": "leave", "metadata": {"x": {"y": 1}}}, format="json")
+    assert nested.status_code == 400
+    assert Document.objects.count() == 2
+
+
 def test_another_apps_key_and_a_users_key_see_what_they_may(celery_worker):
     api = client_for("shop")
     corpus_id = _corpus(api)

@@ -3,6 +3,7 @@ uploads indexed by a real worker, files, ``retrieve_contexts``, in express and p
 
 from __future__ import annotations
 
+import json
 import time
 
 import agentplatform
@@ -159,3 +160,38 @@ def test_a_files_own_chunking_from_the_upload_config_cuts_it_and_a_bad_one_is_re
             "rag_file_chunking_config": {"chunk_size": 10, "chunk_overlap": 10}})
     assert refused.value.code == 400 and "chunk_overlap" in refused.value.message
     assert Document.objects.get().chunking == (12, 3)  # nothing changed
+
+
+def test_retrieval_keeps_to_files_whose_metadata_match_and_says_what_it_cannot_do(rag, celery_worker, tmp_path):
+    from knowledge_app import services
+    from knowledge_app.models import Corpus
+
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
+    names = {}
+    for team, year, days in (("sales", 2025, "25"), ("support", 2024, "30")):
+        path = tmp_path / f"{team}.md"
+        path.write_text(HANDBOOK.replace("25 days", f"{days} days"))
+        names[team] = _active(rag, rag.upload_file(corpus_name=corpus.name, path=str(path), display_name=team).name)
+        services.do_set_metadata(Document.objects.get(display_name=team), {"team": team, "year": year})
+    assert json.loads(rag.get_file(name=names["sales"].name).user_metadata) == {"team": "sales", "year": 2025}
+
+    def files(**config) -> set[str]:
+        found = rag.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
+                                      query={"text": "paid leave", "rag_retrieval_config": {"top_k": 10, **config}})
+        return {c.source_display_name for c in (found.contexts.contexts if found.contexts else None) or []}
+
+    assert files() == {"sales", "support"}
+    assert files(filter={"metadata_filter": 'team = "sales"'}) == {"sales"}
+    assert files(filter={"metadata_filter": "year > 2024 AND team != \"support\""}) == {"sales"}
+    assert files(filter={"metadata_filter": "year < 2000"}) == set()
+    assert files(hybrid_search={"alpha": 1.0}) == {"sales", "support"}  # by meaning alone
+    store = {"rag_resources": [{"rag_corpus": corpus.name, "rag_file_ids": ["999999"]}]}
+    nothing = rag.retrieve_contexts(vertex_rag_store=store, query={"text": "paid leave"})
+    assert not nothing.contexts or not nothing.contexts.contexts  # a file that is not there: none, not all
+    for config, says in (({"filter": {"metadata_filter": "team = sales OR year = 1"}}, "AND"),
+                         ({"ranking": {"rank_service": {"model_name": "semantic-ranker-512"}}}, "rerank"),
+                         ({"hybrid_search": {"alpha": 3}}, "alpha")):
+        with pytest.raises(ClientError) as refused:
+            files(**config)
+        assert refused.value.code == 400 and says in refused.value.message, config
+    assert Corpus.objects.count() == 1
