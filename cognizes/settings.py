@@ -341,7 +341,7 @@ COGNIZES_TRACE_RETENTION_DAYS = float(os.environ.get("COGNIZES_TRACE_RETENTION_D
 # data only ever names an app of this list. Sessions of "session_end" runners are
 # consolidated into memory after COGNIZES_SESSION_IDLE_SECONDS without a turn.
 COGNIZES_AGENTS = dict(
-    item.split("=", 1) for item in _env_list("COGNIZES_AGENTS", "weather=demo_agents.weather.agent.root_agent")
+    item.split("=", 1) for item in _env_list("COGNIZES_AGENTS", "weather=demo_agents.weather.agent.runner")
 )
 COGNIZES_SESSION_IDLE_SECONDS = float(os.environ.get("COGNIZES_SESSION_IDLE_SECONDS", "600"))
 # How long a session created through PostgresSessionService (ADK, runner_for, adk web) lives;

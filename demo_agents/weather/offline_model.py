@@ -3,8 +3,10 @@
 It plays the loop a real model would: asked about the weather, it first looks
 in long-term memory for the user's preferred unit (``load_memory``), then calls
 the registry's ``get_weather`` with it, then answers from the tool's report.
-Told a preference, it acknowledges it (memory consolidation keeps it). Every
-answer says the offline model wrote it.
+Asked what to pack (or about a climate), it searches the travel handbook with
+the question (``search_knowledge``) and quotes the best passage, naming its
+document. Told a preference, it acknowledges it (memory consolidation keeps it).
+Every answer says the offline model wrote it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ MARK = "[offline model]"
 MEMORY_QUERY = "preferred temperature unit celsius or fahrenheit"
 _CITY = re.compile(r"\b(?:weather|temperature|forecast)\b.*?\b(?:in|for|at)\s+([A-Za-z][A-Za-z .'-]*)", re.I)
 _UNIT = re.compile(r"\b(celsius|fahrenheit)\b", re.I)
+_HANDBOOK = re.compile(r"\b(?:pack|packing|bring|wear|climate|handbook)\b", re.I)
+SEARCH = "search_knowledge"
 
 
 class OfflineWeatherModel(BaseLlm):
@@ -33,22 +37,27 @@ class OfflineWeatherModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        yield LlmResponse(content=types.Content(role="model", parts=[self._next_part(llm_request.contents)]))
+        yield LlmResponse(content=types.Content(role="model", parts=[self._next_part(llm_request)]))
 
-    def _next_part(self, contents: list[types.Content]) -> types.Part:
+    def _next_part(self, llm_request: LlmRequest) -> types.Part:
+        contents = llm_request.contents
         last = contents[-1] if contents else types.Content(role="user", parts=[])
         responses = [part.function_response for part in last.parts or [] if part.function_response]
         if responses:
             return self._after_tool(responses[-1], _last_user_text(contents))
         text = _text(last)
+        if _HANDBOOK.search(text):
+            if SEARCH in llm_request.tools_dict:  # only the weather app's runner gives it (agent.runner)
+                return _call(SEARCH, query=text)
+            return _say("I have no travel handbook to search here: ask me about the weather instead.")
         city = _CITY.search(text)
         if city:
             return _call("load_memory", query=MEMORY_QUERY)
         unit = _UNIT.search(text)
         if unit:
             return _say(f"Got it: from now on I'll give temperatures in {unit.group(1).capitalize()}.")
-        return _say('I can tell you the weather: ask "What\'s the weather in Paris?", '
-                    'or tell me whether you prefer Celsius or Fahrenheit.')
+        return _say('I can tell you the weather: ask "What\'s the weather in Paris?" or "What should I pack for '
+                    'Paris in November?", or tell me whether you prefer Celsius or Fahrenheit.')
 
     def _after_tool(self, response: types.FunctionResponse, question: str) -> types.Part:
         result: dict[str, Any] = response.response or {}
@@ -59,7 +68,18 @@ class OfflineWeatherModel(BaseLlm):
             return _call("get_weather", city=city, unit=remembered or "celsius")
         if response.name == "get_weather" and result.get("status") == "success":
             return _say(f"It's {result['temperature']}{result['unit']} and {result['conditions']} in {result['city']}.")
+        if response.name == SEARCH and "passages" in result:
+            return _quote(result["passages"])
         return _say(f"Sorry, that did not work: {result.get('error_message') or result.get('error') or result}")
+
+
+def _quote(passages: list[dict[str, Any]]) -> types.Part:
+    """The best passage, word for word (on one line) and where it is from: a script cannot summarise it."""
+    if not passages:
+        return _say("The travel handbook has nothing on that.")
+    best = passages[0]
+    source = ", ".join(filter(None, [best.get("document"), best.get("heading")]))
+    return _say(f'The travel handbook ({source}) says: "{" ".join(best["text"].split())}"')
 
 
 def _remembered_unit(load_memory_result: dict[str, Any]) -> str | None:

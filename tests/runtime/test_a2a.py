@@ -68,7 +68,8 @@ async def test_the_agent_card_names_the_agent_its_url_skills_and_the_key_it_need
     assert card["securityRequirements"] == [{"schemes": {"cognizesApiKey": {}}}]
     # Skills a person recognises (ADK named the agent's own "model", and showed load_memory's "Args: query…").
     skills = {skill["name"]: skill["description"] for skill in card["skills"]}
-    assert list(skills) == ["Weather assistant", "Get weather", "Load memory"]  # the registry's tool too
+    # The registry's tool too, and the handbook's search (the weather app's runner gives it).
+    assert list(skills) == ["Weather assistant", "Get weather", "Load memory", "Search knowledge"]
     assert skills["Load memory"] == "Loads the memory for the current user."
     # A2A 0.3's fields too, for 0.3 clients (tests/runtime/test_a2a_v03.py runs one).
     assert (card["url"], card["protocolVersion"]) == (f"{asgi_server}/a2a/weather", "0.3")

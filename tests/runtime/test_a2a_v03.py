@@ -47,4 +47,4 @@ def test_an_a2a_0_3_client_reads_the_card_sends_streams_and_gets_its_task(weathe
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert output.count("ok: ") == 6, output
-    assert "ok: skills Weather assistant, Get weather, Load memory" in output
+    assert "ok: skills Weather assistant, Get weather, Load memory, Search knowledge" in output
