@@ -37,7 +37,7 @@ class CorpusSerializer(serializers.ModelSerializer):
 class DocumentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Document
-        fields = ["id", "corpus_id", "display_name", "source_uri", "mime_type", "size_bytes", "content_hash",
+        fields = ["id", "corpus_id", "display_name", "description", "source_uri", "mime_type", "size_bytes", "content_hash",
                   "metadata", "chunk_size", "chunk_overlap", "status", "error", "chunk_count", "attempts", "created_at",
                   "updated_at", "indexed_at"]
 
@@ -47,6 +47,7 @@ class UploadParameters(serializers.Serializer):
 
     filename = serializers.CharField(required=False, default="", help_text="The document's file name (a raw body).")
     display_name = serializers.CharField(required=False, default="")
+    description = serializers.CharField(required=False, default="")
     chunk_size = serializers.IntegerField(required=False, min_value=1,
                                           help_text="This document's tokens per chunk (else the corpus's).")
     chunk_overlap = serializers.IntegerField(required=False, min_value=0)
@@ -168,7 +169,8 @@ class DocumentsView(ScopedView):
             filename, mime_type = given["filename"], request.content_type or ""
         try:
             added = services.do_add_document(corpus, data=data, filename=filename, mime_type=mime_type,
-                                             display_name=given["display_name"], chunk_size=given.get("chunk_size"),
+                                             display_name=given["display_name"], description=given["description"],
+                                             chunk_size=given.get("chunk_size"),
                                              chunk_overlap=given.get("chunk_overlap"), metadata=given.get("metadata"))
         except services.TooLarge as error:
             raise PayloadTooLarge(str(error)) from error

@@ -54,6 +54,7 @@ class Document(models.Model):
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents")
     app_name = models.CharField(max_length=MAX_KEY_LENGTH)
     display_name = models.CharField(max_length=512)
+    description = models.TextField(blank=True)
     source_uri = models.CharField(max_length=2048, blank=True, help_text="Where it came from (a file name, a URL).")
     mime_type = models.CharField(max_length=255, blank=True)
     size_bytes = models.BigIntegerField(default=0)

@@ -79,7 +79,7 @@ class Added:
 
 
 def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: str = "", display_name: str = "",
-                    chunk_size: int | None = None, chunk_overlap: int | None = None,
+                    description: str = "", chunk_size: int | None = None, chunk_overlap: int | None = None,
                     metadata: dict[str, Any] | None = None) -> Added:
     """Store a document and have a worker index it (once this transaction commits); the same bytes: the one there.
 
@@ -109,6 +109,7 @@ def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: st
         with transaction.atomic():
             document = Document.objects.create(
                 corpus=corpus, app_name=corpus.app_name, display_name=display_name or filename or digest[:12],
+                description=description,
                 source_uri=filename, mime_type=guessed, size_bytes=len(data), content_hash=digest, content=data,
                 chunk_size=chunking and chunking[0], chunk_overlap=chunking and chunking[1], metadata=metadata or {},
             )

@@ -5,18 +5,22 @@ What agentplatform 2.6 and ADK 2.13 send (``../shared/vertex-rag-wire.md``): a c
 caller's key is for owns it; a RagFile is a document. Bodies are read in either spelling
 (``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable protocol: a
 start call answers with an ``x-goog-upload-url`` whose signed token is the capability (the
-client sends no key with the bytes), and the bytes come in one ``upload, finalize`` call.
+client sends no key with the bytes), and the bytes come in one ``upload, finalize`` call;
+or, from python-aiplatform, one multipart form.
 No rule lives here: ``knowledge_app`` stores, indexes and searches.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 from typing import Any, ClassVar
 
+from django.conf import settings
 from django.core import signing
 from rest_framework import exceptions
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -108,7 +112,7 @@ class RagView(VertexSurface):
         if document.error:
             status["errorStatus"] = document.error
         return {"name": names.rag_file(names.rag_corpus(self.prefix, document.corpus_id), document.id),
-                "displayName": document.display_name, "sizeBytes": str(document.size_bytes),
+                "displayName": document.display_name, "description": document.description, "sizeBytes": str(document.size_bytes),
                 "createTime": wire.rfc3339(document.created_at), "updateTime": wire.rfc3339(document.updated_at),
                 "fileStatus": status, **({"userMetadata": json.dumps(document.metadata, ensure_ascii=False)}
                                          if document.metadata else {})}
@@ -201,7 +205,10 @@ class RagImportView(RagView):
 
 
 class RagUploadView(RagView):
-    """``upload/v1beta1/{corpus}/ragFiles:upload``: the resumable start (with a key), then the bytes (its token)."""
+    """``upload/v1beta1/{corpus}/ragFiles:upload``: the resumable start (with a key), then the bytes (its token);
+    or the whole file in one multipart form."""
+
+    parser_classes = [JSONParser, MultiPartParser]
 
     def get_permissions(self) -> list[Any]:
         return [AllowAny()] if "upload_id" in self.request.query_params else super().get_permissions()
@@ -232,7 +239,8 @@ class RagUploadView(RagView):
         data = request.stream.read() if request.stream is not None else b""
         try:
             added = services.do_add_document(corpus, data=data, filename=grant["file"], mime_type=grant["type"],
-                                             display_name=grant["name"], **grant.get("chunking", {}))
+                                             display_name=grant["name"], description=grant.get("description", ""),
+                                             **grant.get("chunking", {}))
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         response = Response({"ragFile": self.file_json(added.document)})
@@ -241,14 +249,18 @@ class RagUploadView(RagView):
 
     def start(self, request: Request, corpus_id: str) -> Response:
         self.manage()
-        if request.headers.get("X-Goog-Upload-Protocol", "").lower() != "resumable":
-            raise errors.InvalidArgument("Cognizes takes Google's resumable upload protocol "
-                                         "(X-Goog-Upload-Protocol: resumable), as agentplatform sends it.")
+        protocol = request.headers.get("X-Goog-Upload-Protocol", "").lower()
+        if protocol == "multipart":
+            return self.multipart(request, corpus_id)
+        if protocol != "resumable":
+            raise errors.InvalidArgument("Cognizes takes Google's resumable upload protocol (X-Goog-Upload-Protocol: "
+                                         "resumable, as agentplatform sends it) or multipart (the older SDK's).")
         corpus = self.corpus(corpus_id)
         body = wire.message(request.data or {}, _UPLOAD_SPEC)
         filename = request.headers.get("X-Goog-Upload-File-Name", "")
         grant = {"app": self.app_name, "corpus": corpus.id, "file": filename,
                  "name": (body.get("rag_file") or {}).get("display_name") or filename,
+                 "description": (body.get("rag_file") or {}).get("description") or "",
                  "type": request.headers.get("X-Goog-Upload-Header-Content-Type", ""),
                  "chunking": chunking(body.get("upload_rag_file_config"))}
         try:
@@ -260,6 +272,33 @@ class RagUploadView(RagView):
         response["X-Goog-Upload-URL"] = url
         response["X-Goog-Upload-Status"] = "active"
         return response
+
+
+    def multipart(self, request: Request, corpus_id: str) -> Response:
+        """python-aiplatform's ``vertexai.rag.upload_file``: one form with the file and a ``metadata`` part, which
+        that SDK writes with ``str()`` of a dict (a Python literal, single quotes), so it is read as JSON or that."""
+        corpus = self.corpus(corpus_id)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise errors.InvalidArgument("A multipart upload carries the file as its 'file' part.")
+        raw = request.data.get("metadata") or "{}"
+        try:
+            given = json.loads(raw)
+        except ValueError:
+            try:
+                given = ast.literal_eval(raw)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                raise errors.InvalidArgument("The 'metadata' part is neither JSON nor a Python literal.") from None
+        body = wire.message(given, _UPLOAD_SPEC, where="metadata")
+        limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
+        try:
+            added = services.do_add_document(
+                corpus, data=upload.read(limit + 1), filename=upload.name, mime_type=upload.content_type or "",
+                display_name=(body.get("rag_file") or {}).get("display_name") or upload.name,
+                description=(body.get("rag_file") or {}).get("description") or "", **chunking(body.get("upload_rag_file_config")))
+        except services.KnowledgeError as error:
+            raise errors.InvalidArgument(str(error)) from error
+        return Response({"ragFile": self.file_json(added.document)})
 
 
 class RetrieveContextsView(RagView):

@@ -195,3 +195,40 @@ def test_retrieval_keeps_to_files_whose_metadata_match_and_says_what_it_cannot_d
             files(**config)
         assert refused.value.code == 400 and says in refused.value.message, config
     assert Corpus.objects.count() == 1
+
+
+def test_the_older_sdks_multipart_upload_stores_the_file_with_its_name_and_chunking(server, celery_worker, tmp_path,
+                                                                                   monkeypatch):
+    """python-aiplatform's ``vertexai.rag.upload_file``, unmodified but for the scheme: it hard-codes ``https://``, and
+    the test server speaks HTTP, so the one POST it makes is sent to ``http://`` instead."""
+    import vertexai
+    from google.auth.transport import requests as google_auth_requests
+    from vertexai import rag as old_rag
+
+    from knowledge_app import services
+
+    post = google_auth_requests.AuthorizedSession.post
+    monkeypatch.setattr(google_auth_requests.AuthorizedSession, "post",
+                        lambda self, url, **kw: post(self, url.replace("https://", "http://", 1), **kw))
+    vertexai.init(project="my-project", location="us-central1", credentials=Credentials(token=server.key),
+                  api_endpoint=server.base_url.removeprefix("http://").rstrip("/"))
+    corpus = services.do_create_corpus(app_name="vertex_shop", display_name="Handbook")
+    path = tmp_path / "handbook.md"
+    path.write_text(HANDBOOK)
+
+    uploaded = old_rag.upload_file(corpus_name=str(corpus.id), path=str(path), display_name="Staff handbook",
+                                   description="For staff", transformation_config=old_rag.TransformationConfig(
+                                       chunking_config=old_rag.ChunkingConfig(chunk_size=16, chunk_overlap=4)))
+
+    document = Document.objects.get()
+    assert uploaded.name == f"projects/my-project/locations/us-central1/ragCorpora/{corpus.id}/ragFiles/{document.id}"
+    assert uploaded.display_name == document.display_name == "Staff handbook" and document.chunking == (16, 4)
+    assert uploaded.description == document.description == "For staff"
+    assert document.content == HANDBOOK.encode()
+    with pytest.raises(ValueError):  # the SDK's word for a corpus that is not there (another app's: the same)
+        old_rag.upload_file(corpus_name="999999", path=str(path))
+    refused = httpx.post(f"{server.base_url}upload/v1/ragCorpora/{corpus.id}/ragFiles:upload", headers={
+        "x-goog-api-key": server.key, "X-Goog-Upload-Protocol": "multipart"},
+        files={"metadata": (None, "{'rag_file': {'display_name': 'x'}, 'sneaky': __import__('os')}"),
+               "file": ("a.txt", b"text")})
+    assert refused.status_code == 400 and Document.objects.count() == 1  # a literal, never code
