@@ -1,4 +1,4 @@
-"""Vertex AI RAG Engine's REST (v1beta1) on the knowledge store: corpora, files, uploads, ``:retrieveContexts``.
+"""Vertex AI RAG Engine's REST (v1beta1, and v1 for python-aiplatform) on the knowledge store: corpora, files, uploads, ``:retrieveContexts``.
 
 What agentplatform 2.6 and ADK 2.13 send (``../shared/vertex-rag-wire.md``): a corpus is a
 ``ragCorpora/{id}`` (under ``projects/{p}/locations/{l}/`` in project mode), the app the
@@ -92,6 +92,11 @@ class RagView(VertexSurface):
         self.caller = check_scope(request, self.app_name, None, write=False if self.changes_nothing else None)
         self.prefix = names.location_prefix(kwargs.get("project"), kwargs.get("location"))
 
+    def message_type(self, name: str) -> str:
+        """The protobuf type of a message in the API version asked for: a v1 client cannot read a v1beta1 Any."""
+        version = "v1" if "/v1/" in self.request.path else "v1beta1"
+        return f"google.cloud.aiplatform.{version}.{name}"
+
     def manage(self) -> None:
         if self.caller.only_user:
             raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's corpora.")
@@ -134,7 +139,7 @@ class RagCorporaView(RagView):
             raise errors.InvalidArgument(str(error)) from error
         name = names.rag_corpus(self.prefix, corpus.id)
         return Response(operation(names.operation(name, f"create-{time.time_ns()}"), self.corpus_json(corpus),
-                                  kind="google.cloud.aiplatform.v1beta1.RagCorpus"))
+                                  kind=self.message_type("RagCorpus")))
 
 
 class RagCorpusView(RagView):
@@ -161,7 +166,7 @@ class RagOperationView(RagView):
         if kind == "delete":
             return Response(operation(name, kind=EMPTY))
         return Response(operation(name, self.corpus_json(self.corpus(corpus_id)),
-                                  kind="google.cloud.aiplatform.v1beta1.RagCorpus"))
+                                  kind=self.message_type("RagCorpus")))
 
 
 class RagFilesView(RagView):

@@ -18,6 +18,7 @@ from google.oauth2.credentials import Credentials
 from cognizes.vertex import VertexAiRagRetrieval
 from knowledge_app.models import Document
 from tests.fake_llm import ScriptedLlm
+from tests.polling import wait_for
 from tests.knowledge.test_api import HANDBOOK
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -232,3 +233,31 @@ def test_the_older_sdks_multipart_upload_stores_the_file_with_its_name_and_chunk
         files={"metadata": (None, "{'rag_file': {'display_name': 'x'}, 'sneaky': __import__('os')}"),
                "file": ("a.txt", b"text")})
     assert refused.status_code == 400 and Document.objects.count() == 1  # a literal, never code
+
+
+def test_the_older_sdks_rest_clients_create_list_retrieve_and_delete(server, celery_worker):
+    """python-aiplatform's ``vertexai.rag`` (API v1) on its GAPIC REST transport, which takes an ``http://`` endpoint."""
+    import vertexai
+    from vertexai import rag as old_rag
+
+    from knowledge_app import services
+    from knowledge_app.models import Corpus
+
+    vertexai.init(project="my-project", location="us-central1", credentials=Credentials(token=server.key),
+                  api_endpoint=server.base_url.rstrip("/"), api_transport="rest")
+    corpus = old_rag.create_corpus(display_name="Handbook", description="For staff")  # an operation typed for v1
+    assert old_rag.get_corpus(name=corpus.name).description == "For staff"
+    assert [c.display_name for c in old_rag.list_corpora()] == ["Handbook"]
+    added = services.do_add_document(Corpus.objects.get(), data=HANDBOOK.encode(), filename="handbook.md")
+    wait_for(lambda: Document.objects.get(id=added.document.id).status == "active", 180, "the handbook indexed")
+    [listed] = old_rag.list_files(corpus_name=corpus.name)
+    assert listed.display_name == "handbook.md" and old_rag.get_file(name=listed.name).name == listed.name
+
+    found = old_rag.retrieval_query(
+        rag_resources=[old_rag.RagResource(rag_corpus=corpus.name)], text="How much paid leave do I get?",
+        rag_retrieval_config=old_rag.RagRetrievalConfig(top_k=2, filter=old_rag.Filter(vector_distance_threshold=0.9)))
+    assert len(found.contexts.contexts) == 2 and "25 days of paid leave" in found.contexts.contexts[0].text
+
+    old_rag.delete_file(name=listed.name)
+    old_rag.delete_corpus(name=corpus.name)
+    assert not Corpus.objects.exists() and not Document.objects.exists()
