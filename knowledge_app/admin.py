@@ -15,7 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from knowledge_app import services
-from knowledge_app.models import Chunk, Corpus, Document
+from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus
 from knowledge_app.search import MAX_QUERY_CHARS, MODES, search_chunks
 
 
@@ -95,11 +95,11 @@ class UploadForm(forms.ModelForm):
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
-    list_display = ("display_name", "corpus", "app_name", "status", "chunk_count", "size_bytes", "updated_at")
+    list_display = ("display_name", "corpus", "app_name", "state", "chunk_count", "size_bytes", "updated_at")
     list_filter = ("status", "app_name")
     search_fields = ("display_name", "source_uri")
     readonly_fields = ("corpus", "app_name", "display_name", "description", "metadata", "source_uri", "mime_type", "size_bytes", "content_hash",
-                       "chunk_size", "chunk_overlap", "status", "error", "chunk_count", "attempts", "lease_until", "created_at", "updated_at",
+                       "chunk_size", "chunk_overlap", "status", "progress", "error", "chunk_count", "attempts", "lease_until", "created_at", "updated_at",
                        "indexed_at")
     exclude = ("content",)
     inlines = [ChunkInline]
@@ -107,6 +107,10 @@ class DocumentAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         return super().get_queryset(request).defer("content").select_related("corpus")
+
+    @admin.display(description="status", ordering="status")
+    def state(self, document: Document) -> str:
+        return f"running, {document.progress}%" if document.status == DocumentStatus.RUNNING else document.status
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         return UploadForm if obj is None else super().get_form(request, obj, change=change, **kwargs)

@@ -38,7 +38,7 @@ class DocumentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Document
         fields = ["id", "corpus_id", "display_name", "description", "source_uri", "mime_type", "size_bytes", "content_hash",
-                  "metadata", "chunk_size", "chunk_overlap", "status", "error", "chunk_count", "attempts", "created_at",
+                  "metadata", "chunk_size", "chunk_overlap", "status", "progress", "error", "chunk_count", "attempts", "created_at",
                   "updated_at", "indexed_at"]
 
 

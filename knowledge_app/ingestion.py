@@ -51,7 +51,8 @@ def _claim(document_id: int) -> Document | None:
             return None
         document.status, document.lease_until, document.attempts = DocumentStatus.RUNNING, now + _lease(), \
             document.attempts + 1
-        document.save(update_fields=["status", "lease_until", "attempts", "updated_at"])
+        document.progress = 0
+        document.save(update_fields=["status", "lease_until", "attempts", "progress", "updated_at"])
     return document
 
 
@@ -75,8 +76,12 @@ def do_ingest(document_id: int) -> str:
     texts = [piece.text for piece in pieces]
     searched = [search_text(f"{heading}\n{text}" if heading else text) for heading, text in zip(headings, texts)]
     embedder = get_embedder()
-    vectors = [vector for start in range(0, len(pieces), EMBED_BATCH)
-               for vector in embedder.embed_documents(searched[start:start + EMBED_BATCH])]
+    vectors = []
+    for start in range(0, len(pieces), EMBED_BATCH):
+        vectors.extend(embedder.embed_documents(searched[start:start + EMBED_BATCH]))
+        if len(pieces) > EMBED_BATCH:  # a person following a long document sees it move
+            Document.objects.filter(id=document.id, lease_until=document.lease_until).update(
+                progress=100 * len(vectors) // len(pieces))
     rows = [
         Chunk(document_id=document.id, corpus_id=document.corpus_id, app_name=document.app_name, ordinal=n,
               text=piece.text, heading=heading, start=piece.start, end=piece.end, search_text=searched[n],
@@ -90,7 +95,8 @@ def do_ingest(document_id: int) -> str:
             return "lost its lease: left to the worker that took it over"
         Chunk.objects.filter(document_id=document.id).delete()
         Chunk.objects.bulk_create(rows, batch_size=500)
-        _finish(document, status=DocumentStatus.ACTIVE, chunk_count=len(rows), indexed_at=timezone.now())
+        _finish(document, status=DocumentStatus.ACTIVE, chunk_count=len(rows), progress=100,
+                indexed_at=timezone.now())
     return f"{len(rows)} chunks"
 
 

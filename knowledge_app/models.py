@@ -71,6 +71,8 @@ class Document(models.Model):
     status = models.CharField(max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.PENDING)
     error = models.TextField(blank=True, help_text="Why it failed: what a person can do about it.")
     chunk_count = models.PositiveIntegerField(default=0)
+    progress = models.PositiveSmallIntegerField(
+        default=0, help_text="While running, the percent of its chunks embedded (the slow part); 100 once active.")
     attempts = models.PositiveIntegerField(default=0)
     lease_until = models.DateTimeField(
         null=True, blank=True,

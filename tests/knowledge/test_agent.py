@@ -46,3 +46,23 @@ async def test_an_agent_searches_the_corpora_it_was_given_and_the_call_is_audite
     assert events[-1].content.parts[0].text.startswith("Done: {'passages'")
     audited = await run_in_db_thread(lambda: list(ToolExecution.objects.filter(tool_name="search_knowledge")))
     assert [(e.app_name, e.status) for e in audited] == [("shop", "succeeded")]
+
+
+def test_a_long_document_shows_its_progress_while_it_is_embedded(monkeypatch):
+    from infra.embedders import get_embedder
+    from knowledge_app import ingestion
+
+    real, seen = get_embedder(), []
+
+    class Watching:
+        def embed_documents(self, texts):
+            seen.append(Document.objects.get().progress)  # what the admin and the API show at that moment
+            return real.embed_documents(texts)
+
+    monkeypatch.setattr(ingestion, "get_embedder", Watching)
+    corpus = Corpus.objects.create(app_name="shop", display_name="Long", chunk_size=8, chunk_overlap=0)
+    data = " ".join(f"Sentence {n} is here." for n in range(160)).encode()  # 80 chunks: three batches
+    document = Document.objects.create(corpus=corpus, app_name="shop", display_name="long.txt", source_uri="long.txt",
+                                       size_bytes=len(data), content_hash=hashlib.sha256(data).hexdigest(), content=data)
+    assert do_ingest(document.id) == "80 chunks"
+    assert seen == [0, 40, 80] and Document.objects.get().progress == 100
