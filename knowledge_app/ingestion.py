@@ -112,10 +112,15 @@ def do_fail_after_error(document_id: int, error: BaseException) -> None:
 
 
 def do_recover_documents() -> list[int]:
-    """Send again every document whose worker vanished (its lease ran out) or whose message was lost."""
+    """Send again every document whose worker vanished (its lease ran out) or whose message was lost; one whose
+    workers vanished ``MAX_ATTEMPTS`` times is failed, saying so, rather than left running for good."""
     from knowledge_app.tasks import ingest_document
 
     now = timezone.now()
+    Document.objects.filter(status=DocumentStatus.RUNNING, lease_until__lt=now, attempts__gte=MAX_ATTEMPTS).update(
+        status=DocumentStatus.FAILED, lease_until=None, updated_at=now,
+        error=f"Indexing stopped {MAX_ATTEMPTS} times without finishing (its worker was lost each time): "
+              "index it again once the workers are healthy.")
     lost = list(Document.objects.filter(
         Q(status=DocumentStatus.RUNNING, lease_until__lt=now)
         | Q(status=DocumentStatus.PENDING, updated_at__lt=now - _lease())

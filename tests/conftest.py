@@ -96,7 +96,9 @@ def celery_worker():
     from cognizes import celery_app
 
     celery_app.control.purge()  # tasks left on the broker by earlier runs name other databases' rows
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker:
+    # The teardown waits for a task still running (on a loaded machine, embedding a document can take a minute):
+    # a worker left running past it would take the next test's first message and hold it unacknowledged.
+    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=600) as worker:
         yield worker
 
 

@@ -78,3 +78,21 @@ def test_a_document_whose_worker_was_sigkilled_is_indexed_by_the_next_worker(tra
     assert chunks.count() == indexed.chunk_count > 0
     assert sorted(chunks.values_list("ordinal", flat=True)) == list(range(indexed.chunk_count))  # one set
     assert hashlib.sha256(HANDBOOK.encode()).hexdigest() == indexed.content_hash
+
+
+def test_a_document_whose_workers_kept_vanishing_is_failed_with_the_reason_not_left_running(transactional_db):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from knowledge_app.ingestion import MAX_ATTEMPTS, do_recover_documents
+
+    corpus = Corpus.objects.create(app_name="shop", display_name="Handbook")
+    data = HANDBOOK.encode()
+    lost = Document.objects.create(corpus=corpus, app_name="shop", display_name="h.md", size_bytes=len(data),
+                                   content_hash=hashlib.sha256(data).hexdigest(), content=data,
+                                   status=DocumentStatus.RUNNING, attempts=MAX_ATTEMPTS,
+                                   lease_until=timezone.now() - timedelta(seconds=1))
+    assert do_recover_documents() == []
+    lost.refresh_from_db()
+    assert lost.status == DocumentStatus.FAILED and "without finishing" in lost.error and lost.lease_until is None
