@@ -1,5 +1,5 @@
 """Knowledge in the admin: corpora with their document counts and a search box, documents with their status and
-chunks, uploads."""
+chunks, uploads, imports."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from knowledge_app import services
-from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus
+from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus, Import
 from knowledge_app.search import MAX_QUERY_CHARS, MODES, search_chunks
 
 
@@ -153,3 +153,25 @@ class DocumentAdmin(admin.ModelAdmin):
         for document in queryset:
             services.do_reindex(document)
         self.message_user(request, f"{queryset.count()} documents sent to be indexed again.", messages.SUCCESS)
+
+
+@admin.register(Import)
+class ImportAdmin(admin.ModelAdmin):
+    """Imports are made through ragFiles:import and run by a worker: here they are read, with what failed and why."""
+
+    list_display = ("id", "corpus", "app_name", "status", "files_found", "added_count", "skipped_count",
+                    "refused_count", "created_at", "finished_at")
+    list_filter = ("status", "app_name")
+    readonly_fields = ("corpus", "app_name", "uris", "chunk_size", "chunk_overlap", "status", "files_found",
+                       "added_count", "skipped_count", "refused_count", "failures", "error", "attempts", "lease_until",
+                       "created_at", "updated_at", "finished_at")
+    exclude = ("documents",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Import]:
+        return super().get_queryset(request).select_related("corpus")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

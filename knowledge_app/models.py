@@ -131,3 +131,54 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class ImportStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    ADDED = "added", "added"
+    FAILED = "failed", "failed"
+
+
+class Import(models.Model):
+    """Files brought into a corpus from the server's import root by a worker (Vertex: ragFiles:import).
+
+    pending → running (a worker adds the files) → added, or failed when it could not run.
+    Added is not yet done: the import is done once every document it added is indexed
+    (``knowledge_app.imports.get_progress``), as Vertex's import operation is.
+    """
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="imports")
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH)
+    uris = models.JSONField(default=list, help_text="The gs:// and file:// URIs asked for, as given.")
+    chunk_size = models.PositiveIntegerField(null=True, blank=True, help_text="Asked for; else the corpus's.")
+    chunk_overlap = models.PositiveIntegerField(null=True, blank=True, help_text="Asked for; else the corpus's.")
+    status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING)
+    files_found = models.PositiveIntegerField(default=0, help_text="Files under the URIs (known once running).")
+    added_count = models.PositiveIntegerField(default=0, help_text="Files that became new documents.")
+    skipped_count = models.PositiveIntegerField(
+        default=0, help_text="Files whose bytes were in the corpus already (the same content hash).")
+    refused_count = models.PositiveIntegerField(
+        default=0, help_text="Files that could not be added (unreadable, empty, too large, outside the root).")
+    failures = models.JSONField(default=list, blank=True, help_text="The first refused files, with why.")
+    documents = models.ManyToManyField(
+        Document, related_name="imports", blank=True, db_table="knowledge_import_documents",
+        help_text="The documents this import added: it is done when all are indexed (or failed).")
+    error = models.TextField(blank=True, help_text="Why the import could not run at all.")
+    attempts = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(
+        null=True, blank=True,
+        help_text="A running import not renewed by then is presumed lost (worker killed) and run again.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="When its files were all added (or it failed).")
+
+    class Meta:
+        db_table = "knowledge_imports"
+        indexes = [
+            models.Index(fields=["app_name", "corpus", "id"], name="imports_by_corpus"),
+            models.Index(fields=["status", "lease_until"], name="imports_by_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} into {self.corpus_id}"

@@ -65,15 +65,21 @@ class VertexView(VertexSurface):
 
 
 def operation(
-    name: str, response: dict[str, Any] | None = None, *, kind: str | None = None, done: bool = True
+    name: str, response: dict[str, Any] | None = None, *, kind: str | None = None, done: bool = True,
+    metadata: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A long-running operation as Google returns it; Cognizes' session and memory writes finish at once.
 
     ``kind`` is the message the response is, written as its ``@type`` as Google's
     servers do: gRPC clients unpack the response by it (a delete's is
-    ``google.protobuf.Empty``, which ADK for Go waits for).
+    ``google.protobuf.Empty``, which ADK for Go waits for). ``metadata`` carries its
+    own ``@type``; ``error`` (a ``google.rpc.Status``) stands instead of a response.
     """
     out: dict[str, Any] = {"name": name, "done": done}
+    if metadata is not None:
+        out["metadata"] = metadata
+    if error is not None:
+        return {**out, "error": error}
     if kind is not None:
         out["response"] = {"@type": names.type_url(kind), **(response or {})}
     elif response is not None:

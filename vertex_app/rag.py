@@ -1,4 +1,5 @@
-"""Vertex AI RAG Engine's REST (v1beta1, and v1 for python-aiplatform) on the knowledge store: corpora, files, uploads, ``:retrieveContexts``.
+"""Vertex AI RAG Engine's REST (v1beta1, and v1 for python-aiplatform) on the knowledge store: corpora, files,
+uploads, imports, ``:retrieveContexts``.
 
 What agentplatform 2.6 and ADK 2.13 send (``../shared/vertex-rag-wire.md``): a corpus is a
 ``ragCorpora/{id}`` (under ``projects/{p}/locations/{l}/`` in project mode), the app the
@@ -6,7 +7,8 @@ caller's key is for owns it; a RagFile is a document. Bodies are read in either 
 (``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable protocol: a
 start call answers with an ``x-goog-upload-url`` whose signed token is the capability (the
 client sends no key with the bytes), and the bytes come in one ``upload, finalize`` call;
-or, from python-aiplatform, one multipart form.
+or, from python-aiplatform, one multipart form. Imports read the server's import root, on a
+worker (``rag_import``: the wire; ``knowledge_app.imports``).
 No rule lives here: ``knowledge_app`` stores, indexes and searches.
 """
 
@@ -27,11 +29,13 @@ from rest_framework.response import Response
 
 from access.api import check_scope, check_url
 from access.models import ApiKey
-from knowledge_app import services
+from knowledge_app import imports, services
+from knowledge_app.import_sources import ImportsNotConfigured
 from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Corpus, Document, DocumentStatus
 from knowledge_app.search import FUSION, Fusion, search_chunks
-from vertex_app import errors, filters, names, wire
+from vertex_app import errors, filters, names, rag_import, wire
+from vertex_app.rag_chunking import FILE_CONFIG, chunking
 from vertex_app.base import EMPTY, VertexSurface, operation, page
 
 UPLOAD_SALT = "cognizes.vertex.rag-upload"
@@ -51,28 +55,7 @@ _RETRIEVE_SPEC = {
                   "filter": {"vector_distance_threshold": None, "vector_similarity_threshold": None,
                              "metadata_filter": None}}},
 }
-_FIXED_LENGTH = {"chunk_size": None, "chunk_overlap": None}
-_CHUNKING = {"fixed_length_chunking": _FIXED_LENGTH, **_FIXED_LENGTH}  # the second: RagFileChunkingConfig of old
-_TRANSFORMATION = {"rag_file_chunking_config": _CHUNKING}
-_FILE_CONFIG = {"rag_file_chunking_config": _CHUNKING, "rag_file_transformation_config": _TRANSFORMATION,
-                "rag_file_parsing_config": None, "rag_file_metadata_config": None,  # the last: "Deprecated: Not in use"
-                "max_embedding_requests_per_min": None}
-_UPLOAD_SPEC = {"rag_file": {"display_name": None, "description": None}, "upload_rag_file_config": _FILE_CONFIG}
-
-
-def chunking(config: dict[str, Any] | None) -> dict[str, int]:
-    """The ``chunk_size`` / ``chunk_overlap`` an upload's or import's config asks for (none: the corpus's).
-
-    ``config`` is an ``uploadRagFileConfig`` or ``importRagFilesConfig`` read with ``_FILE_CONFIG``: the chunking is
-    under ``rag_file_transformation_config.rag_file_chunking_config.fixed_length_chunking`` (agentplatform) or,
-    deprecated, ``rag_file_chunking_config`` itself (older SDKs).
-    """
-    config = config or {}
-    given = (config.get("rag_file_transformation_config") or {}).get("rag_file_chunking_config") \
-        or config.get("rag_file_chunking_config") or {}
-    sizes = given.get("fixed_length_chunking") or given
-    return {name: wire.integer(sizes[name], name, default=0, low=0, high=1_000_000)
-            for name in ("chunk_size", "chunk_overlap") if sizes.get(name)}  # proto3: 0 is unset
+_UPLOAD_SPEC = {"rag_file": {"display_name": None, "description": None}, "upload_rag_file_config": FILE_CONFIG}
 
 
 class RagView(VertexSurface):
@@ -158,11 +141,18 @@ class RagCorpusView(RagView):
 
 class RagOperationView(RagView):
     def get(self, request: Request, corpus_id: str, operation_id: str, **kwargs: Any) -> Response:
-        """Read a corpus's operation: its creation (answering the corpus) or deletion, done when they returned."""
+        """Read a corpus's operation: its creation (answering the corpus) or deletion, done when they returned, or
+        an import (``import-{id}``), done when its files are added and indexed."""
         kind, _, issued = operation_id.partition("-")
+        name = names.operation(names.rag_corpus(self.prefix, corpus_id), operation_id)
+        if kind == "import":
+            record = imports.get_import(self.app_name, self.corpus(corpus_id).id, int(issued)) \
+                if issued.isdigit() and len(issued) <= 18 else None
+            if record is None:
+                raise errors.NotFound(f"Operation {operation_id} does not exist.")
+            return Response(rag_import.import_operation(name, record, imports.get_progress(record)))
         if kind not in ("create", "delete") or not issued.isdigit() or int(issued) > time.time_ns():
             raise errors.NotFound(f"Operation {operation_id} does not exist.")
-        name = names.operation(names.rag_corpus(self.prefix, corpus_id), operation_id)
         if kind == "delete":
             return Response(operation(name, kind=EMPTY))
         return Response(operation(name, self.corpus_json(self.corpus(corpus_id)),
@@ -201,12 +191,19 @@ class RagFileView(RagView):
 
 class RagImportView(RagView):
     def post(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
-        """Import files from sources: none a self-hosted server can reach yet (upload them instead)."""
-        self.corpus(corpus_id)
-        raise errors.FailedPrecondition(
-            "Cognizes cannot reach Cloud Storage, Google Drive or the other import sources: upload each file "
-            "(ragFiles:upload, agentplatform's rag.upload_file) or POST it to "
-            "/api/v1/apps/{app}/corpora/{id}/documents/.")
+        """Import files from the server's import root (``gs://`` and ``file://`` URIs): an operation a worker runs."""
+        self.manage()
+        corpus = self.corpus(corpus_id)
+        asked = rag_import.import_request(request.data)
+        try:
+            record = imports.do_create_import(corpus, uris=asked.uris, chunk_size=asked.chunk_size,
+                                              chunk_overlap=asked.chunk_overlap)
+        except ImportsNotConfigured as off:
+            raise errors.FailedPrecondition(str(off)) from off
+        except services.KnowledgeError as error:
+            raise errors.InvalidArgument(str(error)) from error
+        name = names.operation(names.rag_corpus(self.prefix, corpus.id), f"import-{record.id}")
+        return Response(rag_import.import_operation(name, record, imports.get_progress(record)))
 
 
 class RagUploadView(RagView):

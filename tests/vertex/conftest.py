@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import agentplatform
 import grpc
 import pytest
+from google.oauth2.credentials import Credentials
 
 from access.services import do_create_api_key
 from cognizes.vertex import VertexAiMemoryBankService, VertexAiSessionService
@@ -46,6 +48,17 @@ def server(asgi_server) -> Endpoint:
     engine = do_get_or_create_engine(app_name=APP)
     _, key = do_create_api_key(name="vertex", app_name=APP)
     return Endpoint(base_url=asgi_server + "/", engine_id=engine.engine_id, key=key, mode={})
+
+
+@pytest.fixture(params=["express", "project"])
+def rag(request, server):
+    """agentplatform's rag, in express mode (an API key) or project mode (a Bearer token and a location)."""
+    if request.param == "express":
+        client = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url})
+    else:
+        client = agentplatform.Client(project="my-project", location="us-central1", credentials=Credentials(
+            token=server.key), http_options={"base_url": server.base_url})
+    return client.rag
 
 
 @pytest.fixture(params=sorted(MODES))

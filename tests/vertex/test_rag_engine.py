@@ -24,17 +24,6 @@ from tests.knowledge.test_api import HANDBOOK
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(params=["express", "project"])
-def rag(request, server):
-    """The SDK's rag module in the mode asked for (express: an API key; project: a Bearer token and a location)."""
-    if request.param == "express":
-        client = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url})
-    else:
-        client = agentplatform.Client(project="my-project", location="us-central1", credentials=Credentials(
-            token=server.key), http_options={"base_url": server.base_url})
-    return client.rag
-
-
 def _active(rag, name: str, timeout: float = 180):
     deadline = time.monotonic() + timeout
     while True:
@@ -79,7 +68,8 @@ def test_a_corpus_is_created_filled_by_upload_and_searched_through_the_sdk(rag, 
     assert gone.value.code == 404
 
 
-def test_another_apps_corpus_is_not_found_and_imports_from_google_are_refused_clearly(rag, server):
+def test_another_apps_corpus_is_not_found_and_imports_are_refused_while_no_import_root_is_set(rag, server, settings):
+    settings.COGNIZES_KNOWLEDGE_IMPORT_ROOT = ""
     corpus = rag.create_corpus(rag_corpus={"display_name": "Mine"})
     other = agentplatform.Client(api_key=server.key_for(app_name="elsewhere"),
                                  http_options={"base_url": server.base_url}).rag
@@ -94,10 +84,11 @@ def test_another_apps_corpus_is_not_found_and_imports_from_google_are_refused_cl
     with pytest.raises(ClientError) as read_only:
         reader.create_corpus(rag_corpus={"display_name": "Not mine to make"})
     assert read_only.value.code == 403
-    # agentplatform's import_files asks google.auth for credentials first: the body it sends, sent as it is.
+    # agentplatform's import_files asks Google whether the bucket is the project's first: the body it sends, as it is.
     refused = httpx.post(f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import", headers={
         "x-goog-api-key": server.key}, json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://bucket/a.txt"]}}})
-    assert refused.status_code == 400 and "Cloud Storage" in refused.json()["error"]["message"]
+    assert refused.status_code == 400 and refused.json()["error"]["status"] == "FAILED_PRECONDITION"
+    assert "COGNIZES_KNOWLEDGE_IMPORT_ROOT" in refused.json()["error"]["message"]
 
 
 class _RecordingLlm(ScriptedLlm):

@@ -1,0 +1,287 @@
+"""Imports: files under the import root added to a corpus by a worker, then indexed like uploads.
+
+The request only checks the URIs (``import_sources``: no listing) and stores an ``Import``;
+ten thousand files are listed and added by a worker, never in a request. Each file is added
+as an upload is (``services.do_add_document``), so the same bytes already in the corpus are
+that document: counted skipped. A file of a format no parser takes is still added, and fails
+on its document with the parser's reason, as its upload would: the format rule stays the
+parser's alone, and the client sees which files failed and why in the corpus's file list.
+Files that cannot even be stored (unreadable, empty, too large, a link out of the root) are
+counted failed, the first of them kept with why on the import.
+
+An import is done, as Vertex's is, once every document it added is indexed or failed
+(``get_progress`` reads their states: nothing has to remember to finish it).
+
+Recovery makes the import idempotent rather than resumable. A worker holds an import under a
+lease renewed with every batch, each batch's documents and counts committed together; a
+worker killed mid-import leaves a lease that runs out, and ``do_recover_imports`` sends the
+import again. The new run lists the files again and counts afresh: what the killed run added
+is a document already linked to this import, counted added again rather than skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
+
+from knowledge_app import import_sources, services
+from knowledge_app.models import Corpus, Document, DocumentStatus, Import, ImportStatus
+
+logger = logging.getLogger(__name__)
+
+BATCH_FILES = 50
+BATCH_BYTES = 16 * 1024 * 1024
+"""A batch of files is added (and the lease renewed) in one transaction: few commits for small files,
+short transactions for large ones."""
+MAX_FAILURES_KEPT = 100
+MAX_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where an import stands, as its operation reports it."""
+
+    done: bool
+    imported: int
+    """Documents it added that are indexed."""
+    skipped: int
+    """Files already in the corpus (the same bytes)."""
+    failed: int
+    """Files that could not be stored, and documents it added that could not be indexed."""
+    percent: int
+    error: str
+    """Why it could not run at all ('' when it ran)."""
+    updated_at: datetime
+
+
+def imports(app_name: str, corpus_id: int) -> QuerySet[Import]:
+    return Import.objects.filter(app_name=app_name, corpus_id=corpus_id)
+
+
+def get_import(app_name: str, corpus_id: int, import_id: int) -> Import | None:
+    return imports(app_name, corpus_id).filter(id=import_id).first()
+
+
+def do_create_import(corpus: Corpus, *, uris: list[str], chunk_size: int | None = None,
+                     chunk_overlap: int | None = None) -> Import:
+    """Check the URIs and have a worker import them (once this transaction commits); nothing is stored if refused."""
+    if not uris:
+        raise services.KnowledgeError("Name at least one file or directory to import.")
+    root = import_sources.import_root()
+    for uri in uris:
+        import_sources.check_source(uri, root)
+    if chunk_size is not None or chunk_overlap is not None:
+        services.check_chunking(corpus.chunk_size if chunk_size is None else chunk_size,
+                                corpus.chunk_overlap if chunk_overlap is None else chunk_overlap)
+    record = Import.objects.create(corpus=corpus, app_name=corpus.app_name, uris=[uri.strip() for uri in uris],
+                                   chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    _enqueue_on_commit(record.id)
+    return record
+
+
+def get_progress(record: Import) -> Progress:
+    """The import's counts and whether it is done: its files added, and each document it added indexed or failed."""
+    states = Document.objects.filter(imports=record).aggregate(
+        active=Count("id", filter=Q(status=DocumentStatus.ACTIVE)),
+        failed=Count("id", filter=Q(status=DocumentStatus.FAILED)),
+        waiting=Count("id", filter=Q(status__in=[DocumentStatus.PENDING, DocumentStatus.RUNNING])),
+        changed=Max("updated_at"),
+    )
+    done = record.status == ImportStatus.FAILED or (record.status == ImportStatus.ADDED and not states["waiting"])
+    finished = record.skipped_count + record.refused_count + states["active"] + states["failed"]
+    percent = 100 if done else min(99, finished * 100 // record.files_found) if record.files_found else 0
+    return Progress(done=done, imported=states["active"], skipped=record.skipped_count,
+                    failed=record.refused_count + states["failed"], percent=percent, error=record.error,
+                    updated_at=max(filter(None, [record.updated_at, states["changed"]])))
+
+
+@dataclass
+class _Tally:
+    added: int = 0
+    skipped: int = 0
+    refused: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def refuse(self, reason: str) -> None:
+        self.refused += 1
+        if len(self.failures) < MAX_FAILURES_KEPT:
+            self.failures.append(reason)
+
+    def fields(self) -> dict[str, Any]:
+        return {"added_count": self.added, "skipped_count": self.skipped, "refused_count": self.refused,
+                "failures": self.failures}
+
+
+def do_run_import(import_id: int) -> str:
+    """Add the import's files if it is this call's to run; what became of it (for the task's log)."""
+    record = _claim(import_id)
+    if record is None:
+        return "not to be run (added, failed, or another worker holds it)"
+    try:
+        return _run(record)
+    except Exception:
+        Import.objects.filter(id=record.id, lease_until=record.lease_until).update(lease_until=timezone.now())
+        raise  # the lease let go: a retry of the task takes the import at once
+
+
+def _run(record: Import) -> str:
+    try:
+        root = import_sources.import_root()
+        sources = [import_sources.check_source(uri, root) for uri in record.uris]
+    except services.KnowledgeError as refused:  # changed since the request: the root, or a file gone
+        _finish(record, status=ImportStatus.FAILED, error=str(refused))
+        return f"failed: {refused}"
+    files = _unique(file for source in sources for file in import_sources.files_of(source, root))
+    Import.objects.filter(id=record.id).update(files_found=len(files))
+    earlier = set(record.documents.values_list("id", flat=True))  # added by a run killed before this one
+    chunking = {name: value for name, value in (("chunk_size", record.chunk_size),
+                                                ("chunk_overlap", record.chunk_overlap)) if value is not None}
+    tally, remaining, ours = _Tally(), iter(files), set[int]()
+    while True:
+        with transaction.atomic():
+            renewed = _renew(record)
+            if renewed is None:  # the lease ran out and another worker took it: its counts will be the ones
+                return "lost its lease: left to the worker that took it over"
+            taken = _add_batch(record, remaining, tally, earlier, ours, chunking)
+            Import.objects.filter(id=record.id).update(**tally.fields(), updated_at=timezone.now())
+        record.lease_until = renewed  # once committed: a batch rolled back leaves the lease as it was
+        if not taken:
+            break
+    _finish(record, status=ImportStatus.ADDED, **tally.fields())
+    return f"{len(files)} files: {tally.added} added, {tally.skipped} skipped, {tally.refused} refused"
+
+
+def _add_batch(record: Import, remaining: Iterator[import_sources.SourceFile], tally: _Tally, earlier: set[int],
+               ours: set[int], chunking: dict[str, int]) -> int:
+    """Add files until a batch is full; how many were taken (0: none were left).
+
+    A file is added if its document is new, or was added by an earlier run of this import (and not yet
+    by this one); otherwise its bytes were in the corpus already (or twice in this import): skipped.
+    """
+    taken, read, links = 0, 0, []
+    for file in remaining:
+        taken += 1
+        data = _read(file, tally)
+        if data is not None:
+            read += len(data)
+            try:
+                added = services.do_add_document(record.corpus, data=data, filename=file.uri,
+                                                 display_name=file.name, **chunking)
+            except services.KnowledgeError as refused:
+                tally.refuse(str(refused))
+            else:
+                document_id = added.document.id
+                if added.created or (document_id in earlier and document_id not in ours):
+                    tally.added += 1
+                    ours.add(document_id)
+                    links.append(Import.documents.through(import_id=record.id, document_id=added.document.id))
+                else:
+                    tally.skipped += 1
+        if taken >= BATCH_FILES or read >= BATCH_BYTES:
+            break
+    Import.documents.through.objects.bulk_create(links, ignore_conflicts=True)
+    return taken
+
+
+def _read(file: import_sources.SourceFile, tally: _Tally) -> bytes | None:
+    """The file's bytes (at most one more than a document may have: do_add_document refuses those), or None."""
+    if file.problem:
+        tally.refuse(f"{file.uri}: {file.problem}")
+        return None
+    try:
+        with open(file.path, "rb") as opened:
+            return opened.read(settings.COGNIZES_KNOWLEDGE_MAX_BYTES + 1)
+    except OSError as error:
+        tally.refuse(f"{file.uri}: could not be read ({error.strerror or error})")
+        return None
+
+
+def _unique(files: Iterator[import_sources.SourceFile]) -> list[import_sources.SourceFile]:
+    """Each file once, though two URIs (a directory and a file in it) name it."""
+    seen: dict[Path, import_sources.SourceFile] = {}
+    for file in files:
+        seen.setdefault(file.path, file)
+    return list(seen.values())
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.COGNIZES_KNOWLEDGE_LEASE_SECONDS)
+
+
+def _claim(import_id: int) -> Import | None:
+    """The import, now ``running`` under this worker's lease and counted afresh; None if it is not to be run."""
+    now = timezone.now()
+    with transaction.atomic():
+        record = (
+            Import.objects.select_for_update(skip_locked=True)
+            .filter(id=import_id)
+            .filter(Q(status=ImportStatus.PENDING) | Q(status=ImportStatus.RUNNING, lease_until__lt=now))
+            .select_related("corpus")
+            .first()
+        )
+        if record is None:
+            return None
+        record.status, record.lease_until, record.attempts = ImportStatus.RUNNING, now + _lease(), record.attempts + 1
+        for name, value in {**_Tally().fields(), "files_found": 0}.items():
+            setattr(record, name, value)
+        record.save(update_fields=["status", "lease_until", "attempts", "files_found", "added_count", "skipped_count",
+                                   "refused_count", "failures", "updated_at"])
+    return record
+
+
+def _renew(record: Import) -> datetime | None:
+    """This worker's lease extended (the import locked until the batch commits); None if it is no longer ours."""
+    renewed = timezone.now() + _lease()
+    still_ours = Import.objects.filter(id=record.id, status=ImportStatus.RUNNING,
+                                      lease_until=record.lease_until).update(lease_until=renewed)
+    return renewed if still_ours else None
+
+
+def _finish(record: Import, **fields: Any) -> None:
+    now = timezone.now()
+    Import.objects.filter(id=record.id, lease_until=record.lease_until).update(
+        lease_until=None, finished_at=now, updated_at=now, **fields)
+
+
+def do_fail_after_error(import_id: int, error: BaseException) -> None:
+    """An unexpected error (an outage, a bug) not to be retried: the import says so instead of waiting forever."""
+    now = timezone.now()
+    Import.objects.filter(id=import_id, status__in=[ImportStatus.PENDING, ImportStatus.RUNNING]).update(
+        status=ImportStatus.FAILED, lease_until=None, finished_at=now, updated_at=now,
+        error=f"The import stopped: {error}. The files added before are kept; importing again adds the rest.")
+
+
+def do_recover_imports() -> list[int]:
+    """Send again every import whose worker vanished (its lease ran out) or whose message was lost.
+
+    One whose workers vanished ``MAX_ATTEMPTS`` times fails, saying so, rather than staying running.
+    """
+    from knowledge_app.tasks import run_import
+
+    now = timezone.now()
+    Import.objects.filter(status=ImportStatus.RUNNING, lease_until__lt=now, attempts__gte=MAX_ATTEMPTS).update(
+        status=ImportStatus.FAILED, lease_until=None, finished_at=now, updated_at=now,
+        error=f"The import's worker stopped {MAX_ATTEMPTS} times before it was done (killed, or out of memory). "
+              "The files added before are kept; importing again adds the rest.")
+    lost = list(Import.objects.filter(
+        Q(status=ImportStatus.RUNNING, lease_until__lt=now)
+        | Q(status=ImportStatus.PENDING, updated_at__lt=now - _lease())
+    ).values_list("id", flat=True)[:100])
+    for import_id in lost:
+        run_import.delay(import_id)
+    return lost
+
+
+def _enqueue_on_commit(import_id: int) -> None:
+    from knowledge_app.tasks import run_import
+
+    transaction.on_commit(lambda: run_import.delay(import_id))

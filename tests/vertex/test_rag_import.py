@@ -1,0 +1,210 @@
+"""RAG Engine's ``ragFiles:import`` from the server's import root, through agentplatform's ``rag.import_files``.
+
+A directory of files in several formats and scripts is imported as ``gs://BUCKET`` (the bucket a
+directory under ``COGNIZES_KNOWLEDGE_IMPORT_ROOT``) by a real worker; the operation is polled
+until every file is indexed, with honest counts; importing again skips what is there. What the
+server cannot or must not read (outside the root, ``..``, Drive) is refused, nothing stored.
+
+agentplatform's ``import_files`` first asks Google Cloud Storage whether each bucket belongs to
+the client's project (``_gcs_utils.GcsUtils._verify_bucket_ownership``) and gives up when it
+cannot tell: that call, outside the machine, is the one thing faked. Its poll interval (10 s)
+is shortened so the tests stay fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+
+import httpx
+import pytest
+from agentplatform._genai import _gcs_utils, _operations_utils
+from google.genai.errors import ClientError
+
+from knowledge_app import imports, services
+from knowledge_app.models import Document, DocumentStatus, Import, ImportStatus
+from tests.knowledge.files import docx_bytes
+from tests.knowledge.test_api import HANDBOOK
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CHINESE = "会议室预订：请在内部系统中提前一天预订会议室，每次最多使用四个小时。"
+RUSSIAN = "Сотрудники могут работать из дома по пятницам, если руководитель согласен."
+SECRET = "The outside secret is not to be imported."
+
+
+class _BucketsOfTheProject:
+    """Google Cloud Storage's answer to agentplatform's bucket-ownership check, which Cognizes cannot give."""
+
+    def __init__(self, api_client) -> None:
+        pass
+
+    def _verify_bucket_ownership(self, *, bucket_name: str, expected_project: str) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def _sdk(monkeypatch):
+    monkeypatch.setattr(_gcs_utils, "GcsUtils", _BucketsOfTheProject)
+    monkeypatch.setattr(_operations_utils, "await_operation",
+                        functools.partial(_operations_utils.await_operation, poll_interval=0.2, timeout_seconds=60))
+
+
+@pytest.fixture
+def root(settings, tmp_path):
+    """The import root, with a bucket ``handbooks`` of files in several formats and scripts, and a file outside it."""
+    root = tmp_path / "imports"
+    bucket = root / "handbooks"
+    (bucket / "policies" / "old").mkdir(parents=True)
+    (bucket / ".git").mkdir()
+    (bucket / "policies" / "handbook.md").write_text(HANDBOOK)
+    (bucket / "policies" / "中文.txt").write_text(CHINESE)
+    (bucket / "policies" / "правила.txt").write_text(RUSSIAN)
+    (bucket / "policies" / "old" / "中文.txt").write_text(CHINESE)  # the same bytes: skipped
+    (bucket / "prices.csv").write_text("item,price\nbadge,10 euros\nlaptop,1200 euros\n")
+    (bucket / "welcome.html").write_text("<html><body><h1>Welcome</h1><p>The canteen opens at noon.</p></body></html>")
+    (bucket / "security.docx").write_bytes(docx_bytes((1, "Security"), "Visitors sign in at the front desk."))
+    (bucket / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))  # no parser: fails on its document
+    (bucket / "empty.txt").write_bytes(b"")  # cannot be stored: failed
+    (bucket / ".DS_Store").write_bytes(b"hidden")
+    (bucket / ".git" / "config").write_text("hidden too")
+    outside = tmp_path / "outside.txt"
+    outside.write_text(SECRET)
+    os.symlink(outside, bucket / "policies" / "link.txt")  # a link out of the root: failed, not read
+    settings.COGNIZES_KNOWLEDGE_IMPORT_ROOT = str(root)
+    return root
+
+
+def _state(rag_file) -> str:
+    state = rag_file.file_status.state
+    return str(getattr(state, "value", state))
+
+
+def test_a_bucket_directory_is_imported_indexed_and_searchable_and_importing_again_skips_it(rag, root, celery_worker):
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
+    config = {"gcs_source": {"uris": ["gs://handbooks"]}, "max_embedding_requests_per_min": 900,
+              "rag_file_transformation_config": {"rag_file_chunking_config": {
+                  "fixed_length_chunking": {"chunk_size": 512, "chunk_overlap": 64}}}}
+
+    started = time.monotonic()
+    done = rag.import_files(name=corpus.name, import_config=config)
+
+    print(f"imported and indexed in {time.monotonic() - started:.1f} s")
+    assert (done.imported_rag_files_count, done.skipped_rag_files_count, done.failed_rag_files_count) == (6, 1, 3)
+    files = {f.display_name: f for f in rag.list_files(name=corpus.name).rag_files}
+    assert sorted(files) == sorted(["handbook.md", "中文.txt", "правила.txt", "prices.csv", "welcome.html",
+                                    "security.docx", "logo.png"])
+    assert {name: _state(f) for name, f in files.items() if _state(f) != "ACTIVE"} == {"logo.png": "ERROR"}
+    assert "'.png' files" in Document.objects.get(display_name="logo.png").error  # the parser's, as for an upload
+    record = Import.objects.get()
+    assert (record.chunk_size, record.chunk_overlap) == (512, 64)
+    assert sorted(record.failures) == ["gs://handbooks/empty.txt is empty (0 bytes): there is nothing to index.",
+                                       "gs://handbooks/policies/link.txt: a link to outside the import root"]
+    assert not any(SECRET.encode() in bytes(d.content) for d in Document.objects.all())
+
+    for query, source in (("会议室要提前多久预订", "gs://handbooks/policies/中文.txt"),
+                          ("работать из дома по пятницам", "gs://handbooks/policies/правила.txt"),
+                          ("Where do visitors sign in?", "gs://handbooks/security.docx")):
+        found = rag.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
+                                      query={"text": query, "similarity_top_k": 1}).contexts.contexts
+        assert [context.source_uri for context in found] == [source], query
+
+    again = rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": [
+        "gs://handbooks/", f"file://{root}/handbooks/policies"]}})  # a file named twice is one file
+    assert (again.imported_rag_files_count, again.skipped_rag_files_count, again.failed_rag_files_count) == (0, 8, 2)
+    assert Document.objects.count() == 7
+
+
+def test_an_import_is_an_operation_polled_at_its_name_and_only_the_apps_key_reads_it(rag, root, server,
+                                                                                     celery_worker):
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
+    headers = {"x-goog-api-key": server.key}
+    started = httpx.post(f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import", headers=headers, json={
+        "importRagFilesConfig": {"gcsSource": {"uris": [f"file://{root}/handbooks/policies/handbook.md"]}}})
+    assert started.status_code == 200, started.text
+    name = started.json()["name"]
+    assert name.startswith(corpus.name + "/operations/import-")
+    deadline = time.monotonic() + 60
+    while not (polled := httpx.get(f"{server.base_url}v1beta1/{name}", headers=headers).json())["done"]:
+        assert time.monotonic() < deadline and polled["metadata"]["progressPercentage"] < 100
+        time.sleep(0.2)
+    assert polled["response"] == {"@type": "type.googleapis.com/google.cloud.aiplatform.v1beta1.ImportRagFilesResponse",
+                                  "importedRagFilesCount": "1", "failedRagFilesCount": "0",
+                                  "skippedRagFilesCount": "0"}
+    metadata = polled["metadata"]
+    assert metadata["@type"].endswith("v1beta1.ImportRagFilesOperationMetadata")
+    assert metadata["progressPercentage"] == 100
+    assert metadata["ragCorpusId"] == corpus.name.rsplit("/", 1)[-1]
+    assert metadata["genericMetadata"]["createTime"] <= metadata["genericMetadata"]["updateTime"]
+    [document] = Document.objects.all()
+    assert document.status == DocumentStatus.ACTIVE and document.source_uri.endswith("/handbooks/policies/handbook.md")
+
+    elsewhere = httpx.get(f"{server.base_url}v1beta1/{name}", headers={"x-goog-api-key": server.key_for(
+        app_name="elsewhere")})
+    assert elsewhere.status_code == 404
+
+
+def test_uris_outside_the_root_are_refused_and_nothing_is_stored(rag, root):
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
+    for uri in ("gs://handbooks/../../outside.txt", "gs://../outside.txt", f"file://{root.parent}/outside.txt",
+                "gs://handbooks/policies/link.txt", "/etc/hostname"):
+        with pytest.raises(ClientError) as refused:  # with a URI that is taken: the import is refused as a whole
+            rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": ["gs://handbooks/prices.csv",
+                                                                                      uri]}})
+        assert refused.value.code == 400 and refused.value.status == "INVALID_ARGUMENT", uri
+        assert uri in refused.value.message and str(root) not in refused.value.message  # the root's place untold
+    assert not Import.objects.exists() and not Document.objects.exists()
+
+
+def test_imports_are_refused_naming_the_setting_while_no_root_is_configured(rag, settings):
+    settings.COGNIZES_KNOWLEDGE_IMPORT_ROOT = ""
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
+    with pytest.raises(ClientError) as refused:
+        rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": ["gs://handbooks"]}})
+    assert refused.value.status == "FAILED_PRECONDITION"
+    assert "COGNIZES_KNOWLEDGE_IMPORT_ROOT" in refused.value.message
+    assert not Import.objects.exists()
+
+
+def test_a_google_drive_source_is_refused_saying_what_is_taken_instead(rag, root):
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
+    drive = {"google_drive_source": {"resource_ids": [{"resource_id": "1abc", "resource_type": "RESOURCE_TYPE_FILE"}]}}
+    with pytest.raises(ClientError) as refused:
+        rag.import_files(name=corpus.name, import_config=drive)
+    assert refused.value.status == "FAILED_PRECONDITION"
+    assert "Google Drive" in refused.value.message and "gs://BUCKET/path" in refused.value.message
+    assert not Import.objects.exists()
+
+
+def test_an_import_whose_worker_died_mid_way_runs_again_counting_each_file_once(root, monkeypatch, celery_worker):
+    """Killed after its first batch, mid-way through the second: sent again once its lease ran out, each file
+    counted once (the first batch's document as imported, not as already there)."""
+    corpus = services.do_create_corpus(app_name="shop", display_name="Handbooks")
+    record = Import.objects.create(corpus=corpus, app_name="shop", uris=["gs://handbooks/policies"])  # no message
+    monkeypatch.setattr(imports, "BATCH_FILES", 2)
+    real_add, calls = services.do_add_document, []
+
+    def dies_on_the_third_file(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # what a SIGKILL leaves: no except clause runs, the lease is not let go
+        return real_add(*args, **kwargs)
+
+    monkeypatch.setattr(services, "do_add_document", dies_on_the_third_file)
+    with pytest.raises(KeyboardInterrupt):
+        imports.do_run_import(record.id)
+    monkeypatch.setattr(services, "do_add_document", real_add)
+    killed = Import.objects.get(id=record.id)
+    # handbook.md and link.txt were the first batch, committed; правила.txt went with the second
+    assert killed.status == ImportStatus.RUNNING and killed.added_count == 1 and killed.documents.count() == 1
+
+    Import.objects.filter(id=record.id).update(lease_until=killed.lease_until.replace(year=2000))  # it runs out
+    assert imports.do_recover_imports() == [record.id]
+    deadline = time.monotonic() + 60
+    while not (progress := imports.get_progress(Import.objects.get(id=record.id))).done:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    recovered = Import.objects.get(id=record.id)
+    assert (progress.imported, progress.skipped, progress.failed) == (3, 1, 1)  # handbook.md imported, not skipped
+    assert recovered.attempts == 2 and recovered.added_count == 3 and Document.objects.count() == 3
