@@ -163,6 +163,46 @@ def test_every_class_method_adk_lists_answers_in_the_shapes_the_sdk_reads(weathe
     assert not Event.objects.filter(data__icontains="secret-token").exists()  # temp: state, never stored
 
 
+def test_python_aiplatforms_agent_engines_client_builds_the_same_methods(weather):
+    import vertexai
+
+    base_url, engine_id, key = weather
+    client = vertexai.Client(project="my-project", location="us-central1", credentials=Credentials(key),
+                             http_options={"base_url": base_url})
+    remote = client.agent_engines.get(name=f"projects/my-project/locations/us-central1/reasoningEngines/{engine_id}")
+    session = remote.create_session(user_id="ada")
+    events = list(remote.stream_query(user_id="ada", session_id=session["id"], message="Fahrenheit, always."))
+    assert "Fahrenheit" in texts(events)[-1]
+    assert [s["id"] for s in remote.list_sessions(user_id="ada")["sessions"]] == [session["id"]]
+
+
+def test_a_busy_session_is_a_409_and_a_turn_whose_client_leaves_runs_to_its_end(asgi_server, settings):
+    from tests.runtime.test_http import GATE
+
+    settings.COGNIZES_AGENTS = {"slow": "tests.runtime.test_http.slow_runner"}
+    forget_runners()
+    GATE.clear()
+    path = f"v1beta1/reasoningEngines/{do_get_or_create_engine(app_name='slow').engine_id}"
+    engine = f"{asgi_server}/{path}"
+    key = do_create_api_key(name="slow", app_name="slow")[1]
+    made = _post(asgi_server + "/", f"{path}:query",
+                 {"classMethod": "create_session", "input": {"user_id": "ada", "session_id": "s1"}}, key)
+    assert made.status_code == 200, made.text
+    turn = {"classMethod": "stream_query", "input": {"user_id": "ada", "session_id": "s1", "message": "one"}}
+    with httpx.stream("POST", f"{engine}:streamQuery?alt=sse", json=turn, headers={"x-goog-api-key": key},
+                      timeout=60) as response:
+        assert response.status_code == 200
+        wait_for(lambda: Event.objects.filter(session__session_id="s1").exists(), 30, "the turn starting")
+    # The client has left mid-turn: the turn goes on, and holds the session until it ends.
+    busy = httpx.post(f"{engine}:streamQuery?alt=sse", json=turn, headers={"x-goog-api-key": key}, timeout=60)
+    assert busy.status_code == 409 and busy.json()["error"]["status"] == "ABORTED"
+    GATE.set()
+    wait_for(lambda: Event.objects.filter(session__session_id="s1").count() == 2, 30, "the turn's answer stored")
+    again = httpx.post(f"{engine}:streamQuery?alt=sse", json=turn, headers={"x-goog-api-key": key}, timeout=60)
+    assert again.status_code == 200 and "slow answer" in again.text
+    forget_runners()
+
+
 async def _collect(stream) -> list[dict]:
     return [item async for item in stream]
 
