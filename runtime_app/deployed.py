@@ -96,9 +96,13 @@ def check_call(method: Any, arguments: Any) -> Call:
     arguments = {} if arguments is None else arguments
     if not isinstance(arguments, dict):
         raise CallError(f"{method}: input must be a JSON object of its parameters.")
+    if _has_nul(arguments):
+        raise CallError(f"{method}: input may not contain NUL characters (PostgreSQL cannot store them).")
     _check(method, spec["parameters"], arguments)
     if method == "streaming_agent_run_with_events":
         arguments = _run_request(arguments["request_json"])
+        if _has_nul(arguments):
+            raise CallError(f"{method}: request_json may not contain NUL characters.")
         user_id = arguments["user_id"]
     elif method == "async_add_session_to_memory":
         session = arguments["session"]
@@ -108,6 +112,8 @@ def check_call(method: Any, arguments: Any) -> Call:
     else:
         user_id = arguments["user_id"]
     _key("user_id", user_id, method)
+    if arguments.get("session_id"):
+        _key("session_id", arguments["session_id"], method)
     bare = method.removeprefix("async_")
     return Call(method=method, api_mode=spec["api_mode"], user_id=user_id, writes=bare not in _READS,
                 input=arguments)
@@ -119,7 +125,10 @@ async def query(runner: Runner, call: Call) -> Any:
     handler = _QUERIES.get(name)
     if handler is None:  # not reached: check_call knows the methods, the surface sends streams elsewhere
         raise CallError(f"{call.method} streams: call it with :streamQuery.")
-    return _json(await handler(runner, call.user_id, call.input))
+    try:
+        return _json(await handler(runner, call.user_id, call.input))
+    except services.SessionError as error:  # state or ids the session service refuses
+        raise CallError(f"{call.method}: {error}") from error
 
 
 @dataclass
@@ -155,7 +164,6 @@ async def start_turn(runner: Runner, call: Call) -> Turn:
         raise CallError(f"{call.method}: give session_id or session_events, not both.")
     state: dict[str, Any] | None = None
     if session_id:
-        _key("session_id", session_id, call.method)
         found = await sessions.get_session(app_name=app, user_id=user, session_id=session_id)
         if found is None and not envelope:
             raise NoSuchSession(f"{call.method}: user {user!r} has no session {session_id!r} "
@@ -220,7 +228,6 @@ async def _create_session(runner: Runner, user: str, given: dict[str, Any]) -> S
                         "COGNIZES_SESSION_TTL_SECONDS (or set expireTime through Vertex's Sessions API).")
     session_id = given.get("session_id")
     if session_id:
-        _key("session_id", session_id, "create_session")
         try:
             services.check_session_id(session_id)
         except services.SessionError as error:
@@ -408,6 +415,16 @@ def _check(method: str, schema: dict[str, Any], arguments: dict[str, Any]) -> No
         if not any(_TYPES.get(option.get("type"), lambda v: True)(value) for option in options):
             wanted = " or ".join(str(option.get("type")) for option in options)
             raise CallError(f"{method}: {name} must be {'an' if wanted[0] in 'aeiou' else 'a'} {wanted}.")
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
 
 
 def _key(name: str, value: str, method: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -26,6 +27,7 @@ from google.adk.runners import Runner
 from google.genai import types
 from pydantic import ValidationError as PydanticValidationError
 
+logger = logging.getLogger(__name__)
 BUSY = "Another turn of this session is running; try again when it has finished."
 
 
@@ -117,6 +119,8 @@ async def stream_turn(
             try:
                 if after is not None:
                     await after()
+            except Exception:
+                logger.exception("clean-up after the turn of session %s failed", arguments.get("session_id"))
             finally:
                 queue.put_nowait(_END)
 

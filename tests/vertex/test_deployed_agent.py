@@ -13,6 +13,7 @@ import pytest
 from google.adk.cli.cli_deploy import _AGENT_ENGINE_CLASS_METHODS
 from google.auth.credentials import Credentials as _Credentials
 from google.genai.errors import APIError, ClientError
+from opentelemetry import trace
 
 from access.services import do_create_api_key
 from demo_agents.weather.tools import register
@@ -102,6 +103,10 @@ def test_a_two_turn_conversation_through_stream_query_remembers_the_first_turn(w
     second = Session.objects.exclude(session_id=session["id"]).get(user_id="ada")
     wait_for(lambda: ToolExecution.objects.filter(session_id=second.session_id, tool_name="get_weather").exists(),
              30, "the audit row of get_weather")
+    trace.get_tracer_provider().force_flush()
+    traced = httpx.get(f"{base_url}api/v1/apps/weather/users/ada/sessions/{second.session_id}/traces/",
+                       headers=headers).json()
+    assert traced["results"], "the turn's trace"
 
 
 def test_every_class_method_adk_lists_answers_in_the_shapes_the_sdk_reads(weather):
@@ -219,6 +224,9 @@ HOSTILE = [
     ({"classMethod": "create_session", "input": "ada"}, 400, "input must be a JSON object"),
     ({"classMethod": "create_session", "input": {"user_id": "ada", "shell": "rm"}}, 400, "no parameter 'shell'"),
     ({"classMethod": "create_session", "input": {"user_id": "a\x00b"}}, 400, "NUL"),
+    ({"classMethod": "get_session", "input": {"user_id": "ada", "session_id": "s\x00"}}, 400, "NUL"),
+    ({"classMethod": "async_search_memory", "input": {"user_id": "ada", "query": "\x00"}}, 400, "NUL"),
+    ({"classMethod": "create_session", "input": {"user_id": "ada", "state": {"k\x00": 1}}}, 400, "NUL"),
     ({"classMethod": "create_session", "input": {"user_id": "ada", "ttl": "60s"}}, 400, "ttl and expire_time"),
     ({"classMethod": "get_session", "input": {"user_id": "ada"}}, 400, "session_id is required"),
     ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": "hi"}}, 400, "call it with :streamQuery"),
@@ -238,6 +246,8 @@ HOSTILE_STREAMS = [
     ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": "hi", "run_config": {"max_llm_calls": "x"}}},
      400, "run_config"),
     ({"classMethod": "streaming_agent_run_with_events", "input": {"request_json": "{not json"}}, 400, "not JSON"),
+    ({"classMethod": "streaming_agent_run_with_events", "input": {"request_json": json.dumps(
+        {"user_id": "ada", "message": {"role": "user", "parts": [{"text": "hi\x00"}]}})}}, 400, "NUL"),
     ({"classMethod": "streaming_agent_run_with_events", "input": {"request_json": json.dumps(
         {"user_id": "ada", "message": {"role": "user", "parts": [{"text": "hi"}]}, "artifacts": [{"file_name": "a"}]})}},
      400, "artifacts are not taken"),
@@ -264,7 +274,7 @@ def test_hostile_input_is_a_4xx_in_googles_shape_and_nothing_is_stored(weather):
 def test_keys_act_only_as_their_user_read_only_keys_do_not_run_and_other_apps_see_nothing(weather):
     base_url, engine_id, key = weather
     engine = f"v1beta1/reasoningEngines/{engine_id}"
-    ada, _ = do_create_api_key(name="ada", app_name=WEATHER, user_id="ada")[1], None
+    ada = do_create_api_key(name="ada", app_name=WEATHER, user_id="ada")[1]
     reader = do_create_api_key(name="reader", app_name=WEATHER, read_only=True)[1]
     other = do_create_api_key(name="shop", app_name=APP)[1]
     run = {"classMethod": "stream_query", "input": {"user_id": "ada", "message": "Celsius"}}
