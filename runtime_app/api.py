@@ -13,21 +13,17 @@ a process die mid-turn).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.errors._stale_session_error import StaleSessionError
 from google.adk.events.event import Event
 from google.adk.runners import Runner
-from google.genai import types
-from pydantic import ValidationError as PydanticValidationError
 from rest_framework import exceptions, serializers, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -57,11 +53,10 @@ class RunSerializer(serializers.Serializer):
     )
 
     def validate_message(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("The message is empty.")
-        if len(value) > settings.COGNIZES_RUN_MESSAGE_MAX_CHARS:
-            raise serializers.ValidationError(f"At most {settings.COGNIZES_RUN_MESSAGE_MAX_CHARS} characters.")
-        return value
+        try:
+            return turns.check_message_text(value)
+        except turns.InvalidMessage as error:
+            raise serializers.ValidationError(str(error)) from error
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if ("message" in data) == ("content" in data):
@@ -101,15 +96,10 @@ class _RunBase(ScopedView):
             except services.SessionError as error:
                 raise exceptions.ValidationError({name: [str(error)]}) from error
         data = valid(RunSerializer, request.data)
-        if "message" in data:
-            message = types.Content(role="user", parts=[types.Part(text=data["message"])])
-        else:
-            try:
-                message = types.Content.model_validate(data["content"])
-            except PydanticValidationError as error:
-                raise exceptions.ValidationError({"content": [e["msg"] for e in error.errors()]}) from error
-            if message.role != "user" or not message.parts:
-                raise exceptions.ValidationError({"content": ["A user message: role 'user' and at least one part."]})
+        try:
+            message = turns.user_message(text=data.get("message"), content=data.get("content"))
+        except turns.InvalidMessage as error:
+            raise exceptions.ValidationError({error.field: [str(error)]}) from error
         arguments = {
             "user_id": user_id, "session_id": session_id, "new_message": message,
             "state_delta": data.get("state_delta") or None,
@@ -162,38 +152,18 @@ async def _collect(runner: Runner, arguments: dict[str, Any]) -> list[Event]:
     return [event async for event in runner.run_async(**arguments)]
 
 
-_turns_in_flight: set[asyncio.Task[None]] = set()
-"""Streamed turns still running (a strong reference: the loop keeps only weak ones)."""
-
-
 async def _run_messages(
     runner: Runner, arguments: dict[str, Any], release: Callable[[], None]
 ) -> AsyncIterator[str]:
-    """The turn's messages; the turn runs as a task of its own and finishes even if the client leaves.
-
-    Cut off midway, a turn could leave a tool call without its response in the
-    session, which the model would then be shown on every later turn.
-    """
-    messages: asyncio.Queue[str | None] = asyncio.Queue()
-
-    async def turn() -> None:
-        run_config = RunConfig(streaming_mode=StreamingMode.SSE)
-        try:
-            async for event in runner.run_async(**arguments, run_config=run_config):
-                messages.put_nowait(sse.message({"event": event_json(event)}, event="event"))
-            messages.put_nowait(sse.message({"session_id": arguments["session_id"]}, event="done"))
-        except StaleSessionError:
-            messages.put_nowait(sse.message({"error": {"code": "conflict", "message": STALE}}, event="error"))
-        except Exception as error:
-            logger.exception("agent run failed: %s/%s", runner.app_name, arguments["session_id"])
-            failure = {"code": "agent_failed", "message": f"The agent failed: {type(error).__name__}: {error}"}
-            messages.put_nowait(sse.message({"error": failure}, event="error"))
-        finally:
-            release()
-            messages.put_nowait(None)
-
-    task = asyncio.get_running_loop().create_task(turn())
-    _turns_in_flight.add(task)
-    task.add_done_callback(_turns_in_flight.discard)
-    while (message := await messages.get()) is not None:
-        yield message
+    """The turn's messages (``turns.stream_turn``: the turn finishes even if the client leaves)."""
+    run_config = RunConfig(streaming_mode=StreamingMode.SSE)
+    try:
+        async for event in turns.stream_turn(runner, arguments, release, run_config=run_config):
+            yield sse.message({"event": event_json(event)}, event="event")
+        yield sse.message({"session_id": arguments["session_id"]}, event="done")
+    except StaleSessionError:
+        yield sse.message({"error": {"code": "conflict", "message": STALE}}, event="error")
+    except Exception as error:
+        logger.exception("agent run failed: %s/%s", runner.app_name, arguments["session_id"])
+        failure = {"code": "agent_failed", "message": f"The agent failed: {type(error).__name__}: {error}"}
+        yield sse.message({"error": failure}, event="error")

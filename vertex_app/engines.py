@@ -1,4 +1,7 @@
-"""``reasoningEngines/{id}`` itself: the engine and its Memory Bank config (``contextSpec.memoryBankConfig``).
+"""``reasoningEngines/{id}`` itself: the engine, its Memory Bank config (``contextSpec.memoryBankConfig``) and its agent.
+
+An app of ``COGNIZES_AGENTS`` hosts its agent: the engine is named and described
+by it and lists ADK's class methods (``spec.classMethods``, see vertex_app.agents).
 
 Vertex configures Memory Bank on the engine resource; in Cognizes that is the
 app's ``MemoryBankConfig`` (memory_app), the same one the admin and the native
@@ -17,6 +20,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory_app import services
+from runtime_app import deployed
+from runtime_app.agents import UnknownAgent, get_runner
 from memory_app.models import MemoryBankConfig
 from vertex_app import names
 from vertex_app.base import VertexView, operation
@@ -73,13 +78,22 @@ class EngineView(VertexView):
     def resource(self) -> dict[str, Any]:
         engine = get_engine(self.app_name)
         config = services.get_bank_config(self.app_name)
-        return {
+        out: dict[str, Any] = {
             "name": self.engine,
             "displayName": self.app_name,
             "createTime": rfc3339(engine.created_at),
             "updateTime": rfc3339(config.updated_at or engine.created_at),
             "contextSpec": {"memoryBankConfig": _bank_resource(config)},
         }
+        try:
+            agent = get_runner(self.app_name).agent
+        except UnknownAgent:
+            return out  # an engine of Sessions and Memory Bank only: no spec, so clients register no methods
+        out["displayName"] = agent.name
+        if agent.description:
+            out["description"] = agent.description
+        out["spec"] = {"agentFramework": deployed.FRAMEWORK, "classMethods": deployed.CLASS_METHODS}
+        return out
 
 
 def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:

@@ -33,7 +33,7 @@ _RPCS: dict[str, tuple[str, Rule]] = {name: (service, rule) for service, rules i
 _ERROR = "GoogleError"
 _JSON = "application/json"
 
-DESCRIPTION = f"""Google's Vertex AI Agent Engine REST API ({VERSION}: Sessions, Memory Bank, operations) as Cognizes \
+DESCRIPTION = f"""Google's Vertex AI Agent Engine REST API ({VERSION}: Sessions, Memory Bank, deployed agents' `:query` and `:streamQuery`, operations) as Cognizes \
 serves it, on the same sessions and memories as the native API. An engine is an app: \
 `manage.py vertex_engine APP` prints its id.
 

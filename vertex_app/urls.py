@@ -8,7 +8,7 @@ follow a colon (``sessions/{id}:appendEvent``), so ids stop at ``/`` and ``:``.
 
 from django.urls import re_path
 
-from vertex_app import engines, errors, memories, operations, rag, sessions
+from vertex_app import agents, engines, errors, memories, operations, rag, sessions
 
 ENGINE = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>\d{1,19})"
 SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
@@ -18,6 +18,8 @@ CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
 
 urlpatterns = [
     re_path(ENGINE + r"$", engines.EngineView.as_view()),
+    re_path(ENGINE + r":query$", agents.QueryView.as_view()),
+    re_path(ENGINE + r":streamQuery$", agents.StreamQueryView.as_view()),
     re_path(ENGINE + r"/sessions$", sessions.SessionsView.as_view()),
     re_path(SESSION + r"$", sessions.SessionView.as_view()),
     re_path(SESSION + r":appendEvent$", sessions.AppendEventView.as_view()),
