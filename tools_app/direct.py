@@ -71,6 +71,12 @@ class Outcome:
     approval_id: int | None = None
 
 
+def forget_tools() -> None:
+    """Drop the built tools (tests: a flushed database numbers the registry markers from 0 again)."""
+    global _TOOLSET
+    _TOOLSET = DatabaseToolset()
+
+
 async def offered_tools(app_name: str) -> list[BaseTool]:
     """The app's enabled registry tools, as agents get them (a broken row is left out)."""
     token = listing_app.set(app_name)
