@@ -19,6 +19,7 @@ copied here. What is added is only what a caller without a run needs:
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -113,11 +114,12 @@ async def call_tool(*, name: str, arguments: Any, caller: Caller) -> Outcome:
 async def _run(
     tool: BaseTool, arguments: dict[str, Any], caller: Caller, call_id: str, confirmation: ToolConfirmation | None,
 ) -> Outcome:
-    audit = AuditPlugin(client=caller.client)
+    plugins = _plugins(caller.client, asyncio.get_running_loop())
+    audit: AuditPlugin = plugins.plugins[0]  # type: ignore[assignment]
     context = InvocationContext(
         session_service=_SESSIONS, invocation_id=caller.call_id or call_id, agent=_AGENT,
         session=Session(id=caller.session_id, app_name=caller.app_name, user_id=caller.user_id),
-        plugin_manager=PluginManager(plugins=[audit]),
+        plugin_manager=plugins,
     )
     call = Event(invocation_id=context.invocation_id, author=_AGENT.name, content=types.Content(
         role="model", parts=[types.Part(function_call=types.FunctionCall(id=call_id, name=tool.name, args=arguments))],
@@ -151,6 +153,13 @@ async def _run(
         approval_id = approval.id if approval is not None else None
         return Outcome(status, _waiting(approval_id), approval_id)
     return Outcome(status, result)
+
+
+@functools.lru_cache(maxsize=64)
+def _plugins(client: str, loop: asyncio.AbstractEventLoop) -> PluginManager:
+    """An ``AuditPlugin`` writing ``client`` on its rows, made once per client and event loop (its writes are
+    tasks of one loop), not per call: ADK logs each plugin it registers."""
+    return PluginManager(plugins=[AuditPlugin(client=client)])
 
 
 def _response(answer: Event | None) -> Any:

@@ -176,6 +176,20 @@ async def test_a_call_needing_approval_answers_so_and_runs_once_a_person_approve
     assert await run_in_db_thread(ToolApproval.objects.count) == 2
 
 
+async def test_a_python_tool_needing_approval_runs_once_approved_too(asgi_server):
+    await run_in_db_thread(services.do_create_tool, app_name=APP, name="wire_money", kind="python",
+                           callable_path="tests.tools.callables.wire_money", requires_approval=True)
+    key, wire = await _key(user_id="ada"), _call("wire_money", {"amount": 7, "to": "bob"})
+
+    paused = (await _post(asgi_server, wire, key)).json()["result"]
+    await run_in_db_thread(services.do_decide_approval, await run_in_db_thread(ToolApproval.objects.get),
+                           approved=True, actor="grace")
+    ran = (await _post(asgi_server, wire, key)).json()["result"]
+
+    assert paused["isError"] and (ran["isError"], ran["structuredContent"]) == (False, {"sent": 7, "to": "bob"})
+    assert [e.status for e in await _executions()] == ["pending_approval", "succeeded"]
+
+
 async def test_a_rejected_call_never_reaches_the_api(asgi_server, weather_api):
     await _register(weather_api)
     await run_in_db_thread(services.do_update_tool, await _tool("make_transfer"), changes={"requires_approval": True})
