@@ -107,7 +107,10 @@ class McpApplication:
     """The ASGI application under ``/mcp/``: authenticates, then hands the call to the SDK's manager."""
 
     def __init__(self) -> None:
-        self.server: Server[Any] = Server("cognizes-tools", on_list_tools=_list_tools, on_call_tool=_call_tool)
+        # No registry schema declares Mcp-Param-* headers, so nothing to validate them against: without this
+        # lookup the SDK would run the whole tools/list handler before every 2026-07-28 tools/call.
+        self.server: Server[Any] = Server("cognizes-tools", on_list_tools=_list_tools, on_call_tool=_call_tool,
+                                          get_tool_input_schema=lambda name: None)
         self._managers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[StreamableHTTPSessionManager, asyncio.Event]] = (
             weakref.WeakKeyDictionary()
         )
