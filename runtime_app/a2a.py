@@ -38,7 +38,7 @@ from starlette.authentication import SimpleUser
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from access.callers import USER_HEADER, Refused, authenticate_caller
+from access.callers import USER_HEADER, Refused, authenticate_caller  # noqa: F401  (USER_HEADER: a2a_reference reads it here)
 from access.outages import Unavailable, as_unavailable
 from infra.db_threads import run_in_db_thread
 from runtime_app import turns
