@@ -70,7 +70,7 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        await self.app(_with_length(scope, len(body)), _replay(body, receive), send)
+        await self.app(_with_length(scope, len(body)), replay(body, receive), send)
 
     def _limit(self, path: str) -> int:
         setting = next((name for pattern, name in self.larger if pattern.search(path)), "COGNIZES_API_MAX_BODY_BYTES")
@@ -99,7 +99,7 @@ def _with_length(scope: Scope, length: int) -> Scope:
     return {**scope, "headers": [*headers, (b"content-length", str(length).encode())]}
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay(body: bytes, receive: Receive) -> Receive:
     """The body, read already, as one message; then the client's own messages (a disconnect)."""
     sent = False
 

@@ -1,4 +1,4 @@
-"""The ASGI application: Django, and A2A under ``/a2a/``, with request bodies read within their limits."""
+"""The ASGI application: Django, A2A under ``/a2a/`` and MCP under ``/mcp/``, with request bodies read within their limits."""
 
 import os
 from collections.abc import Awaitable, Callable
@@ -15,16 +15,19 @@ django_application = OneHopASGIHandler()
 
 from access.body_limit import BodyLimit  # noqa: E402
 from cognizes.error_pages import SURFACES  # noqa: E402
-from runtime_app import a2a  # noqa: E402
+from runtime_app import a2a, mcp  # noqa: E402
 
 a2a_application = a2a.A2aApplication()
+mcp_application = mcp.McpApplication()
 
 
 async def surfaces(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
                    send: Callable[[Any], Awaitable[None]]) -> None:
-    """A2A's JSON-RPC endpoints are a2a-sdk's (Starlette); everything else is Django's."""
+    """A2A's JSON-RPC endpoints are a2a-sdk's (Starlette), MCP's the mcp SDK's; everything else is Django's."""
     if scope["type"] == "http" and scope["path"].startswith(a2a.PREFIX):
         await a2a_application(scope, receive, send)
+    elif scope["type"] == "http" and scope["path"].startswith(mcp.PREFIX):
+        await mcp_application(scope, receive, send)
     else:
         await django_application(scope, receive, send)
 

@@ -16,7 +16,7 @@ from django.views import defaults
 
 from access.api import error_body
 from access.body_limit import ErrorBody
-from runtime_app import a2a
+from runtime_app import a2a, mcp
 from vertex_app import errors as vertex_errors
 
 API_CODES = {400: "bad_request", 404: "not_found", 408: "request_timeout", 413: "payload_too_large", 500: "error"}
@@ -26,6 +26,7 @@ SURFACES: dict[str, ErrorBody] = {
     "/v1": vertex_errors.body,  # /v1/ and /v1beta1/
     "/upload/v1": vertex_errors.body,  # RAG Engine's file uploads
     a2a.PREFIX: a2a.error_body,
+    mcp.PREFIX: mcp.error_body,
 }
 """Path prefix → (HTTP status, message) → the JSON body that surface answers with."""
 

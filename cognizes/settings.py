@@ -288,6 +288,8 @@ LOGGING = {
         "django.request": {"level": "ERROR"},
         # ADK warns after every call of a model that reports no token usage (offline and scripted ones).
         "google_adk.google.adk.telemetry._metrics": {"level": "ERROR"},
+        # The mcp SDK says "Terminating session: None" after every request of a stateless server (runtime_app/mcp.py).
+        "mcp.server.streamable_http": {"level": "WARNING"},
     },
 }
 

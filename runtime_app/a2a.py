@@ -31,18 +31,14 @@ from a2a.types import (
 )
 from a2a.utils.errors import InvalidRequestError
 from asgiref.sync import sync_to_async
-from django.http import Http404
 from google.adk.a2a.executor.a2a_agent_executor import A2aAgentExecutor
 from google.adk.a2a.utils.agent_card_builder import AgentCardBuilder
 from google.adk.runners import Runner
-from rest_framework import exceptions
 from starlette.authentication import SimpleUser
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from access.api import check_key_scope
-from access.authentication import BearerKeyAuthentication
-from access.models import MAX_KEY_LENGTH
+from access.callers import USER_HEADER, Refused, authenticate_caller  # noqa: F401  (USER_HEADER: a2a_reference reads it here)
 from access.outages import Unavailable, as_unavailable
 from infra.db_threads import run_in_db_thread
 from runtime_app import turns
@@ -53,21 +49,12 @@ from tools_app.adk import listing_app
 
 PREFIX = "/a2a/"
 CARD_PATH = ".well-known/agent-card.json"
-USER_HEADER = "x-user-id"
 SCHEME = "cognizesApiKey"
 CAPABILITIES = AgentCapabilities(streaming=True, push_notifications=False, extended_agent_card=False)
 SECURITY = {SCHEME: SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
     scheme="Bearer", description="A Cognizes API key for this app (read-write), sent as 'Authorization: Bearer <key>'. "
     "A key for the whole app names its user in the X-User-Id header.",
 ))}
-
-
-class Refused(Exception):
-    """A call refused before the protocol sees it: an HTTP status and a JSON-RPC error."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:
@@ -181,27 +168,8 @@ def _invalid_ids(body: bytes) -> JSONResponse | None:
 
 
 def _authenticate(request: Request, app_name: str) -> str:
-    """The user this call acts for, after the one scope check; ``Refused`` otherwise."""
-    try:
-        header = request.headers.get("authorization", "").encode("latin-1")  # as Starlette decoded it
-        found = BearerKeyAuthentication().authenticate_header_value(header)
-    except exceptions.AuthenticationFailed as failed:
-        raise Refused(401, str(failed.detail)) from failed
-    if found is None:
-        raise Refused(401, "Send a Cognizes API key as 'Authorization: Bearer <key>'.")
-    _, key = found
-    try:
-        check_key_scope(key, app_name, None, write=True)
-    except Http404 as not_found:
-        raise Refused(404, f"No agent {app_name!r} for this key.") from not_found
-    except exceptions.PermissionDenied as denied:
-        raise Refused(403, str(denied.detail)) from denied
-    user_id = key.user_id or request.headers.get(USER_HEADER, "").strip()
-    if not user_id:
-        raise Refused(400, "This key is for the whole app: name the user in the X-User-Id header.")
-    if len(user_id) > MAX_KEY_LENGTH or "\x00" in user_id:
-        raise Refused(400, f"X-User-Id: at most {MAX_KEY_LENGTH} characters, no NUL.")
-    return user_id
+    """The user this call acts for, after the one scope check (read-write); ``Refused`` otherwise."""
+    return authenticate_caller(request.headers, app_name, write=True).user_id
 
 
 class A2aApplication:

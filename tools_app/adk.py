@@ -28,6 +28,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset, ToolPredicate
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.openapi_tool.openapi_spec_parser.rest_api_tool import RestApiTool
+from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.adk.utils._function_call_names import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from google.genai import types
@@ -57,11 +58,18 @@ def _approval_gate(tool_name: str, tool_context: Optional[ToolContext]) -> dict[
     return None
 
 
-class RegistryRestApiTool(RestApiTool):
-    """A ``RestApiTool`` from a registry row: knows its version and whether it needs approval."""
+class RegistryTool:
+    """What a tool built from a registry row knows of its row, beside what ADK gives the model."""
 
     registry_version: int = 0
     requires_approval: bool = False
+    parameters_schema: dict[str, Any] = {}
+    """The row's JSON schema of the arguments (``Tool.parameters_schema``): what callers outside a run are checked against."""
+    timeout_seconds: float = 30.0
+
+
+class RegistryRestApiTool(RegistryTool, RestApiTool):
+    """A ``RestApiTool`` from a registry row: knows its version and whether it needs approval."""
 
     @override
     async def check_require_confirmation(self, args: dict[str, Any], tool_context: ToolContext) -> bool:
@@ -74,10 +82,8 @@ class RegistryRestApiTool(RestApiTool):
         return await super().run_async(args=args, tool_context=tool_context)
 
 
-class RegistryFunctionTool(FunctionTool):
+class RegistryFunctionTool(RegistryTool, FunctionTool):
     """A ``FunctionTool`` under the row's name and description, not the function's."""
-
-    registry_version: int = 0
 
     @override
     def _get_declaration(self) -> Optional[types.FunctionDeclaration]:
@@ -117,13 +123,15 @@ def build_tool(row: Tool) -> BaseTool:
         )
         if row.base_url:
             tool.endpoint.base_url = row.base_url
-        tool.requires_approval = row.requires_approval
     else:
         function = services.resolve_callable(row.callable_path)
         tool = RegistryFunctionTool(function, require_confirmation=row.requires_approval)
     tool.name = row.name
     tool.description = row.description or tool.description
     tool.registry_version = row.version
+    tool.requires_approval = row.requires_approval
+    tool.parameters_schema = row.parameters_schema or {}
+    tool.timeout_seconds = row.timeout_seconds
     return tool
 
 
@@ -222,6 +230,17 @@ async def approval_message(*, app_name: str, user_id: str, session_id: str) -> t
 # ---- the audit ---------------------------------------------------------------------------------
 
 
+def execution_status(*, paused: bool, confirmation: ToolConfirmation | None, result: Any) -> tuple[str, str]:
+    """How a finished call is audited (an ``ExecutionStatus``) and its error, from what the tool answered."""
+    if paused:
+        return ExecutionStatus.PENDING_APPROVAL, ""
+    if confirmation is not None and not confirmation.confirmed:
+        return ExecutionStatus.REJECTED, ""
+    if isinstance(result, dict) and result.get("error"):
+        return ExecutionStatus.FAILED, str(result["error"])
+    return ExecutionStatus.SUCCEEDED, ""
+
+
 class AuditPlugin(BasePlugin):
     """Record every tool call, paused approval and sandboxed code run of a Runner.
 
@@ -230,8 +249,10 @@ class AuditPlugin(BasePlugin):
     write is logged, never raised into the agent.
     """
 
-    def __init__(self, name: str = "cognizes_audit"):
+    def __init__(self, name: str = "cognizes_audit", *, client: str = ""):
+        """``client``: the program calling outside an agent run (``tools_app.direct``), stored on each row."""
         super().__init__(name)
+        self.client = client
         self._started: dict[tuple[str, str], tuple[float, float]] = {}
         self._code_started: dict[str, tuple[types.ExecutableCode, float, float]] = {}
         self._writes: set[asyncio.Task[None]] = set()
@@ -271,15 +292,10 @@ class AuditPlugin(BasePlugin):
     async def after_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, result: dict
     ) -> Optional[dict]:
-        error = ""
-        if tool_context.function_call_id in tool_context.actions.requested_tool_confirmations:
-            status = ExecutionStatus.PENDING_APPROVAL
-        elif tool_context.tool_confirmation is not None and not tool_context.tool_confirmation.confirmed:
-            status = ExecutionStatus.REJECTED
-        elif isinstance(result, dict) and result.get("error"):
-            status, error = ExecutionStatus.FAILED, str(result["error"])
-        else:
-            status = ExecutionStatus.SUCCEEDED
+        status, error = execution_status(
+            paused=tool_context.function_call_id in tool_context.actions.requested_tool_confirmations,
+            confirmation=tool_context.tool_confirmation, result=result,
+        )
         self._record(tool, tool_args, tool_context, status=status, result=result, error=error)
         return None
 
@@ -303,7 +319,7 @@ class AuditPlugin(BasePlugin):
             invocation_id=tool_context.invocation_id, function_call_id=tool_context.function_call_id or "",
             tool_name=tool.name, tool_version=getattr(tool, "registry_version", None),
             arguments=dict(tool_args), result=result, error=error, status=status,
-            started_at=_aware(started_at), duration_ms=(now - started) * 1000,
+            started_at=_aware(started_at), duration_ms=(now - started) * 1000, client=self.client,
         )
 
     @override

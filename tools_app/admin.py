@@ -159,12 +159,12 @@ class _ReadOnlyAdmin(ListsFromReplica):
 class ToolExecutionAdmin(_ReadOnlyAdmin):
     list_display = ("started_at", "tool_name", "tool_version", "status", "app_name", "user_id", "session_id", "duration")
     list_filter = ("status", "app_name", "tool_name", "user_id")
-    search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name")
+    search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name", "client")
     exclude = ("arguments", "result")
     readonly_fields = (
         "app_name", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
         "status", "pretty_arguments", "pretty_result", "result_size", "result_truncated", "error", "started_at",
-        "duration",
+        "duration", "client",
     )
     date_hierarchy = "started_at"
 

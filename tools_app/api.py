@@ -79,6 +79,7 @@ class ToolExecutionSerializer(serializers.ModelSerializer):
         fields = [
             "id", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
             "arguments", "result", "result_size", "result_truncated", "error", "status", "started_at", "duration_ms",
+            "client",
         ]
 
 

@@ -114,7 +114,7 @@ class ExecutionStatus(models.TextChoices):
 
 
 class ToolExecution(models.Model):
-    """One tool call an agent made, written by ``AuditPlugin``."""
+    """One tool call an agent (or an MCP client) made, written by ``AuditPlugin``."""
 
     app_name = models.CharField(max_length=128)
     user_id = models.CharField(max_length=128)
@@ -131,6 +131,11 @@ class ToolExecution(models.Model):
     status = models.CharField(max_length=32, choices=ExecutionStatus.choices)
     started_at = models.DateTimeField()
     duration_ms = models.FloatField(help_text="Wall time of the call, in milliseconds.")
+    client = models.CharField(
+        max_length=255, blank=True,
+        help_text="The program that called the tool outside an agent run (an MCP client, with its protocol "
+        "version); empty for an agent's calls.",
+    )
 
     class Meta:
         indexes = [

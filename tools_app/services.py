@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+import jsonschema
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -59,6 +60,10 @@ class ApprovalAlreadyDecided(ToolError):
     pass
 
 
+class InvalidArguments(ToolError):
+    """Arguments that do not match the tool's parameter schema; the message says where."""
+
+
 # ---- the registry ------------------------------------------------------------------------------
 
 
@@ -78,6 +83,24 @@ def get_enabled_tools(*, app_name: str) -> tuple[int, list[Tool]]:
     """
     version = get_registry_version(app_name=app_name)
     return version, list(Tool.objects.enabled().filter(app_name=app_name))
+
+
+def check_arguments(schema: dict[str, Any], arguments: Any) -> None:
+    """Raise ``InvalidArguments`` unless ``arguments`` is an object valid under the tool's JSON ``schema``.
+
+    A caller outside an agent run (MCP) gets this before anything runs; a model's
+    calls are left to the tool, which answers the model so it can correct itself.
+    """
+    if not isinstance(arguments, dict):
+        raise InvalidArguments("The arguments must be a JSON object.")
+    try:
+        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    except jsonschema.exceptions.SchemaError:
+        return  # a schema ADK derived that jsonschema cannot read: the tool checks its own arguments
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path)
+        raise InvalidArguments(f"{where + ': ' if where else ''}{error.message}")
 
 
 def resolve_callable(path: str) -> Callable[..., Any]:
@@ -306,6 +329,28 @@ def do_decide_approval(approval: ToolApproval, *, approved: bool, actor: str = "
     if not updated:
         raise ApprovalAlreadyDecided("This call was already approved or rejected.")
     approval.status, approval.decided_by, approval.decided_at = status, actor, now
+    return approval
+
+
+def do_take_approval_of_call(
+    *, app_name: str, user_id: str, session_id: str, tool_name: str, arguments: dict[str, Any],
+) -> ToolApproval | None:
+    """The paused call with these very arguments not yet handed back: a decided one is marked handed over.
+
+    For callers that repeat a call instead of resuming a run (MCP): the first call
+    paused it, a person decided, and the same call again runs (or is rejected) once.
+    A pending one is returned as it is, so repeating a call does not ask twice.
+    """
+    with transaction.atomic():
+        approval = (
+            ToolApproval.objects.select_for_update()
+            .filter(app_name=app_name, user_id=user_id, session_id=session_id, tool_name=tool_name,
+                    arguments=arguments, delivered_at__isnull=True)
+            .order_by("created_at", "id").first()
+        )
+        if approval is not None and approval.status != ApprovalStatus.PENDING:
+            approval.delivered_at = timezone.now()
+            approval.save(update_fields=["delivered_at"])
     return approval
 
 

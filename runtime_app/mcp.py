@@ -1,0 +1,174 @@
+"""MCP: every app's tool registry is a Model Context Protocol server, beside A2A.
+
+    POST /mcp/{app}/    JSON-RPC over MCP's Streamable HTTP: initialize, ping, tools/list, tools/call
+
+The protocol is the official ``mcp`` SDK's (its low-level ``Server`` and
+Streamable HTTP session manager), run stateless with JSON answers so that any
+web process answers any request (``make run`` starts several). This module only
+translates: the tools are the ones agents get and a call takes their path
+(``tools_app.direct``: secrets, timeouts, approvals, the audit row), and the
+caller is checked by ``access.callers`` as on A2A:
+
+* ``Authorization: Bearer <key>`` of the URL's app (401 without, 404 for
+  another app's key); any key may list, a read-only one may not call (403);
+* a call acts for the key's user, or for an app-wide key the ``X-User-Id``
+  header's (400 without it).
+
+``GET`` (a stream of server messages, which a stateless server never sends)
+and ``DELETE`` (no session to end) answer 405. Bodies are bounded by
+``access.body_limit`` like every surface's (413).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
+from starlette.requests import Request
+from starlette.responses import Response
+
+from access.body_limit import replay
+from access.callers import Refused, authenticate_caller
+from access.outages import Unavailable, as_unavailable
+from infra.db_threads import run_in_db_thread
+from runtime_app.a2a import error_body, refusal
+from tools_app import direct
+from tools_app.services import InvalidArguments
+
+PREFIX = "/mcp/"
+SCOPE_KEY = "cognizes.mcp"
+"""Where the branch leaves the authenticated caller in the ASGI scope for the handlers."""
+
+__all__ = ["PREFIX", "McpApplication", "error_body"]
+
+
+def _caller(ctx: ServerRequestContext[Any, Request]) -> direct.Caller:
+    """The caller the branch authenticated, with the client as the audit names it."""
+    request = ctx.request
+    app_name, user_id = request.scope[SCOPE_KEY]
+    params = ctx.session.client_params
+    client = (f"{params.client_info.name}/{params.client_info.version}" if params is not None
+              else request.headers.get("user-agent", "unknown"))
+    return direct.Caller(app_name=app_name, user_id=user_id, client=f"{client} (MCP {ctx.protocol_version})"[:255],
+                         call_id=str(ctx.request_id or ""))
+
+
+def _describe(tool: Any) -> types.Tool:
+    """An ADK registry tool as MCP lists it: its schema as the model sees it, and hints from its HTTP method."""
+    schema = dict(getattr(tool, "parameters_schema", None) or {})
+    schema.setdefault("type", "object")
+    method = str(getattr(getattr(tool, "endpoint", None), "method", "")).lower()
+    annotations = None
+    if method:
+        annotations = types.ToolAnnotations(read_only_hint=method in ("get", "head"),
+                                            destructive_hint=method == "delete")
+    return types.Tool(name=tool.name, description=tool.description or None, input_schema=schema,
+                      annotations=annotations)
+
+
+async def _list_tools(ctx: ServerRequestContext[Any, Request], params: Any) -> types.ListToolsResult:
+    app_name, _ = ctx.request.scope[SCOPE_KEY]
+    return types.ListToolsResult(tools=[_describe(tool) for tool in await direct.offered_tools(app_name)])
+
+
+async def _call_tool(ctx: ServerRequestContext[Any, Request], params: types.CallToolRequestParams) -> types.CallToolResult:
+    try:
+        outcome = await direct.call_tool(name=params.name, arguments=params.arguments or {}, caller=_caller(ctx))
+    except direct.UnknownTool as unknown:
+        raise MCPError(types.INVALID_PARAMS, str(unknown)) from unknown
+    except InvalidArguments as invalid:
+        raise MCPError(types.INVALID_PARAMS, f"Arguments of {params.name}: {invalid}") from invalid
+    text = json.dumps(outcome.result, ensure_ascii=False, default=str)
+    if outcome.status == "succeeded":
+        structured = outcome.result if isinstance(outcome.result, dict) else None
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def _is_call(body: bytes) -> bool:
+    """Whether the JSON-RPC body calls a tool (a write); what is not JSON the SDK answers itself."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    messages = message if isinstance(message, list) else [message]
+    return any(isinstance(m, dict) and m.get("method") == "tools/call" for m in messages)
+
+
+class McpApplication:
+    """The ASGI application under ``/mcp/``: authenticates, then hands the call to the SDK's manager."""
+
+    def __init__(self) -> None:
+        # No registry schema declares Mcp-Param-* headers, so nothing to validate them against: without this
+        # lookup the SDK would run the whole tools/list handler before every 2026-07-28 tools/call.
+        self.server: Server[Any] = Server("cognizes-tools", on_list_tools=_list_tools, on_call_tool=_call_tool,
+                                          get_tool_input_schema=lambda name: None)
+        self._managers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[StreamableHTTPSessionManager, asyncio.Event]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._holders: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
+                       send: Callable[[Any], Awaitable[None]]) -> None:
+        request = Request(scope, receive)
+        app_name, _, rest = scope["path"][len(PREFIX):].partition("/")
+        try:
+            if not app_name or rest:
+                raise Refused(404, f"No MCP endpoint at {scope['path']}; each app's registry is at {PREFIX}<app>/.")
+            if request.method != "POST":
+                raise Refused(405, "MCP's endpoint takes POST (this server is stateless: no stream, no session).")
+            body = await request.body()  # read within its limits already (access.body_limit)
+            is_call = _is_call(body)
+            caller = await run_in_db_thread(
+                authenticate_caller, request.headers, app_name, write=is_call, needs_user=is_call,
+                what="tool registry",
+            )
+        except Refused as refused:
+            response: Response = refusal(refused.status, str(refused))
+            if refused.status == 405:
+                response.headers["Allow"] = "POST"
+            if refused.status == 401:
+                response.headers["WWW-Authenticate"] = 'Bearer realm="cognizes"'
+            return await response(scope, receive, send)
+        except Exception as error:
+            unavailable = as_unavailable(error)
+            if not isinstance(unavailable, Unavailable):
+                raise
+            response = refusal(503, str(unavailable.detail))
+            response.headers["Retry-After"] = str(unavailable.wait)
+            return await response(scope, receive, send)
+        manager = await self._manager()
+        inner = {**scope, SCOPE_KEY: (app_name, caller.user_id)}
+        await manager.handle_request(inner, replay(body, receive), send)
+
+    async def _manager(self) -> StreamableHTTPSessionManager:
+        """This event loop's running manager, started on first use.
+
+        The manager serves only inside ``run()``, a task group on one loop, and
+        uvicorn runs with ``--lifespan off`` (``cognizes.run``): a task of this
+        loop holds it open until the loop ends.
+        """
+        loop = asyncio.get_running_loop()
+        entry = self._managers.get(loop)
+        if entry is None:
+            manager = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=True)
+            entry = self._managers[loop] = (manager, asyncio.Event())
+            task = loop.create_task(_hold(manager, entry[1]), name="cognizes-mcp-manager")
+            self._holders.add(task)
+            task.add_done_callback(self._holders.discard)
+        await entry[1].wait()
+        return entry[0]
+
+
+async def _hold(manager: StreamableHTTPSessionManager, started: asyncio.Event) -> None:
+    async with manager.run():
+        started.set()
+        await asyncio.Event().wait()
