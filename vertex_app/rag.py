@@ -191,7 +191,7 @@ class RagFileView(RagView):
 
 class RagImportView(RagView):
     def post(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
-        """Import files from the server's import root (``gs://`` and ``file://`` URIs): an operation a worker runs."""
+        """Import files from the server's import root (gs:// and file:// URIs): an operation a worker runs."""
         self.manage()
         corpus = self.corpus(corpus_id)
         asked = rag_import.import_request(request.data)
