@@ -14,10 +14,10 @@ Data (synthetic, numpy, seeded)
 -------------------------------
 * Corpora spread uniformly over ``--apps`` apps (default 50). Chunks per corpus:
   ``10 + Multinomial(chunks - 10·corpora, p ∝ LogNormal(0, 1.5))``: at the default
-  scale the median corpus holds ~340 chunks, ~1% hold 10,000 or more (the largest
-  tens of thousands) and those hold about a fifth of all chunks (printed at load).
+  scale the median corpus holds 318 chunks, 12 hold 10,000 or more (the largest
+  28,853) and those 12 hold a fifth of all chunks (printed at load).
 * Documents: a corpus is cut into documents of 10–50 chunks (uniform; its last one
-  holds what is left). Documents are inserted in random order, each one's chunks
+  holds what is left; 34,029 documents at the default scale). Documents are inserted in random order, each one's chunks
   together, as ingestion writes them: a corpus lies in document-sized runs across
   the heap. A document's ``content`` is its title and its chunks' text, so the
   documents table holds what it would (as bytes; ``status`` active).
@@ -26,7 +26,7 @@ Data (synthetic, numpy, seeded)
   and a filtered HNSW scan meets other corpora's chunks first). A corpus has
   ``2 + ⌊1.5·log10(count + 1)⌋`` topics with Dirichlet(1) weights; a document is about
   one of them, half its chunks about one subtopic of it, the others about any.
-* Text: 150–250 words a chunk (uniform, ~1.2 KB): about a 256-token chunk, the size
+* Text: 150–250 words a chunk (uniform, ~1.1 KB): about a 256-token chunk, the size
   ``bench/knowledge_quality.py`` measures quality at and the ingestion part below
   cuts real documents into; the table's size follows it. 40% of the words are
   English function words (the ``english`` text search configuration drops them, as
@@ -40,8 +40,8 @@ Data (synthetic, numpy, seeded)
 Loading: the chunks' secondary indexes (btrees, GIN, HNSW) are dropped; corpora,
 documents and chunks go in by binary COPY over a raw psycopg connection (pgvector's
 psycopg adapter; the foreign keys stay and are checked); the indexes are recreated
-with their migration definitions (``--maintenance-work-mem``, one parallel
-maintenance worker), and the tables VACUUM ANALYZEd. Each phase is timed.
+with their migration definitions (``--maintenance-work-mem``, default 4GB, and one
+parallel maintenance worker), and the tables VACUUM ANALYZEd. Each phase is timed.
 
 Queries and baselines
 ---------------------
@@ -78,14 +78,17 @@ the configured (or embedded; ``COGNIZES_VAR_DIR`` chooses where) PostgreSQL and 
 at the end unless ``--keep``; ``--reuse`` takes an existing one of the same shape
 instead of loading (and keeps it).
 
-Diagnostic: ``--embedding-storage main`` loads with the embedding column kept in the
+Diagnostics: ``--force-hnsw`` replays the vector searches of medium and large corpora
+as planned and with ``enable_sort = off`` (the planner then orders by the HNSW index,
+scanning iteratively past other corpora's chunks): recall@10, p50/p95 and the plans.
+``--embedding-storage main`` loads with the embedding column kept in the
 row. A chunk's row is over PostgreSQL's 2 KB TOAST threshold, and pgvector's type is
 stored ``external``, so by default every embedding is moved out to the TOAST table
 and an exact scan of a corpus reads it from there, chunk by chunk.
 
     .venv/bin/python bench/knowledge_scale.py [--chunks N] [--corpora N] [--apps N] [--queries N] [--seed N]
         [--keep] [--reuse] [--maintenance-work-mem 4GB] [--ingest-from DIR] [--ingest-documents N]
-        [--embedding-storage main]
+        [--embedding-storage main] [--force-hnsw]
 """
 
 from __future__ import annotations
@@ -594,6 +597,37 @@ def explain_examples(queries: list[Query], measurement: Measurement) -> None:
                     print(f"  {line.strip()[:150]}")
 
 
+FORCE_HNSW = {"enable_sort": "off"}
+"""With sorting priced out, the planner orders by the HNSW index (scanning on past other corpora's chunks)."""
+FORCED_GROUPS = ("medium", "large")
+"""A forced HNSW scan of a small corpus wades through ``hnsw.max_scan_tuples`` rows: a plan no planner takes."""
+
+
+def force_hnsw(queries: list[Query], measurement: Measurement) -> None:
+    """recall@10 and p50/p95 of medium and large corpora's vector searches replayed as planned and with the
+    HNSW index forced, and the index each replay's plan takes."""
+    chosen = [(q, s) for q, s in zip(queries, measurement.statements["vector"]) if q.group in FORCED_GROUPS]
+    if not chosen:
+        return
+    header = f"{'replayed':<34}{'group':<8}{'plans':<40}{'recall@10':>10}{'p50 ms':>9}{'p95 ms':>9}"
+    print("\nvector searches replayed (recall target ≥ 0.95, p95 ≤ 50 ms):\n" + header + "\n" + "-" * len(header))
+    for label, overrides in (("as planned", {}), ("HNSW forced (enable_sort=off)", FORCE_HNSW)):
+        found: dict[str, list[float]] = defaultdict(list)
+        elapsed: dict[str, list[float]] = defaultdict(list)
+        plans: dict[str, list[str]] = defaultdict(list)
+        with no_gc():
+            for query, statements in chosen:
+                ms, rows = replay(statements, overrides)
+                found[query.group].append(len({row[0] for row in rows[:K]} & query.exact) / query.expected)
+                elapsed[query.group].append(ms)
+        for query, statements in chosen:
+            plans[query.group].append(index_taken(statements, PLAN_INDEXES, overrides))
+        for group in [g for g in FORCED_GROUPS if g in found]:
+            taken = ", ".join(f"{name} ×{plans[group].count(name)}" for name in sorted(set(plans[group])))
+            print(f"{label:<34}{group:<8}{taken:<40}{statistics.fmean(found[group]):>10.3f}"
+                  + "".join(f"{v:>9.1f}" for v in percentiles(elapsed[group])))
+
+
 def in_group(values: Sequence[float], queries: list[Query], group: str) -> list[float]:
     return [v for v, q in zip(values, queries) if group in ("all", q.group)]
 
@@ -749,9 +783,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the database for re-runs")
     parser.add_argument("--reuse", action="store_true", help="use an existing database of this shape (implies --keep)")
     parser.add_argument("--maintenance-work-mem", default="4GB",
-                        help="for the index builds (default 4GB: the HNSW graph of 1M chunks does not fit in 2GB)")
+                        help="for the index builds (default 4GB, room for the HNSW graph of 1M chunks; "
+                             "pgvector prints a notice when the graph outgrows it)")
     parser.add_argument("--embedding-storage", choices=["external", "main", "plain"], default=None,
                         help="load with the chunks' embedding column stored so (default: the migration's, external)")
+    parser.add_argument("--force-hnsw", action="store_true",
+                        help="also replay medium and large corpora's vector searches with the HNSW index forced")
     parser.add_argument("--ingest-from", type=Path, default=DEFAULT_INGEST_FROM,
                         help="folder of .txt documents for the ingestion rate (default: the CMU/Pitt QA articles)")
     parser.add_argument("--ingest-documents", type=int, default=20, help="documents ingested (default 20; 0: none)")
@@ -792,6 +829,8 @@ def main() -> None:
                   f"{shape.chunks / timings[f'copy {CHUNKS}']:,.0f} chunks/s")
         report_sizes(url, shape.chunks)
         report(measurement, queries)
+        if args.force_hnsw:
+            force_hnsw(queries, measurement)
         if args.ingest_documents:
             ingest(args.ingest_from, args.ingest_documents, args.ingest_words)
     finally:

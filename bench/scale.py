@@ -319,10 +319,11 @@ def replay(statements: list[tuple[str, Any]], overrides: dict[str, str],
 PLAN_LINES = ("Scan using", "Seq Scan", "Bitmap", "Rows Removed", "Execution Time", "JIT")
 
 
-def index_taken(statements: list[tuple[str, Any]], indexes: Sequence[str]) -> str:
-    """Which of ``indexes`` the planner takes for a captured search (EXPLAIN without running it); the first
-    named in the plan, "none" if none is."""
-    _, rows = replay(statements, {}, "EXPLAIN (COSTS OFF) ")
+def index_taken(statements: list[tuple[str, Any]], indexes: Sequence[str],
+                overrides: dict[str, str] | None = None) -> str:
+    """Which of ``indexes`` the planner takes for a captured search (EXPLAIN without running it, with
+    ``overrides`` set); the first named in the plan, "none" if none is."""
+    _, rows = replay(statements, overrides or {}, "EXPLAIN (COSTS OFF) ")
     plan = "\n".join(line for (line,) in rows)
     return next((name for name in indexes if f"using {name}" in plan or f"on {name}" in plan), "none")
 
