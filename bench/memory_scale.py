@@ -87,27 +87,27 @@ keeps it).
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import re
 import statistics
 import sys
-import threading
 import time
 import uuid
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
-
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.scale import (  # noqa: E402
+    PLAN_LINES, HnswBuild, StatementLog, TopicModel, admin, connect, copy_rows, create_index,
+    database_exists, draw_topics, embeddings, exact_top, index_definitions, index_taken, migrate, near,
+    percentiles, print_notices, report_phases, replay, scope_topics, topic_model, verdict, zipf_weights,
+)
 from bench.scratch import close_django_connections, with_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
 
@@ -119,7 +119,6 @@ from memory_app.names import names  # noqa: E402  (no Django needed either)
 BENCH_DB = "cognizes_bench_scale"
 APP = "scale_bench"
 K = 10
-DIMENSIONS = 384
 TARGET_RECALL = 0.95
 TARGET_P95_MS = 50.0
 LIGHT_BELOW, HEAVY_FROM = 100, 1000
@@ -158,48 +157,6 @@ class Shape:
         return f"memory_scale memories={self.memories} users={self.users} seed={self.seed} named={NAMED}"
 
 
-@dataclass(frozen=True)
-class TopicModel:
-    centres: np.ndarray  # topics × D
-    subtopics: np.ndarray  # topics × subtopics × D
-    popularity: np.ndarray  # topics, sums to 1
-    words: list[str]
-    topic_words: np.ndarray  # topics × topic_words (word indices)
-
-
-def unit(rows: np.ndarray) -> np.ndarray:
-    return rows / np.linalg.norm(rows, axis=-1, keepdims=True)
-
-
-def zipf_weights(n: int, exponent: float = 1.0) -> np.ndarray:
-    weights = 1.0 / np.arange(1, n + 1) ** exponent
-    return weights / weights.sum()
-
-
-def pseudo_words(count: int, rng: np.random.Generator) -> list[str]:
-    """``count`` distinct three-syllable words (consonant + vowel each)."""
-    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aiou"]
-    words: set[str] = set()
-    while len(words) < count:
-        words.add("".join(syllables[i] for i in rng.integers(len(syllables), size=3)))
-    return sorted(words)
-
-
-def topic_model(shape: Shape) -> TopicModel:
-    """Topics, subtopics and words; depends on the seed only, so a re-run rebuilds the same one."""
-    rng = np.random.default_rng(shape.seed)
-    domains = unit(rng.standard_normal((shape.domains, DIMENSIONS)))
-    own = unit(rng.standard_normal((shape.topics, DIMENSIONS)))
-    centres = unit(domains[rng.integers(shape.domains, size=shape.topics)] + own)
-    subtopics = unit(rng.standard_normal((shape.topics, shape.subtopics, DIMENSIONS))).astype(np.float32)
-    popularity = zipf_weights(shape.topics, shape.topic_zipf)[rng.permutation(shape.topics)]
-    words = pseudo_words(shape.vocabulary, rng)
-    topic_words = np.stack(
-        [rng.choice(shape.vocabulary, shape.topic_words, replace=False) for _ in range(shape.topics)]
-    )
-    return TopicModel(centres.astype(np.float32), subtopics, popularity, words, topic_words)
-
-
 def memory_counts(shape: Shape, rng: np.random.Generator) -> np.ndarray:
     """Memories per user: one each, the rest shared out in lognormal proportions."""
     shares = rng.lognormal(0.0, shape.count_sigma, size=shape.users)
@@ -218,27 +175,11 @@ class Layout:
 
 def layout(shape: Shape, model: TopicModel, rng: np.random.Generator) -> Layout:
     counts = memory_counts(shape, rng)
-    n_topics = 2 + np.floor(1.5 * np.log10(counts + 1)).astype(int)
-    width = int(n_topics.max())
-    user_topics = np.zeros((shape.users, width), dtype=np.int32)
-    cumulative = np.full((shape.users, width), 2.0)
-    for u, k in enumerate(n_topics):
-        user_topics[u, :k] = rng.choice(shape.topics, k, replace=False, p=model.popularity)
-        cumulative[u, :k] = np.cumsum(rng.dirichlet(np.ones(k)))
-        cumulative[u, k - 1] = 1.0
+    user_topics, cumulative = scope_topics(counts, model, rng)
     user = rng.permutation(np.repeat(np.arange(shape.users, dtype=np.int32), counts))
-    slot = (cumulative[user] < rng.random(len(user))[:, None]).sum(axis=1)
-    slot = np.minimum(slot, n_topics[user] - 1)
-    topic = user_topics[user, slot]
+    topic = draw_topics(user, user_topics, cumulative, rng)
     subtopic = rng.integers(shape.subtopics, size=len(user), dtype=np.int32)
     return Layout(counts, user, topic, subtopic)
-
-
-def embeddings(model: TopicModel, shape: Shape, topic: np.ndarray, subtopic: np.ndarray,
-               rng: np.random.Generator) -> np.ndarray:
-    noise = rng.standard_normal((len(topic), DIMENSIONS), dtype=np.float32) * (shape.noise / math.sqrt(DIMENSIONS))
-    vectors = model.centres[topic] + shape.subtopic_weight * model.subtopics[topic, subtopic] + noise
-    return unit(vectors).astype(np.float32)
 
 
 def texts(model: TopicModel, shape: Shape, topic: np.ndarray, rng: np.random.Generator) -> list[str]:
@@ -268,30 +209,6 @@ def user_id(index: int) -> str:
 # ---------------------------------------------------------------------------
 
 
-def admin(server_url: str, statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        conn.execute(statement)
-
-
-def database_exists(server_url: str, database: str) -> bool:
-    import psycopg
-
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone() is not None
-
-
-def connect(url: str) -> Any:
-    import psycopg
-    from pgvector.psycopg import register_vector
-
-    # No server-side prepared statements: a cached plan would ignore a later SET LOCAL enable_*.
-    conn = psycopg.connect(url, autocommit=True, prepare_threshold=None)
-    register_vector(conn)
-    return conn
-
-
 def loaded_shape_matches(url: str, shape: Shape) -> bool:
     """The database holds exactly this shape's rows, indexed."""
     with connect(url) as conn:
@@ -317,12 +234,11 @@ COPY_COLUMNS = [
 ]
 
 
-def row_chunks(shape: Shape, model: TopicModel, plan: Layout, rng: np.random.Generator,
-               timings: dict[str, float]) -> Iterator[list[tuple[Any, ...]]]:
-    """COPY rows, ``CHUNK`` at a time; time spent generating them goes to ``timings['generate']``."""
+def row_chunks(shape: Shape, model: TopicModel, plan: Layout,
+               rng: np.random.Generator) -> Iterator[list[tuple[Any, ...]]]:
+    """COPY rows, ``CHUNK`` at a time."""
     now = datetime.now(timezone.utc)
     for start in range(0, shape.memories, CHUNK):
-        began = time.perf_counter()
         stop = min(start + CHUNK, shape.memories)
         topic, subtopic = plan.topic[start:stop], plan.subtopic[start:stop]
         vectors = embeddings(model, shape, topic, subtopic, rng)
@@ -337,99 +253,18 @@ def row_chunks(shape: Shape, model: TopicModel, plan: Layout, rng: np.random.Gen
                 (now - timedelta(seconds=age) for age in ages),
             )
         ]
-        timings["generate"] += time.perf_counter() - began
         yield rows
-
-
-def copy_rows(conn: Any, chunks: Iterator[list[tuple[Any, ...]]], total: int,
-              timings: dict[str, float]) -> None:
-    columns = ", ".join(name for name, _ in COPY_COLUMNS)
-    done, began = 0, time.perf_counter()
-    with conn.cursor() as cursor, cursor.copy(f"COPY memories ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types([kind for _, kind in COPY_COLUMNS])
-        for rows in chunks:
-            for row in rows:
-                copy.write_row(row)
-            done += len(rows)
-            elapsed = time.perf_counter() - began
-            print(f"  {done:>9,}/{total:,} rows  {done / elapsed:,.0f} rows/s", flush=True)
-    timings["copy"] = time.perf_counter() - began - timings["generate"]
-
-
-@contextmanager
-def index_progress(url: str, every: float = 60.0) -> Iterator[None]:
-    """Print ``pg_stat_progress_create_index`` every ``every`` seconds while an index builds."""
-    stop = threading.Event()
-
-    def poll() -> None:
-        with connect(url) as conn:
-            while not stop.wait(every):
-                row = conn.execute(
-                    "SELECT phase, tuples_done, tuples_total, blocks_done, blocks_total"
-                    " FROM pg_stat_progress_create_index WHERE datname = current_database()"
-                ).fetchone()
-                if row:
-                    print(f"    … {row[0]}: tuples {row[1]:,}/{row[2]:,}, blocks {row[3]:,}/{row[4]:,}", flush=True)
-
-    thread = threading.Thread(target=poll, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
-
-_HNSW_WITH = re.compile(r"WITH \(m='?(\d+)'?, ef_construction='?(\d+)'?\)")
-
-
-@dataclass(frozen=True)
-class HnswBuild:
-    m: int
-    ef_construction: int
-
-    def __str__(self) -> str:
-        return f"m={self.m}, ef_construction={self.ef_construction}"
-
-    @classmethod
-    def of(cls, definition: str) -> HnswBuild:
-        m, ef_construction = _HNSW_WITH.search(definition).groups()
-        return cls(int(m), int(ef_construction))
-
-    def applied_to(self, definition: str) -> str:
-        return _HNSW_WITH.sub(f"WITH (m='{self.m}', ef_construction='{self.ef_construction}')", definition)
 
 
 def migrated_hnsw_build() -> HnswBuild:
     """The HNSW parameters of the model (what the migrations create)."""
     from memory_app.models import Memory
 
-    index = next(i for i in Memory._meta.indexes if i.name == HNSW)
-    return HnswBuild(index.m, index.ef_construction)
+    return HnswBuild.migrated(Memory, HNSW)
 
 
-def index_definitions(conn: Any) -> dict[str, str]:
-    return dict(conn.execute(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memories' AND indexname = ANY(%s)",
-        [list(SECONDARY_INDEXES)],
-    ).fetchall())
-
-
-def create_index(conn: Any, url: str, name: str, definition: str, timings: dict[str, float],
-                 memory: str = "2GB") -> None:
-    """Build one index with room to do it in memory (one parallel worker: two cores in all)."""
-    conn.execute(f"SET maintenance_work_mem = '{memory}'")
-    conn.execute("SET max_parallel_maintenance_workers = 1")
-    print(f"creating index {name}", flush=True)
-    began = time.perf_counter()
-    with index_progress(url):
-        conn.execute(definition)
-    timings[f"index {name}"] = time.perf_counter() - began
-    print(f"  {timings[f'index {name}']:.1f} s", flush=True)
-
-
-def print_notices(conn: Any) -> None:
-    conn.add_notice_handler(lambda notice: print(f"    notice: {notice.message_primary}", flush=True))
+def memory_indexes(conn: Any) -> dict[str, str]:
+    return index_definitions(conn, "memories", SECONDARY_INDEXES)
 
 
 def rebuild_hnsw(url: str, build: HnswBuild, memory: str) -> dict[str, float]:
@@ -437,7 +272,7 @@ def rebuild_hnsw(url: str, build: HnswBuild, memory: str) -> dict[str, float]:
     timings: dict[str, float] = {}
     with connect(url) as conn:
         print_notices(conn)
-        definition = build.applied_to(index_definitions(conn)[HNSW])
+        definition = build.applied_to(memory_indexes(conn)[HNSW])
         conn.execute(f"DROP INDEX {HNSW}")
         create_index(conn, url, HNSW, definition, timings, memory)
         conn.execute("ANALYZE memories")
@@ -453,13 +288,13 @@ def load(url: str, shape: Shape, build: HnswBuild, memory: str) -> dict[str, flo
     describe_counts(plan.counts)
     with connect(url) as conn:
         print_notices(conn)
-        definitions = index_definitions(conn)
+        definitions = memory_indexes(conn)
         definitions[HNSW] = build.applied_to(definitions[HNSW])
         for name in SECONDARY_INDEXES:
             conn.execute(f"DROP INDEX IF EXISTS {name}")
         conn.execute("TRUNCATE memories CASCADE")
         print(f"loading {shape.memories:,} memories by binary COPY", flush=True)
-        copy_rows(conn, row_chunks(shape, model, plan, rng, timings), shape.memories, timings)
+        copy_rows(conn, "memories", COPY_COLUMNS, row_chunks(shape, model, plan, rng), shape.memories, timings)
         for name in SECONDARY_INDEXES:
             create_index(conn, url, name, definitions[name], timings, memory)
         print("VACUUM ANALYZE", flush=True)
@@ -505,9 +340,7 @@ class Scope:
     topics: list[int]
 
     def exact_top(self, query: np.ndarray, k: int = K) -> set[uuid.UUID]:
-        vectors = self.vectors.astype(np.float64)
-        cosine = vectors @ query / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(query))
-        return {self.ids[i] for i in np.argsort(-cosine, kind="stable")[:k]}
+        return exact_top(self.ids, self.vectors, query, k)
 
 
 @dataclass
@@ -560,8 +393,7 @@ def make_queries(url: str, shape: Shape, count: int, rng: np.random.Generator) -
                 scopes[user] = fetch_scope(conn, user)
             scope = scopes[user]
             source = rng.integers(len(scope.ids))
-            noise = rng.standard_normal(DIMENSIONS) * (shape.query_noise / math.sqrt(DIMENSIONS))
-            vector = unit(scope.vectors[source].astype(np.float64) + noise)
+            vector = near(scope.vectors[source], shape.query_noise, rng)
             words = model.topic_words[scope.topics[source], rng.choice(shape.topic_words, 3, p=word_weights)]
             text = " ".join(model.words[w] for w in words)
             queries.append(Query(user, group, vector, text, scope.exact_top(vector), min(K, len(scope.ids))))
@@ -581,17 +413,6 @@ class Measurement:
     latency_ms: dict[str, list[float]] = field(default_factory=lambda: {mode: [] for mode in MODES})
     recall: list[float] = field(default_factory=list)
     statements: list[list[tuple[str, Any]]] = field(default_factory=list)
-
-
-class StatementLog:
-    """A Django ``execute_wrapper`` keeping what was run, for replay."""
-
-    def __init__(self) -> None:
-        self.statements: list[tuple[str, Any]] = []
-
-    def __call__(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
-        self.statements.append((sql, params))
-        return execute(sql, params, many, context)
 
 
 def search(query: Query, mode: str) -> list[Any]:
@@ -638,22 +459,6 @@ def measure(queries: list[Query], warmup: list[Query]) -> Measurement:
                     result.recall.append(recall(hits, query))
                     result.statements.append(log.statements)
     return result
-
-
-def replay(statements: list[tuple[str, Any]], overrides: dict[str, str], explain: str = "") -> tuple[float, list[tuple]]:
-    """Run a captured search again in one transaction, with some settings changed (``SET LOCAL``)."""
-    from django.db import connection, transaction
-
-    began = time.perf_counter()
-    with transaction.atomic(), connection.cursor() as cursor:
-        *settings, (sql, params) = statements
-        for set_sql, set_params in settings:
-            cursor.execute(set_sql, set_params)
-        for name, value in overrides.items():
-            cursor.execute(f"SET LOCAL {name} = '{value}'")
-        cursor.execute(explain + sql, params)
-        rows = cursor.fetchall()
-    return (time.perf_counter() - began) * 1000, rows
 
 
 FORCE_HNSW = {"enable_sort": "off"}
@@ -718,8 +523,7 @@ def graph_check(url: str, count: int, shape: Shape, rng: np.random.Generator) ->
                                [f"({rng.integers(pages)},1)"]).fetchone()
             if row is None:
                 continue
-            noise = rng.standard_normal(DIMENSIONS) * (shape.query_noise / math.sqrt(DIMENSIONS))
-            query = unit(row[0].to_numpy().astype(np.float64) + noise).astype(np.float32)
+            query = near(row[0].to_numpy(), shape.query_noise, rng).astype(np.float32)
             with conn.transaction():
                 conn.execute("SET LOCAL enable_indexscan = off")
                 exact = {r[0] for r in conn.execute(sql, [query]).fetchall()}
@@ -737,19 +541,9 @@ def report_graph(results: dict[int, tuple[float, float]], count: int) -> None:
         print(f"  hnsw.ef_search={ef:<4} recall@10 {mean:.3f}; queries with recall < 0.5: {lost:.0%}")
 
 
-PLAN_LINES = ("Scan using", "Seq Scan", "Bitmap", "Rows Removed", "Execution Time", "JIT")
-
-
-def vector_index(statements: list[tuple[str, Any]]) -> str:
-    """The index the planner takes for a captured vector search (EXPLAIN without running it)."""
-    _, rows = replay(statements, {}, "EXPLAIN (COSTS OFF) ")
-    plan = "\n".join(line for (line,) in rows)
-    return next((name for name in SECONDARY_INDEXES if f"using {name}" in plan or f"on {name}" in plan), "none")
-
-
 def report_plans(queries: list[Query], measurement: Measurement) -> None:
     """Per group and index taken: how many vector searches, their recall@10 and latency."""
-    plans = [vector_index(statements) for statements in measurement.statements]
+    plans = [index_taken(statements, SECONDARY_INDEXES) for statements in measurement.statements]
     print("\nvector searches by the index the planner took:")
     for group in GROUPS:
         for index in sorted({p for p, q in zip(plans, queries) if q.group == group}):
@@ -776,14 +570,6 @@ def explain_examples(queries: list[Query], measurement: Measurement, counts: dic
 # ---------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------
-
-
-def percentiles(values: Sequence[float]) -> tuple[float, float]:
-    return float(np.percentile(values, 50)), float(np.percentile(values, 95))
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
 
 
 def in_group(values: Sequence[float], queries: list[Query], group: str) -> list[float]:
@@ -820,10 +606,7 @@ def report_sweep(rows: list[tuple[str, str, float, float, float]]) -> None:
 
 
 def report_load(timings: dict[str, float], url: str) -> None:
-    print("\nload phases:")
-    for phase, seconds in timings.items():
-        print(f"  {phase:<38}{seconds:>9.1f} s")
-    print(f"  {'total':<38}{sum(timings.values()):>9.1f} s")
+    report_phases(timings)
     print("sizes: " + ", ".join(f"{name} {size}" for name, size in sizes(url)))
 
 
@@ -842,21 +625,13 @@ def prepare_database(server_url: str, database: str, shape: Shape, build: HnswBu
     if reuse and database_exists(server_url, database) and loaded_shape_matches(url, shape):
         print(f"reusing {database} ({shape.tag()})", flush=True)
         with connect(url) as conn:
-            current = HnswBuild.of(index_definitions(conn)[HNSW])
+            current = HnswBuild.of(memory_indexes(conn)[HNSW])
         wanted = build or migrated_hnsw_build()
         return {} if current == wanted else rebuild_hnsw(url, wanted, memory)
     admin(server_url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     admin(server_url, f'CREATE DATABASE "{database}"')
     migrate()
     return load(url, shape, build or migrated_hnsw_build(), memory)
-
-
-def migrate() -> None:
-    from django.core.management import call_command
-    from django.db import connections
-
-    call_command("migrate", verbosity=0)
-    connections.close_all()
 
 
 def parse_ints(text: str) -> list[int]:
@@ -903,7 +678,7 @@ def main() -> None:
             server_url, args.database, shape, build, args.reuse, args.maintenance_work_mem
         )
         with connect(url) as conn:
-            print(f"HNSW index: {HnswBuild.of(index_definitions(conn)[HNSW])}", flush=True)
+            print(f"HNSW index: {HnswBuild.of(memory_indexes(conn)[HNSW])}", flush=True)
         rng = np.random.default_rng(shape.seed + 2)
         began = time.perf_counter()
         queries = make_queries(url, shape, args.queries + args.warmup, rng)
