@@ -107,6 +107,7 @@ from typing import Any, Callable, Iterator, Sequence
 from unittest import mock
 
 import numpy as np
+from psycopg.types.json import Jsonb
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -298,7 +299,7 @@ DOCUMENT_COLUMNS = [
     ("source_uri", "varchar"), ("mime_type", "varchar"), ("size_bytes", "int8"), ("content_hash", "varchar"),
     ("content", "bytea"), ("status", "varchar"), ("error", "text"), ("chunk_count", "int4"), ("attempts", "int4"),
     ("lease_until", "timestamptz"), ("created_at", "timestamptz"), ("updated_at", "timestamptz"),
-    ("indexed_at", "timestamptz"),
+    ("indexed_at", "timestamptz"), ("description", "text"), ("metadata", "jsonb"), ("progress", "int2"),
 ]
 CHUNK_COLUMNS = [
     ("id", "int8"), ("document_id", "int8"), ("corpus_id", "int8"), ("app_name", "varchar"), ("ordinal", "int4"),
@@ -331,7 +332,7 @@ def document_rows(shape: Shape, model: TopicModel, plan: Layout) -> Iterator[lis
             rows.append((
                 d + 1, corpus + 1, app_name(int(plan.corpus_app[corpus])), title, title.lower().replace(" ", "-")
                 + ".md", "text/markdown", len(content), hashlib.sha256(content).hexdigest(), content, "active", "",
-                size, 1, None, now, now, now,
+                size, 1, None, now, now, now, "", Jsonb({}), 100,
             ))
         yield rows
 

@@ -38,6 +38,11 @@ FUSION = Fusion(vector=1.0, keyword=1.5, rrf_k=5)
 k lets the top of each list lead, and BM25 leads a little, people's questions sharing the articles' words.
 hit@1/5/10 and MRR@10 0.766/0.947/0.965/0.840 against equal weights at k=60 0.718/0.902/0.963/0.804 and BM25
 alone 0.769/0.912/0.949/0.832."""
+HNSW_FROM_CHUNKS = 10_000
+"""A scope of this many chunks or more is searched through the HNSW index; a smaller one, exactly. PostgreSQL's
+planner scans a corpus exactly at any size (its cost model sees no gain in the index under a filter), which
+``bench/knowledge_scale.py`` measured at 146 ms p95 for corpora of 10,000-29,000 chunks of a million, against
+27 ms (recall@10 0.98) through the index; for corpora of 1,000-10,000 chunks the exact scan was the faster."""
 MAX_QUERY_CHARS = 4000
 """A longer query is cut here: its embedding reads 512 tokens anyway, and BM25 over 10,000 words would scan."""
 
@@ -130,5 +135,7 @@ def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: in
         hybrid_search.scan_vectors_past_the_filter(cursor, params["candidates"])
         cursor.execute(_COUNT, params)
         params["n"] = max(cursor.fetchone()[0], 1)
+        if params["n"] >= HNSW_FROM_CHUNKS and mode != "keyword":
+            cursor.execute("SET LOCAL enable_sort = off")  # the nearest chunks in the index's order, not sorted
         cursor.execute(_STATEMENTS[mode], params)
         return [Hit(*row) for row in cursor.fetchall()]

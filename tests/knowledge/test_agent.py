@@ -66,3 +66,17 @@ def test_a_long_document_shows_its_progress_while_it_is_embedded(monkeypatch):
                                        size_bytes=len(data), content_hash=hashlib.sha256(data).hexdigest(), content=data)
     assert do_ingest(document.id) == "80 chunks"
     assert seen == [0, 40, 80] and Document.objects.get().progress == 100
+
+
+def test_a_scope_large_enough_for_the_index_finds_what_the_exact_scan_finds(monkeypatch):
+    from knowledge_app import search
+
+    corpus = _indexed_handbook("shop")
+    question = "How many days of paid leave do I get?"
+    exact = [hit.chunk_id for hit in search.search_chunks(app_name="shop", corpus_ids=[corpus.id], query=question)]
+    monkeypatch.setattr(search, "HNSW_FROM_CHUNKS", 1)  # this small corpus searched as a large one is
+    for mode in ("vector", "hybrid"):
+        through_index = search.search_chunks(app_name="shop", corpus_ids=[corpus.id], query=question, mode=mode)
+        assert "25 days of paid leave" in through_index[0].text, mode
+    assert [hit.chunk_id for hit in search.search_chunks(app_name="shop", corpus_ids=[corpus.id],
+                                                         query=question)] == exact
