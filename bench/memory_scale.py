@@ -103,10 +103,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import scale  # noqa: E402
 from bench.scale import (  # noqa: E402
     PLAN_LINES, HnswBuild, StatementLog, TopicModel, admin, connect, copy_rows, create_index,
     database_exists, draw_topics, embeddings, exact_top, index_definitions, index_taken, migrate, near,
-    percentiles, print_notices, report_phases, replay, scope_topics, topic_model, verdict, zipf_weights,
+    percentiles, print_notices, report_phases, replay, scope_topics, topic_model, zipf_weights,
 )
 from bench.scratch import close_django_connections, with_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
@@ -119,8 +120,6 @@ from memory_app.names import names  # noqa: E402  (no Django needed either)
 BENCH_DB = "cognizes_bench_scale"
 APP = "scale_bench"
 K = 10
-TARGET_RECALL = 0.95
-TARGET_P95_MS = 50.0
 LIGHT_BELOW, HEAVY_FROM = 100, 1000
 GROUPS = ("light", "medium", "heavy")
 MODES = ("vector", "hybrid")
@@ -572,30 +571,9 @@ def explain_examples(queries: list[Query], measurement: Measurement, counts: dic
 # ---------------------------------------------------------------------------
 
 
-def in_group(values: Sequence[float], queries: list[Query], group: str) -> list[float]:
-    return [v for v, q in zip(values, queries) if group in ("all", q.group)]
-
-
 def report(measurement: Measurement, queries: list[Query]) -> None:
-    groups = [g for g in GROUPS if any(q.group == g for q in queries)] + ["all"]
-    print("\nqueries (distinct users): " + ", ".join(
-        f"{g} {sum(q.group == g for q in queries)} ({len({q.user for q in queries if q.group == g})})"
-        for g in groups[:-1]
-    ))
-    header = f"{'metric':<24}{'group':<8}{'value':>10}  {'target':<10}result"
-    print("\n" + header + "\n" + "-" * len(header))
-    for group in groups:
-        mean_recall = statistics.fmean(in_group(measurement.recall, queries, group))
-        print(f"{'recall@10 vector':<24}{group:<8}{mean_recall:>10.3f}  {'≥ 0.95':<10}"
-              f"{verdict(mean_recall >= TARGET_RECALL)}")
-    for mode in MODES:
-        for group in groups:
-            p50, p95 = percentiles(in_group(measurement.latency_ms[mode], queries, group))
-            print(f"{f'p50 {mode} (ms)':<24}{group:<8}{p50:>10.1f}  {'—':<10}")
-            print(f"{f'p95 {mode} (ms)':<24}{group:<8}{p95:>10.1f}  {'≤ 50 ms':<10}{verdict(p95 <= TARGET_P95_MS)}")
-    misses = sorted((r, q.user, q.group) for r, q in zip(measurement.recall, queries) if r < 1)
-    print(f"queries with recall@10 < 1: {len(misses)}"
-          + ("; lowest: " + ", ".join(f"{u} ({g}) {r:.1f}" for r, u, g in misses[:5]) if misses else ""))
+    scale.report(measurement.recall, measurement.latency_ms, queries, groups=GROUPS, scope=lambda q: q.user,
+                 scopes="users")
 
 
 def report_sweep(rows: list[tuple[str, str, float, float, float]]) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 import threading
 import time
 from contextlib import contextmanager
@@ -334,3 +335,39 @@ def percentiles(values: Sequence[float]) -> tuple[float, float]:
 
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
+
+
+TARGET_RECALL = 0.95
+TARGET_P95_MS = 50.0
+
+
+def report(recall: Sequence[float], latency_ms: dict[str, list[float]], queries: Sequence[Any], *,
+           groups: Sequence[str], scope: Callable[[Any], str], scopes: str) -> None:
+    """The figures of a scale bench per group of queries and over all: vector recall@10, then p50/p95 per mode.
+
+    ``queries[i]`` (with a ``group``) gave ``recall[i]`` and ``latency_ms[mode][i]``; ``scope(query)`` names what it
+    searched (a user, a corpus) and ``scopes`` says what those are, for the counts and the worst recalls.
+    """
+    present = [g for g in groups if any(q.group == g for q in queries)] + ["all"]
+
+    def in_group(values: Sequence[float], group: str) -> list[float]:
+        return [v for v, q in zip(values, queries) if group in ("all", q.group)]
+
+    print(f"\nqueries (distinct {scopes}): " + ", ".join(
+        f"{g} {sum(q.group == g for q in queries)} ({len({scope(q) for q in queries if q.group == g})})"
+        for g in present[:-1]
+    ))
+    header = f"{'metric':<24}{'group':<8}{'value':>10}  {'target':<10}result"
+    print("\n" + header + "\n" + "-" * len(header))
+    for group in present:
+        mean_recall = statistics.fmean(in_group(recall, group))
+        print(f"{'recall@10 vector':<24}{group:<8}{mean_recall:>10.3f}  {'≥ 0.95':<10}"
+              f"{verdict(mean_recall >= TARGET_RECALL)}")
+    for mode, latencies in latency_ms.items():
+        for group in present:
+            p50, p95 = percentiles(in_group(latencies, group))
+            print(f"{f'p50 {mode} (ms)':<24}{group:<8}{p50:>10.1f}  {'—':<10}")
+            print(f"{f'p95 {mode} (ms)':<24}{group:<8}{p95:>10.1f}  {'≤ 50 ms':<10}{verdict(p95 <= TARGET_P95_MS)}")
+    misses = sorted((r, scope(q), q.group) for r, q in zip(recall, queries) if r < 1)
+    print(f"queries with recall@10 < 1: {len(misses)}"
+          + ("; lowest: " + ", ".join(f"{name} ({g}) {r:.1f}" for r, name, g in misses[:5]) if misses else ""))
