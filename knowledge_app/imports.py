@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
-from knowledge_app import import_sources, services
+from knowledge_app import import_sources, leases, services
 from knowledge_app.models import Corpus, Document, DocumentStatus, Import, ImportStatus
 
 logger = logging.getLogger(__name__)
@@ -213,34 +213,15 @@ def _unique(files: Iterator[import_sources.SourceFile]) -> list[import_sources.S
     return list(seen.values())
 
 
-def _lease() -> timedelta:
-    return timedelta(seconds=settings.COGNIZES_KNOWLEDGE_LEASE_SECONDS)
-
-
 def _claim(import_id: int) -> Import | None:
     """The import, now ``running`` under this worker's lease and counted afresh; None if it is not to be run."""
-    now = timezone.now()
-    with transaction.atomic():
-        record = (
-            Import.objects.select_for_update(skip_locked=True)
-            .filter(id=import_id)
-            .filter(Q(status=ImportStatus.PENDING) | Q(status=ImportStatus.RUNNING, lease_until__lt=now))
-            .select_related("corpus")
-            .first()
-        )
-        if record is None:
-            return None
-        record.status, record.lease_until, record.attempts = ImportStatus.RUNNING, now + _lease(), record.attempts + 1
-        for name, value in {**_Tally().fields(), "files_found": 0}.items():
-            setattr(record, name, value)
-        record.save(update_fields=["status", "lease_until", "attempts", "files_found", "added_count", "skipped_count",
-                                   "refused_count", "failures", "updated_at"])
-    return record
+    return leases.claim(Import, import_id, pending=ImportStatus.PENDING, running=ImportStatus.RUNNING,
+                        related=("corpus",), **_Tally().fields(), files_found=0)
 
 
 def _renew(record: Import) -> datetime | None:
     """This worker's lease extended (the import locked until the batch commits); None if it is no longer ours."""
-    renewed = timezone.now() + _lease()
+    renewed = timezone.now() + leases.lease()
     still_ours = Import.objects.filter(id=record.id, status=ImportStatus.RUNNING,
                                       lease_until=record.lease_until).update(lease_until=renewed)
     return renewed if still_ours else None
@@ -274,7 +255,7 @@ def do_recover_imports() -> list[int]:
               "The files added before are kept; importing again adds the rest.")
     lost = list(Import.objects.filter(
         Q(status=ImportStatus.RUNNING, lease_until__lt=now)
-        | Q(status=ImportStatus.PENDING, updated_at__lt=now - _lease())
+        | Q(status=ImportStatus.PENDING, updated_at__lt=now - leases.lease())
     ).values_list("id", flat=True)[:100])
     for import_id in lost:
         run_import.delay(import_id)

@@ -1,7 +1,7 @@
 """Indexing a document on a worker: parse → chunk → embed → replace its chunks, all or nothing.
 
-A worker claims a document by moving it to ``running`` with a lease (the
-consolidation jobs' pattern): another delivery of the same task finds it claimed
+A worker claims a document by moving it to ``running`` with a lease
+(``knowledge_app.leases``): another delivery of the same task finds it claimed
 and leaves it, and a worker killed mid-document leaves a lease that runs out,
 after which ``do_recover_documents`` sends it again. The slow part (parsing,
 embedding) holds no lock and no transaction; the chunks are swapped in one
@@ -12,15 +12,14 @@ and a document that cannot be read is ``failed`` with the reason, its old chunks
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from infra.embedders import get_embedder
 from infra.text import search_text
+from knowledge_app import leases
 from knowledge_app.chunking import chunk
 from knowledge_app.models import Chunk, Document, DocumentStatus
 from knowledge_app.parsing import UnreadableDocument, parse
@@ -32,28 +31,10 @@ EMBED_BATCH = 32
 MAX_ATTEMPTS = 3
 
 
-def _lease() -> timedelta:
-    return timedelta(seconds=settings.COGNIZES_KNOWLEDGE_LEASE_SECONDS)
-
-
 def _claim(document_id: int) -> Document | None:
     """The document, now ``running`` under this worker's lease; None if it is not to be run (done, or claimed)."""
-    now = timezone.now()
-    with transaction.atomic():
-        document = (
-            Document.objects.select_for_update(skip_locked=True)
-            .filter(id=document_id)
-            .filter(Q(status=DocumentStatus.PENDING) | Q(status=DocumentStatus.RUNNING, lease_until__lt=now))
-            .select_related("corpus")
-            .first()
-        )
-        if document is None:
-            return None
-        document.status, document.lease_until, document.attempts = DocumentStatus.RUNNING, now + _lease(), \
-            document.attempts + 1
-        document.progress = 0
-        document.save(update_fields=["status", "lease_until", "attempts", "progress", "updated_at"])
-    return document
+    return leases.claim(Document, document_id, pending=DocumentStatus.PENDING, running=DocumentStatus.RUNNING,
+                        related=("corpus",), progress=0)
 
 
 def do_ingest(document_id: int) -> str:
@@ -123,7 +104,7 @@ def do_recover_documents() -> list[int]:
               "index it again once the workers are healthy.")
     lost = list(Document.objects.filter(
         Q(status=DocumentStatus.RUNNING, lease_until__lt=now)
-        | Q(status=DocumentStatus.PENDING, updated_at__lt=now - _lease())
+        | Q(status=DocumentStatus.PENDING, updated_at__lt=now - leases.lease())
     ).filter(attempts__lt=MAX_ATTEMPTS).values_list("id", flat=True)[:1000])
     for document_id in lost:
         ingest_document.delay(document_id)
