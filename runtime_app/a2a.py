@@ -138,8 +138,23 @@ class AgentServer:
         return await self.dispatcher.handle_requests(request)
 
 
+def endpoint_url(base_url: str, app_name: str) -> str:
+    """The app's A2A endpoint as reached at ``base_url`` (the server's own, as the caller named it)."""
+    return base_url.rstrip("/") + f"{PREFIX}{app_name}/"
+
+
 def _endpoint_url(request: Request, app_name: str) -> str:
-    return str(request.base_url).rstrip("/") + f"{PREFIX}{app_name}/"
+    return endpoint_url(str(request.base_url), app_name)
+
+
+async def card_of(app_name: str, base_url: str) -> dict[str, Any]:
+    """The JSON card ``/a2a/{app}/.well-known/agent-card.json`` serves when reached at ``base_url``.
+
+    For whoever describes the agent elsewhere (the Agent Registry's records embed it), so
+    that they show the very card the endpoint serves, never a second rendering of it.
+    """
+    runner = await sync_to_async(get_runner, thread_sensitive=False)(app_name)
+    return agent_card_to_dict(await build_card(runner, endpoint_url(base_url, app_name)))
 
 
 def _invalid_ids(body: bytes) -> JSONResponse | None:
