@@ -23,6 +23,7 @@ from cognizes.vertex import AgentRegistry
 from infra.db_threads import run_in_db_thread
 from sessions_app.models import Session
 from tests.runtime.conftest import weather_app  # noqa: F401  (the fixture: the demo app, served)
+from tests.vertex.test_official_clients import CLIENTS, _go, _run
 from tools_app import direct
 from tools_app.models import ToolExecution
 from vertex_app import agent_registry
@@ -211,3 +212,17 @@ async def test_a_local_agent_discovers_a_cognizes_agent_and_mcp_server_and_uses_
         "weather", "ada", "get_weather", "succeeded")
     assert await run_in_db_thread(Session.objects.filter(app_name="weather", user_id="ada").count) == 1
     assert not [r for r in caplog.records if "bindings" in r.getMessage()]  # ADK read the (empty) bindings
+
+
+def test_adk_for_go_discovers_the_agent_and_mcp_server_through_its_registry_client_and_uses_both(
+    weather_app, asgi_server  # noqa: F811
+):
+    """tests/clients/go/registry: ADK for Go's agentregistry, its HTTP client sending to Cognizes (README)."""
+    binary = _go("./registry", CLIENTS / "go" / "cognizes-go-registry")
+    output = _run([str(binary)], {"COGNIZES_URL": asgi_server, "COGNIZES_KEY": _key(user_id="ada")}, checks=10)
+
+    assert "ok: the Cognizes agent answered over A2A" in output
+    [execution] = ToolExecution.objects.filter(client__contains="(MCP ")  # the Go agent's call (its own turn's too)
+    assert (execution.app_name, execution.user_id, execution.tool_name, execution.arguments, execution.status) == (
+        "weather", "ada", "get_weather", {"city": "Paris", "unit": "fahrenheit"}, "succeeded")
+    assert Session.objects.filter(app_name="weather", user_id="ada").count() == 1  # the A2A conversation
