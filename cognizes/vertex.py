@@ -222,7 +222,7 @@ class AgentRegistry(_AgentRegistry):
     constructor (``_connect``); here it connects to ``base_url`` with the key instead.
     The key goes with everything the records lead to as well: the A2A agents
     ``get_remote_a2a_agent`` builds (unless an ``httpx_client`` is given) and the MCP
-    toolsets of ``get_mcp_toolset`` (during a turn, as ADK sends a toolset's headers).
+    toolsets of ``get_mcp_toolset``.
     A key of the whole app acts for ``user_id``, or on MCP for the turn's user when
     none is given; a key of one user needs neither. The project and location are any
     names (Cognizes does not check them): they are in the records' names.
@@ -254,6 +254,14 @@ class AgentRegistry(_AgentRegistry):
         if self._extra_headers is not None:
             headers.update(self._extra_headers(context))
         return headers
+
+    def get_mcp_toolset(self, mcp_server_name: str, auth_scheme: Any = None, auth_credential: Any = None, *,
+                        continue_uri: str | None = None) -> Any:
+        """ADK's ``McpToolset`` for the record, sending this key also outside a turn (listing its tools)."""
+        toolset = super().get_mcp_toolset(mcp_server_name, auth_scheme, auth_credential, continue_uri=continue_uri)
+        params = toolset.connection_params
+        params.headers = {**(params.headers or {}), **self._key_headers(self._user_id)}
+        return toolset
 
     def get_remote_a2a_agent(self, agent_name: str, auth_scheme: Any = None, auth_credential: Any = None, *,
                              httpx_client: httpx.AsyncClient | None = None, continue_uri: str | None = None) -> Any:

@@ -132,7 +132,7 @@ class RegistryView(VertexSurface):
         check_url(request, kwargs)
         if not isinstance(request.auth, ApiKey):
             raise exceptions.NotAuthenticated("The Agent Registry takes a Cognizes API key.")
-        check_scope(request, request.auth.app_name, None, write=False)
+        check_scope(request, request.auth.app_name, None, write=False)  # every call reads (a search is a POST)
         self.place = Place(app_name=request.auth.app_name, project=kwargs["project"], location=kwargs["location"],
                            base_url=request.build_absolute_uri("/"))
 
@@ -179,8 +179,6 @@ class AgentView(RegistryView):
 
 
 class SearchAgentsView(RegistryView):
-    changes_nothing = True
-
     def post(self, request: Request, **kwargs: Any) -> Response:
         """Search the agents by keyword (name, description, skills): {"searchString", "filter", "pageSize"}."""
         return self.search(async_to_sync(agents)(self.place), "agents", AGENT_FIELDS)
@@ -193,8 +191,6 @@ class McpServersView(RegistryView):
 
 
 class SearchMcpServersView(RegistryView):
-    changes_nothing = True
-
     def post(self, request: Request, **kwargs: Any) -> Response:
         """Search the MCP servers by keyword (name, description, tools): {"searchString", "filter", "pageSize"}."""
         return self.search(async_to_sync(mcp_servers)(self.place), "mcpServers", MCP_SERVER_FIELDS)

@@ -106,6 +106,8 @@ def test_lists_come_in_pages_and_another_source_of_mcp_servers_is_one_call(
     assert [s["mcpServerId"] for s in second["mcpServers"]] == ["weather-東京"] and "nextPageToken" not in second
     assert registry.get_mcp_server(f"{PARENT}/mcpServers/weather-東京")["displayName"] == "Ville 東京"
     assert len(agents["agents"]) == 1 and "nextPageToken" not in agents
+    by_name = registry.list_mcp_servers(filter_str='displayName:"東京" AND interfaces.url:"mcp.example"')
+    assert [s["mcpServerId"] for s in by_name["mcpServers"]] == ["weather-東京"]
     bad = _get(asgi_server, "mcpServers", _key(), pageToken="not-one-of-ours")
     assert (bad.status_code, bad.json()["error"]["status"]) == (400, "INVALID_ARGUMENT")
     too_big = _get(asgi_server, "agents", _key(), pageSize="5000")
@@ -189,6 +191,7 @@ async def test_a_local_agent_discovers_a_cognizes_agent_and_mcp_server_and_uses_
     registry = _registry(asgi_server, key)
     remote = registry.get_remote_a2a_agent(f"{PARENT}/agents/weather")
     tools = registry.get_mcp_toolset(f"{PARENT}/mcpServers/weather-tools")
+    assert [tool.name for tool in await tools.get_tools()] == ["get_weather"]  # the key goes outside a turn too
     runner = InMemoryRunner(LlmAgent(name="traveller", model=DiscoveringLlm(), tools=[tools], sub_agents=[remote]),
                             app_name="elsewhere")
     try:
