@@ -13,7 +13,8 @@ app's records, which are 404 like records that do not exist):
   with a Vertex engine names it as the agent's runtime (``attributes``), which is
   how ADK for Python finds the record of the deployment it runs in;
 * its MCP servers, from ``MCP_SERVER_SOURCES``: the app's tool registry at
-  ``/mcp/{app}/``, with the tools ``tools/list`` answers.
+  ``/mcp/{app}/``, with the tools ``tools/list`` answers; another kind of record
+  (external MCP servers registered as rows) is one ``mcp_server_source(fn)`` call.
 
 Bindings (which auth provider a client should use) and endpoints (models) have none:
 the key a client already sends is what Cognizes' agents and MCP servers take.
@@ -97,6 +98,7 @@ def mcp_server_source(source: McpServerSource) -> McpServerSource:
 
 
 async def mcp_servers(place: Place) -> list[Record]:
+    """The app's MCP-server records, source by source (the app's own registry first)."""
     return [record for source in MCP_SERVER_SOURCES for record in await source(place)]
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vertex_app.errors import InvalidArgument
+from vertex_app.filters import tokenize, unquote
 
 _TOKEN = re.compile(
     r"""\s*(?:
@@ -60,12 +61,12 @@ def parse(text: str | None, *, fields: set[str]) -> Callable[[Record], bool]:
 
 
 def _conditions(text: str, fields: set[str]) -> Iterator[Condition]:
-    tokens = _tokens(text)
+    tokens = tokenize(text, _TOKEN)
     while tokens:
         path: list[str] = []
         while tokens and tokens[0][0] in ("word", "string") and (not path or previous == "dot"):
             kind, raw = tokens.pop(0)
-            path.append(_unquote(raw) if kind == "string" else raw)
+            path.append(unquote(raw) if kind == "string" else raw)
             previous = tokens.pop(0)[0] if tokens and tokens[0][0] == "dot" else ""
         if not path or not tokens or tokens[0][0] != "op" or len(tokens) < 2 or tokens[1][0] not in ("word", "string"):
             raise InvalidArgument(f'Unsupported filter {text!r}: write comparisons such as displayName:"weather" '
@@ -73,29 +74,11 @@ def _conditions(text: str, fields: set[str]) -> Iterator[Condition]:
         if path[0] not in fields:
             raise InvalidArgument(f"Unsupported filter field {path[0]!r}; supported: {', '.join(sorted(fields))}.")
         (_, op), (kind, raw) = tokens.pop(0), tokens.pop(0)
-        yield Condition(path=tuple(path), op=op, value=_unquote(raw) if kind == "string" else raw)
+        yield Condition(path=tuple(path), op=op, value=unquote(raw) if kind == "string" else raw)
         if tokens:
             if tokens[0][0] != "and" or len(tokens) == 1:
                 raise InvalidArgument(f"Unsupported filter {text!r}: only AND joins conditions.")
             tokens.pop(0)
-
-
-def _tokens(text: str) -> list[tuple[str, str]]:
-    tokens: list[tuple[str, str]] = []
-    position = 0
-    while text[position:].strip():
-        match = _TOKEN.match(text, position)
-        if match is None or match.lastgroup is None:
-            raise InvalidArgument(f"Cannot parse the filter {text!r} at {position}.")
-        if match.lastgroup == "bad":
-            raise InvalidArgument(f"Unsupported filter {text!r}: only comparisons joined by AND.")
-        tokens.append((match.lastgroup, match.group(match.lastgroup)))
-        position = match.end()
-    return tokens
-
-
-def _unquote(raw: str) -> str:
-    return re.sub(r"\\(.)", r"\1", raw[1:-1])
 
 
 def _values(node: Any, path: tuple[str, ...]) -> Iterator[Any]:

@@ -165,6 +165,14 @@ def test_googles_errors_and_a_key_sees_only_its_apps_records(weather_app, asgi_s
     by_header = httpx.get(f"{asgi_server}/v1/{PARENT}/agents", headers={"x-goog-api-key": _key(read_only=True)})
     assert [a["agentId"] for a in by_header.json()["agents"]] == ["weather"]
     assert _get(asgi_server, "bindings", key).json() == {"bindings": []}
+    # Bad input: a clear 400 (405), in Google's shape.
+    search, auth = f"{asgi_server}/v1/{PARENT}/agents:search", {"Authorization": f"Bearer {key}"}
+    for body in (["weather"], {"query": "weather"}, {"searchString": 7}):
+        answer = httpx.post(search, json=body, headers=auth)
+        assert (answer.status_code, answer.json()["error"]["status"]) == (400, "INVALID_ARGUMENT"), body
+    assert _get(asgi_server, "agents", key, filter='agentId="\x00"').status_code == 400
+    posted = httpx.post(f"{asgi_server}/v1/{PARENT}/agents", json={}, headers=auth)
+    assert (posted.status_code, posted.json()["error"]["status"]) == (405, "METHOD_NOT_ALLOWED")
     with pytest.raises(RuntimeError, match="404"):
         _registry(asgi_server, other).get_remote_a2a_agent(f"{PARENT}/agents/weather")
 
