@@ -17,6 +17,7 @@ import pytest
 from google.genai.errors import ClientError
 
 from access.services import do_create_api_key
+from knowledge_app.rerank import parse_order
 from tests.api.conftest import client_for
 from tests.knowledge.test_api import _corpus, _indexed, _upload
 from tests.model_server import model_servers
@@ -106,6 +107,15 @@ def test_the_hits_come_in_the_models_order_and_the_ones_it_left_out_follow_in_fu
     assert all(hit["text"][:60] in shown.split(f"[{n}] ", 1)[1] for n, hit in enumerate(fused, 1))
 
 
+@pytest.mark.parametrize(("answer", "order"), [
+    ("[3, 1, 2]", [2, 0, 1]),
+    ("Passage [2] answers best.\n```json\n[2, 3]\n```", [1, 2]),  # an echoed number, then the list
+    ('["3", 1, true, 1.0, "²", [2], 7, 3]', [2, 0]),  # digits as strings; no booleans, floats, lists, unknowns
+])
+def test_the_models_answer_is_read_as_the_passages_numbers(answer, order):
+    assert parse_order(answer, 3) == order
+
+
 def test_the_servers_default_model_reranks_unless_a_search_says_not(corpus, model, settings):
     server = model((200, "[2, 1]"))
     settings.COGNIZES_RERANK_MODEL = MODEL
@@ -163,6 +173,8 @@ def test_a_rerank_that_cannot_be_done_is_a_clear_400(db, settings):
     assert "leave one out" in refused("rerank_model", rerank=False, rerank_model=MODEL)
     assert refused("rerank", rerank="perhaps")
     assert refused("rerank_model", rerank_model="")
+    settings.COGNIZES_RERANK_MODEL_API_BASE = ""  # a name then goes to ADK's registry, which knows no such model
+    assert "no-such-model" in refused("rerank_model", rerank_model="no-such-model")
     settings.COGNIZES_RERANK_MODELS = ["openai/approved"]
     assert "openai/approved" in refused("rerank_model", rerank_model=MODEL)
 
