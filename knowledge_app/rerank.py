@@ -89,8 +89,7 @@ def model_for(rerank: bool | None, rerank_model: str | None) -> str:
             raise RerankRefused(f"No rerank model {rerank_model!r} here; ask for one of: {', '.join(allowed)}.")
         return rerank_model
     if rerank and not settings.COGNIZES_RERANK_MODEL:
-        raise RerankRefused("Name the model that reranks (rerank_model): this server has no default "
-                            "(COGNIZES_RERANK_MODEL).")
+        raise RerankRefused("Name the model that reranks: this server has no default (COGNIZES_RERANK_MODEL).")
     return settings.COGNIZES_RERANK_MODEL
 
 
@@ -101,8 +100,17 @@ def search_and_rerank(*, query: str, top_k: int = 10, rerank: bool | None = None
     name = model_for(rerank, rerank_model)
     if not name:
         return Ranked(search_chunks(query=query, top_k=top_k, **search))
-    model = _model(name)  # before the search: a name no model has is the caller's mistake, said as such
+    try:
+        model = _model(name)  # before the search: a name no model has is the caller's mistake, said as such
+    except RerankRefused as error:
+        if rerank_model:
+            raise
+        model, unbuilt = None, str(error)  # the server's default: its operator's to fix, not the caller's
     fused = search_chunks(query=query, top_k=candidate_count(top_k), **search)
+    if model is None:
+        logger.warning("knowledge rerank: COGNIZES_RERANK_MODEL names no model (%s): the fused order is returned",
+                       unbuilt)
+        return _failed(fused[:top_k], name, unbuilt)
     return rerank_hits(query, fused, model=model, name=name, top_k=top_k)
 
 
@@ -128,12 +136,15 @@ def rerank_hits(query: str, hits: list[Hit], *, model: Any, name: str, top_k: in
             logger.warning("knowledge rerank with %s: attempt %d of %d failed: %s", name, attempt, ATTEMPTS, reason)
     else:
         logger.warning("knowledge rerank with %s failed %d times: the fused order is returned", name, ATTEMPTS)
-        return Ranked([replace(hit, fused_score=hit.score, rerank=FAILED) for hit in hits[:top_k]], model=name,
-                      error=reason)
+        return _failed(hits[:top_k], name, reason)
     ranked = set(order)
     ordered = [(hits[i], RANKED) for i in order] + [(hit, UNRANKED) for i, hit in enumerate(hits) if i not in ranked]
     return Ranked([_placed(hit, rank, state) for rank, (hit, state) in enumerate(ordered[:top_k], 1)],
                   model=name)
+
+
+def _failed(hits: list[Hit], name: str, reason: str) -> Ranked:
+    return Ranked([replace(hit, fused_score=hit.score, rerank=FAILED) for hit in hits], model=name, error=reason)
 
 
 def _placed(hit: Hit, rank: int, state: str) -> Hit:

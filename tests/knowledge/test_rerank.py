@@ -125,6 +125,9 @@ def test_the_servers_default_model_reranks_unless_a_search_says_not(corpus, mode
 
     assert [hit["chunk_id"] for hit in reranked] == [fused[1]["chunk_id"], fused[0]["chunk_id"]]
     assert [hit["rerank"] for hit in fused] == [None, None] and len(server.requests()) == 1
+    settings.COGNIZES_RERANK_MODEL, settings.COGNIZES_RERANK_MODEL_API_BASE = "no-such-model", ""
+    misconfigured = search(corpus, "parental leave", top_k=2)  # the operator's mistake: searches still answer
+    assert [(hit["chunk_id"], hit["rerank"]) for hit in misconfigured] == [(hit["chunk_id"], "failed") for hit in fused]
 
 
 @pytest.mark.parametrize("answers", [
@@ -169,7 +172,7 @@ def test_a_rerank_that_cannot_be_done_is_a_clear_400(db, settings):
         assert answer.status_code == 400, answer.json()
         return str(answer.json()["error"]["details"][field])
 
-    assert "rerank_model" in refused("rerank_model", rerank=True)
+    assert "Name the model" in refused("rerank_model", rerank=True)
     assert "leave one out" in refused("rerank_model", rerank=False, rerank_model=MODEL)
     assert refused("rerank", rerank="perhaps")
     assert refused("rerank_model", rerank_model="")
@@ -201,6 +204,12 @@ def test_vertex_llm_ranker_reranks_and_rank_service_is_refused(corpus, model, as
                                  "topK": 1, "ranking": {"llmRanker": {"modelName": MODEL}}}}})
     assert camel.status_code == 200, camel.text
     assert camel.json()["contexts"]["contexts"][0]["chunk"]["chunkId"] == str(fused[2]["chunk_id"])
+
+    model((500, "down"))  # a reranker that is down: the fused order (Vertex's wire has no place to say it)
+    failed = rag.retrieve_contexts(vertex_rag_store=store, query={
+        "text": "carry over unused leave",
+        "rag_retrieval_config": {"top_k": 2, "ranking": {"llm_ranker": {"model_name": MODEL}}}})
+    assert [c.chunk.chunk_id for c in failed.contexts.contexts] == [str(hit["chunk_id"]) for hit in fused[:2]]
 
     with pytest.raises(ClientError) as refused:
         rag.retrieve_contexts(vertex_rag_store=store, query={
