@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 from typing import Any
 
 
@@ -20,6 +21,9 @@ def model_named(name: str, *, api_base: str = "", timeout: float = 60.0) -> Any:
     """The ADK model ``name`` names; with ``api_base``, LiteLLM's at that server, within ``timeout`` seconds a
     call and without retries of its own (the callers retry, then fall back: each knows how)."""
     if api_base:
+        # LiteLLM fetches its model price list from GitHub when imported: a self-hosted server has no business
+        # calling out for it, and offline its retries held the first call ~7 s. Its bundled copy serves.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         from google.adk.models.lite_llm import LiteLlm
 
         return LiteLlm(model=name, api_base=api_base, timeout=timeout, num_retries=0, max_retries=0)

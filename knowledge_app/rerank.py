@@ -68,6 +68,7 @@ class Ranked:
 
     @property
     def reranked(self) -> bool:
+        """The hits are in the model's order."""
         return bool(self.model) and not self.error
 
 

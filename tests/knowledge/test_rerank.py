@@ -9,6 +9,7 @@ fused order, and the native API says so on each hit.
 
 from __future__ import annotations
 
+import html
 import logging
 
 import agentplatform
@@ -19,6 +20,7 @@ from google.genai.errors import ClientError
 from access.services import do_create_api_key
 from knowledge_app.rerank import parse_order
 from tests.api.conftest import client_for
+from tests.knowledge.test_admin import _rows
 from tests.knowledge.test_api import _corpus, _indexed, _upload
 from tests.model_server import model_servers
 
@@ -159,6 +161,22 @@ def test_chinese_and_russian_reach_the_model_intact(corpus, model):
     shown = prompt(server.requests()[0])
     assert "每年有多少天带薪假期？" in shown and "员工每年享有二十五天带薪假期" in shown
     assert "Каждый сотрудник получает двадцать пять дней оплачиваемого отпуска" in shown
+
+
+def test_the_admins_search_box_reranks_with_the_model_named_and_says_when_it_could_not(corpus, model, admin_client):
+    fused = search(corpus, "parental leave", top_k=2)
+    url = f"/admin/knowledge_app/corpus/{corpus}/search/"
+    asked = {"query": "parental leave", "top_k": 2, "mode": "hybrid", "rerank_model": MODEL}
+    model((200, "[2, 1]"))
+
+    page = admin_client.get(url, asked).content.decode()
+
+    rows = [html.unescape(row) for row in _rows(page)]
+    assert fused[1]["text"][:40] in rows[0] and fused[0]["text"][:40] in rows[1]
+    assert f"in the order {MODEL} gave" in page and "rerank-failed" not in page
+    model((500, "down"))
+    failed = admin_client.get(url, asked).content.decode()
+    assert 'id="rerank-failed"' in failed and fused[0]["text"][:40] in html.unescape(_rows(failed)[0])
 
 
 def test_a_rerank_that_cannot_be_done_is_a_clear_400(db, settings):
