@@ -52,7 +52,8 @@ _RETRIEVE_SPEC = {
     "vertex_rag_store": {"rag_resources": [_RESOURCE], "rag_corpora": None, "vector_distance_threshold": None},
     "query": {"text": None, "similarity_top_k": None, "ranking": {"alpha": None},
               "rag_retrieval_config": {
-                  "top_k": None, "hybrid_search": {"alpha": None}, "ranking": {"rank_service": {"model_name": None}, "llm_ranker": {"model_name": None}},
+                  "top_k": None, "hybrid_search": {"alpha": None},
+                  "ranking": {"rank_service": {"model_name": None}, "llm_ranker": {"model_name": None}},
                   "filter": {"vector_distance_threshold": None, "vector_similarity_threshold": None,
                              "metadata_filter": None}}},
 }
