@@ -15,13 +15,19 @@ import logging
 import agentplatform
 import httpx
 import pytest
+from google.adk.agents import LlmAgent
+from google.genai import types
 from google.genai.errors import ClientError
 
 from access.services import do_create_api_key
+from cognizes.adk import runner_for
+from infra.db_threads import run_in_db_thread
 from knowledge_app.rerank import parse_order
 from tests.api.conftest import client_for
+from tests.fake_llm import ScriptedLlm
 from tests.knowledge.test_admin import _rows
-from tests.knowledge.test_api import _corpus, _indexed, _upload
+from tests.knowledge.test_agent import _indexed_handbook
+from tests.knowledge.test_api import _corpus
 from tests.model_server import model_servers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,13 +58,12 @@ Parents get sixteen weeks of parental leave, paid in full.
 
 
 @pytest.fixture
-def corpus(celery_worker) -> int:
-    """A corpus of the app 'shop' holding POLICY, one section a chunk, indexed by the worker."""
-    api = client_for("shop")
-    corpus_id = _corpus(api)
-    document = _indexed(api, corpus_id, _upload(api, corpus_id, POLICY.encode(), "policy.md").json()["id"])
-    assert document["status"] == "active" and document["chunk_count"] >= 5, document
-    return corpus_id
+def corpus(transactional_db) -> int:
+    """A corpus of the app 'shop' holding POLICY, one section a chunk (indexed here: the worker's part is
+    tests/knowledge/test_api.py's)."""
+    corpus = _indexed_handbook("shop", "policy.md", POLICY)
+    assert corpus.documents.get().chunk_count >= 5
+    return corpus.id
 
 
 @pytest.fixture
@@ -177,6 +182,20 @@ def test_the_admins_search_box_reranks_with_the_model_named_and_says_when_it_cou
     model((500, "down"))
     failed = admin_client.get(url, asked).content.decode()
     assert 'id="rerank-failed"' in failed and fused[0]["text"][:40] in html.unescape(_rows(failed)[0])
+
+
+async def test_an_agents_search_knowledge_is_reranked_by_the_servers_default_model(corpus, model, settings):
+    fused = await run_in_db_thread(search, corpus, "sick leave", top_k=2)
+    model((200, "[2, 1]"))
+    settings.COGNIZES_RERANK_MODEL = MODEL
+    agent = LlmAgent(name="helper", model=ScriptedLlm(tool_name="search_knowledge", argument="query"))
+    runner = runner_for(agent, app_name="shop", knowledge=[corpus], memory="off")
+    message = types.Content(role="user", parts=[types.Part(text="sick leave")])
+
+    events = [e async for e in runner.run_async(user_id="ada", session_id="s1", new_message=message)]
+
+    [response] = [p.function_response.response for e in events for p in e.content.parts or [] if p.function_response]
+    assert [passage["text"] for passage in response["passages"][:2]] == [fused[1]["text"], fused[0]["text"]]
 
 
 def test_a_rerank_that_cannot_be_done_is_a_clear_400(db, settings):
