@@ -332,6 +332,15 @@ COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEAS
 # imports with unchanged code); file:///abs/path is taken when it lies under ROOT. Every app's
 # keys may import anything under it: put here only what all of them may read.
 COGNIZES_KNOWLEDGE_IMPORT_ROOT = os.environ.get("COGNIZES_KNOWLEDGE_IMPORT_ROOT", "")
+# Knowledge search's rerank stage (knowledge_app.rerank): a model orders the fused candidates. With
+# COGNIZES_RERANK_MODEL set, searches that do not say otherwise are reranked by it; unset, only those
+# that name a model (native "rerank_model", Vertex's ranking.llm_ranker.model_name). Names are ADK's, as
+# COGNIZES_MEMORY_MODEL's; the API base (default: the memory model's) points LiteLLM at a server of your own.
+# COGNIZES_RERANK_MODELS: the only names callers may ask for (comma-separated; unset: any).
+COGNIZES_RERANK_MODEL = os.environ.get("COGNIZES_RERANK_MODEL", "")
+COGNIZES_RERANK_MODELS = _env_list("COGNIZES_RERANK_MODELS", "")
+COGNIZES_RERANK_MODEL_API_BASE = os.environ.get("COGNIZES_RERANK_MODEL_API_BASE", COGNIZES_MEMORY_MODEL_API_BASE)
+COGNIZES_RERANK_MODEL_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_RERANK_MODEL_TIMEOUT_SECONDS", "20"))
 COGNIZES_ARTIFACT_MAX_BYTES = int(os.environ.get("COGNIZES_ARTIFACT_MAX_BYTES", str(50 * 1024 * 1024)))
 
 # Tracing (tracing_app): every process sends ADK's OpenTelemetry spans to the traces

@@ -3,7 +3,8 @@
 It is an ordinary function tool (a function call the model makes and Cognizes
 answers), so it works with every model: ADK's ``VertexAiRagRetrieval`` hands
 retrieval to Google's servers for Gemini models, which cannot reach this store.
-The audit and the traces see its calls like any tool's. ``runner_for(...,
+The audit and the traces see its calls like any tool's. With ``COGNIZES_RERANK_MODEL`` set, its
+searches are reranked by that model (``knowledge_app.rerank``). ``runner_for(...,
 knowledge=[…])`` gives it to the agent.
 """
 
@@ -16,7 +17,7 @@ from google.adk.tools.function_tool import FunctionTool
 
 from infra.db_threads import run_in_db_thread
 from knowledge_app import services
-from knowledge_app.search import search_chunks
+from knowledge_app.rerank import search_and_rerank
 
 PASSAGES = 5
 
@@ -31,7 +32,7 @@ def knowledge_tool(app_name: str, corpora: Sequence[int | str]) -> FunctionTool:
         return list(services.corpora(app_name).filter(id__in=ids).values_list("id", flat=True)) + list(found)
 
     def search(query: str) -> list[dict[str, Any]]:
-        hits = search_chunks(app_name=app_name, corpus_ids=corpus_ids(), query=query, top_k=PASSAGES)
+        hits = search_and_rerank(app_name=app_name, corpus_ids=corpus_ids(), query=query, top_k=PASSAGES).hits
         return [{"text": hit.text, "document": hit.document_name, "heading": hit.heading, "source": hit.source_uri}
                 for hit in hits]
 

@@ -16,7 +16,8 @@ from django.utils.html import format_html
 
 from knowledge_app import services
 from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus, Import
-from knowledge_app.search import MAX_QUERY_CHARS, MODES, search_chunks
+from knowledge_app.rerank import RerankRefused, search_and_rerank
+from knowledge_app.search import MAX_QUERY_CHARS, MODES
 
 
 class SearchForm(forms.Form):
@@ -24,6 +25,9 @@ class SearchForm(forms.Form):
     top_k = forms.IntegerField(label="Top k", min_value=1, max_value=100, initial=10)
     mode = forms.ChoiceField(choices=[(mode, mode) for mode in MODES], initial="hybrid",
                              help_text="hybrid: both rank lists fused, as agents search; or either list alone.")
+    rerank_model = forms.CharField(required=False, max_length=200, label="Rerank with",
+                                   help_text="A model that orders the candidates (gemini-2.5-flash, openai/…); "
+                                             "empty: none, whatever COGNIZES_RERANK_MODEL says.")
 
 
 @admin.register(Corpus)
@@ -42,17 +46,24 @@ class CorpusAdmin(admin.ModelAdmin):
         return [path("<int:corpus_id>/search/", search, name="knowledge_app_corpus_search"), *super().get_urls()]
 
     def search_view(self, request: HttpRequest, corpus_id: int) -> HttpResponse:
-        """Search the corpus as an agent would, showing each chunk's score, distance and place in both rank lists."""
+        """Search the corpus as an agent would, showing each chunk's score, distance and place in both rank lists;
+        with a rerank model, in its order, each with its fused score (and why the fused order stayed, if it did)."""
         corpus = get_object_or_404(Corpus, pk=corpus_id)
         if not self.has_view_permission(request, corpus):
             raise PermissionDenied
         form = SearchForm(request.GET or None)
-        hits = None
+        found = None
         if form.is_valid():
-            hits = search_chunks(app_name=corpus.app_name, corpus_ids=[corpus.id], query=form.cleaned_data["query"],
-                                 top_k=form.cleaned_data["top_k"], mode=form.cleaned_data["mode"])
+            model = form.cleaned_data["rerank_model"]
+            try:
+                found = search_and_rerank(app_name=corpus.app_name, corpus_ids=[corpus.id],
+                                          query=form.cleaned_data["query"], top_k=form.cleaned_data["top_k"],
+                                          mode=form.cleaned_data["mode"], rerank=bool(model), rerank_model=model)
+            except RerankRefused as error:
+                form.add_error("rerank_model", str(error))
         context = {**self.admin_site.each_context(request), "opts": self.model._meta, "original": corpus,
-                   "title": f"Search {corpus.display_name}", "form": form, "hits": hits}
+                   "title": f"Search {corpus.display_name}", "form": form, "hits": found and found.hits,
+                   "found": found}
         return render(request, "admin/knowledge_app/corpus/search.html", context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Corpus]:

@@ -24,7 +24,8 @@ from access.parsers import PayloadTooLarge
 from knowledge_app import services
 from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Chunk, Corpus, Document
-from knowledge_app.search import search_chunks
+from knowledge_app.rerank import RERANK_STATES, RerankRefused, search_and_rerank
+from knowledge_app.search import Hit
 
 
 class CorpusSerializer(serializers.ModelSerializer):
@@ -72,6 +73,12 @@ class ChunkSearchSerializer(serializers.Serializer):
                                                        help_text="Leave out chunks farther than this (cosine).")
     metadata = serializers.DictField(required=False, help_text="Only documents with each of these metadata values "
                                      '(a list-valued key: holding it): {"team": "sales"}.')
+    rerank = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                      help_text="Have a model order the fused candidates (true), or not (false); "
+                                                "unset: as the server's default rerank model says.")
+    rerank_model = serializers.CharField(required=False, max_length=200,
+                                         help_text="The model that reranks (an ADK model name: gemini-2.5-flash, "
+                                                   "openai/…); unset: the server's default.")
 
 
 class ChunkHitSerializer(serializers.Serializer):
@@ -83,8 +90,20 @@ class ChunkHitSerializer(serializers.Serializer):
     document_id = serializers.IntegerField()
     document_name = serializers.CharField()
     source_uri = serializers.CharField(allow_blank=True)
-    score = serializers.FloatField()
+    score = serializers.FloatField(help_text="Higher is better: the fusion's, or 1/rank in a reranker's order.")
     distance = serializers.FloatField()
+    fused_score = serializers.FloatField(help_text="The score of the fusion of vector and keyword ranks.")
+    vector_rank = serializers.IntegerField(allow_null=True, help_text="The chunk's place by meaning (null: not a "
+                                                                      "candidate by meaning).")
+    keyword_rank = serializers.IntegerField(allow_null=True)
+    rerank = serializers.ChoiceField(RERANK_STATES, allow_null=True, help_text=(
+        "null: no rerank was asked; ranked: the model placed it; unranked: the model left it out (it follows the "
+        "ranked ones, in fused order); failed: the model failed, the hits are in fused order."))
+
+    def to_representation(self, hit: Hit) -> dict:
+        shown = super().to_representation(hit)
+        shown["fused_score"] = hit.score if hit.fused_score is None else hit.fused_score
+        return shown
 
 
 def _manage(view: ScopedView) -> None:
@@ -220,13 +239,18 @@ class CorpusSearchView(ScopedView):
                    examples=[OpenApiExample("A question", request_only=True,
                                             value={"query": "How many days of leave do I get?", "top_k": 5})])
     def post(self, request: Request, app_name: str, corpus_id: int) -> Response:
-        """The corpus's chunks that best answer ``query`` (hybrid vector and keyword search), ranked."""
+        """The corpus's chunks that best answer ``query`` (hybrid vector and keyword search), ranked; with a rerank
+        model (``rerank_model``, or the server's default), ordered by it among more candidates."""
         corpus = _corpus(self, corpus_id)
         data = valid(ChunkSearchSerializer, request.data)
         try:
-            hits = search_chunks(app_name=app_name, corpus_ids=[corpus.id], query=data["query"], top_k=data["top_k"],
-                                 vector_distance_threshold=data.get("vector_distance_threshold"),
-                                 metadata=[(key, "=", value) for key, value in data.get("metadata", {}).items()])
+            found = search_and_rerank(
+                app_name=app_name, corpus_ids=[corpus.id], query=data["query"], top_k=data["top_k"],
+                vector_distance_threshold=data.get("vector_distance_threshold"), rerank=data["rerank"],
+                rerank_model=data.get("rerank_model"),
+                metadata=[(key, "=", value) for key, value in data.get("metadata", {}).items()])
         except InvalidMetadata as error:
             raise exceptions.ValidationError({"metadata": [str(error)]}) from error
-        return Response(ChunkHitSerializer([hit.__dict__ for hit in hits], many=True).data)
+        except RerankRefused as error:
+            raise exceptions.ValidationError({"rerank_model": [str(error)]}) from error
+        return Response(ChunkHitSerializer(found.hits, many=True).data)

@@ -102,6 +102,10 @@ class Hit:
     """Cosine distance of the chunk to the query (0: the same meaning)."""
     vector_rank: int | None
     keyword_rank: int | None
+    fused_score: float | None = None
+    """The fusion's score when a reranker gave ``score`` (``knowledge_app.rerank``); else ``score`` is it."""
+    rerank: str | None = None
+    """What the rerank stage did with the hit (``knowledge_app.rerank.RERANK_STATES``), None: none was asked."""
 
 
 def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: int = 10,

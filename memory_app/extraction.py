@@ -11,7 +11,6 @@ Events are the stored ADK event JSON (dicts).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -22,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
+from infra.models import ask, model_named
 from memory_app import replacement, statements
 from memory_app.models import Kind, MemoryBankConfig
 from memory_app.services import Candidate
@@ -225,7 +225,7 @@ class LlmExtractor(Extractor):
         ) + "\n\nConversation:\n" + "\n".join(lines)
         for attempt in range(1, self.ATTEMPTS + 1):
             try:
-                items = _parse_json_list(asyncio.run(self._ask(prompt, instructions(config))))
+                items = _parse_json_list(ask(self.model, prompt, system_instruction=instructions(config)))
                 break
             except Exception as error:  # the model is outside: any failure of it is the model's
                 logger.warning("memory extraction: attempt %d of %d failed: %s: %s", attempt, self.ATTEMPTS,
@@ -261,21 +261,6 @@ class LlmExtractor(Extractor):
             )
         return candidates
 
-    async def _ask(self, prompt: str, system_instruction: str) -> str:
-        from google.adk.models.llm_request import LlmRequest
-        from google.genai import types
-
-        request = LlmRequest(
-            model=getattr(self.model, "model", None),
-            contents=[types.Content(role="user", parts=[types.Part(text=prompt)])],
-            config=types.GenerateContentConfig(system_instruction=system_instruction, temperature=0),
-        )
-        texts = []
-        async for response in self.model.generate_content_async(request, stream=False):
-            if response.content and response.content.parts:
-                texts.extend(p.text for p in response.content.parts if p.text and not p.thought)
-        return "".join(texts)
-
 
 def _parse_json_list(answer: str) -> list[dict[str, Any]]:
     """The first JSON list in the model's answer (models like to wrap it in prose or fences)."""
@@ -302,20 +287,13 @@ def get_extractor() -> Extractor:
 
 
 def memory_model(name: str) -> Any:
-    """The ADK model ``name`` names: Gemini's, or LiteLLM's for ``provider/model`` (``openai/…``,
-    ``anthropic/…``, ``ollama_chat/…``).
+    """The ADK model ``name`` names (``infra.models.model_named``): Gemini's, or LiteLLM's for ``provider/model``
+    (``openai/…``, ``anthropic/…``, ``ollama_chat/…``).
 
     With ``COGNIZES_MEMORY_MODEL_API_BASE`` it is LiteLLM's, talking to that
     server (an OpenAI-compatible vLLM or Ollama: ``openai/<model>``), within
     ``COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS`` a call and without retries of its
     own (``LlmExtractor`` retries, then falls back).
     """
-    api_base = getattr(settings, "COGNIZES_MEMORY_MODEL_API_BASE", "")
-    if api_base:
-        from google.adk.models.lite_llm import LiteLlm
-
-        return LiteLlm(model=name, api_base=api_base, timeout=settings.COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS,
-                       num_retries=0, max_retries=0)
-    from google.adk.models.registry import LLMRegistry
-
-    return LLMRegistry.new_llm(name)
+    return model_named(name, api_base=getattr(settings, "COGNIZES_MEMORY_MODEL_API_BASE", ""),
+                       timeout=settings.COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS)

@@ -33,7 +33,8 @@ from knowledge_app import imports, services
 from knowledge_app.import_sources import ImportsNotConfigured
 from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Corpus, Document, DocumentStatus
-from knowledge_app.search import FUSION, Fusion, search_chunks
+from knowledge_app.rerank import RerankRefused, search_and_rerank
+from knowledge_app.search import FUSION, Fusion
 from vertex_app import errors, filters, names, rag_import, wire
 from vertex_app.rag_chunking import FILE_CONFIG, chunking
 from vertex_app.base import EMPTY, VertexSurface, operation, page
@@ -51,7 +52,8 @@ _RETRIEVE_SPEC = {
     "vertex_rag_store": {"rag_resources": [_RESOURCE], "rag_corpora": None, "vector_distance_threshold": None},
     "query": {"text": None, "similarity_top_k": None, "ranking": {"alpha": None},
               "rag_retrieval_config": {
-                  "top_k": None, "hybrid_search": {"alpha": None}, "ranking": {"rank_service": None, "llm_ranker": None},
+                  "top_k": None, "hybrid_search": {"alpha": None},
+                  "ranking": {"rank_service": {"model_name": None}, "llm_ranker": {"model_name": None}},
                   "filter": {"vector_distance_threshold": None, "vector_similarity_threshold": None,
                              "metadata_filter": None}}},
 }
@@ -317,9 +319,12 @@ class RetrieveContextsView(RagView):
         resources = store.get("rag_resources") or [{"rag_corpus": name} for name in store.get("rag_corpora") or []]
         if not resources:
             raise errors.InvalidArgument("Name a corpus: vertexRagStore.ragResources[].ragCorpus.")
-        if any((config.get("ranking") or {}).values()):
-            raise errors.InvalidArgument("Cognizes does not rerank with Google's ranking models (rank_service, "
-                                         "llm_ranker): leave out rag_retrieval_config.ranking.")
+        ranking = config.get("ranking") or {}
+        if ranking.get("rank_service") is not None:
+            raise errors.InvalidArgument("Cognizes cannot rerank with Google's semantic ranker (ranking.rank_service "
+                                         "runs on Google's servers): ask for ranking.llm_ranker with a model_name "
+                                         "instead, or leave rag_retrieval_config.ranking out.")
+        llm_ranker = ranking.get("llm_ranker")
         corpus_ids, file_ids, files_named = [], set(), False
         for resource in resources:
             corpus_id = str(resource.get("rag_corpus") or "").rstrip("/").rpartition("/")[2]
@@ -329,13 +334,18 @@ class RetrieveContextsView(RagView):
             file_ids |= {int(f) for f in named if f.isdigit()}  # an id no file can have names none
         metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None)]
         try:
-            hits = search_chunks(app_name=self.app_name, corpus_ids=corpus_ids, query=text, top_k=top_k,
-                                 vector_distance_threshold=_distance_threshold(given, store),
-                                 document_ids=sorted(file_ids) if files_named else None, metadata=metadata,
-                                 fusion=_fusion((config.get("hybrid_search") or {}).get(
-                                     "alpha", (query.get("ranking") or {}).get("alpha"))))  # the latter: deprecated
+            hits = search_and_rerank(
+                app_name=self.app_name, corpus_ids=corpus_ids, query=text, top_k=top_k,
+                vector_distance_threshold=_distance_threshold(given, store),
+                document_ids=sorted(file_ids) if files_named else None, metadata=metadata,
+                fusion=_fusion((config.get("hybrid_search") or {}).get(
+                    "alpha", (query.get("ranking") or {}).get("alpha"))),  # the latter: deprecated
+                rerank=True if llm_ranker is not None else None,
+                rerank_model=wire.string((llm_ranker or {}).get("model_name"), "llm_ranker.model_name")).hits
         except InvalidMetadata as error:
             raise errors.InvalidArgument(f"metadata_filter: {error}") from error
+        except RerankRefused as error:
+            raise errors.InvalidArgument(f"ranking.llm_ranker: {error}") from error
         return Response({"contexts": {"contexts": [
             {"sourceUri": hit.source_uri, "sourceDisplayName": hit.document_name, "text": hit.text,
              "score": hit.score, "distance": hit.distance,

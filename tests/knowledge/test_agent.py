@@ -19,9 +19,9 @@ from tools_app.models import ToolExecution
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _indexed_handbook(app_name: str, filename: str = "handbook.md") -> Corpus:
+def _indexed_handbook(app_name: str, filename: str = "handbook.md", text: str = HANDBOOK) -> Corpus:
     corpus = Corpus.objects.create(app_name=app_name, display_name="Handbook", chunk_size=40, chunk_overlap=5)
-    data = HANDBOOK.encode()
+    data = text.encode()
     document = Document.objects.create(corpus=corpus, app_name=app_name, display_name=filename,
                                        source_uri=filename, mime_type="text/markdown", size_bytes=len(data),
                                        content_hash=hashlib.sha256(data).hexdigest(), content=data)

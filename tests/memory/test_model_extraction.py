@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import pytest
 from memory_app import consolidation
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryBankConfig
 from tests.memory.sessions import TEXTS, session_with_events
+from tests.model_server import model_servers
 from tests.processes import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,27 +32,15 @@ MEMORIES = [{"text": "Ada lives in Lisbon.", "kind": "personal_info", "importanc
 @pytest.fixture
 def model_server(tmp_path, settings):
     """Start the stand-in with a script of answers; settings point the extractor at it. Yields the request log."""
-    processes = []
+    with model_servers(tmp_path) as start_server:
+        def start(*answers: tuple[int, str]) -> Path:
+            server = start_server(*answers)
+            settings.COGNIZES_MEMORY_MODEL = "openai/local-model"
+            settings.COGNIZES_MEMORY_MODEL_API_BASE = server.url
+            settings.COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS = 10
+            return server.log
 
-    def start(*answers: tuple[int, str]) -> Path:
-        script, log, port_file = tmp_path / "answers.json", tmp_path / "requests.jsonl", tmp_path / "port"
-        script.write_text(json.dumps([{"status": status, "content": content} for status, content in answers]))
-        processes.append(subprocess.Popen([sys.executable, str(ROOT / "tests/memory/openai_compatible.py"),
-                                           str(port_file), str(log), str(script)]))
-        deadline = time.monotonic() + 30
-        while not port_file.exists() or not port_file.read_text():
-            assert time.monotonic() < deadline, "the model server did not start"
-            time.sleep(0.05)
-        settings.COGNIZES_MEMORY_MODEL = "openai/local-model"
-        settings.COGNIZES_MEMORY_MODEL_API_BASE = f"http://127.0.0.1:{port_file.read_text()}/v1"
-        settings.COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS = 10
-        os.environ.setdefault("OPENAI_API_KEY", "not-needed-by-a-local-server")
-        return log
-
-    yield start
-    for process in processes:
-        process.kill()
-        process.wait(10)
+        yield start
 
 
 def run_a_job() -> ConsolidationJob:
