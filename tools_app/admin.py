@@ -14,8 +14,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from infra.replica import ListsFromReplica
-from tools_app import services
-from tools_app.models import SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
+from tools_app import mcp_servers, services
+from tools_app.models import McpServer, SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
 from tools_app.openapi import InvalidOpenApi
 
 
@@ -143,6 +143,65 @@ class ToolAdmin(admin.ModelAdmin):
         return render(request, "admin/tools_app/tool/import.html", context)
 
 
+class McpServerForm(forms.ModelForm):
+    """Run the rules of MCP server rows on the edited one, so a bad edit is a form error, not a crash."""
+
+    class Meta:
+        model = McpServer
+        exclude = ("version", "discovered_tools", "discovered_at")
+        widgets = {"url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 60ch"})}
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        try:
+            mcp_servers.check_mcp_server(self.instance)
+        except services.InvalidTool as error:
+            for field, message in error.errors.items():
+                self.add_error(field if field in self.fields else None, message)
+
+
+@admin.register(McpServer)
+class McpServerAdmin(admin.ModelAdmin):
+    """External MCP servers: their tools reach the app's agents on their next model turn."""
+
+    form = McpServerForm
+    list_display = ("name", "app_name", "url", "transport", "enabled", "requires_approval", "version", "discovered_at")
+    list_filter = ("app_name", "transport", "enabled", "requires_approval")
+    search_fields = ("name", "description", "url")
+    readonly_fields = ("version", "pretty_discovered_tools", "discovered_at", "created_at", "updated_at")
+    actions = ["enable", "disable"]
+
+    @admin.display(description="tools it listed last")
+    def pretty_discovered_tools(self, server: McpServer) -> str:
+        return _pretty(server.discovered_tools)
+
+    def save_model(self, request: HttpRequest, obj: McpServer, form: forms.ModelForm, change: bool) -> None:
+        fields = {name: form.cleaned_data[name] for name in mcp_servers.EDITABLE_FIELDS if name in form.cleaned_data}
+        if change:
+            changed = {name: value for name, value in fields.items() if name in form.changed_data}
+            mcp_servers.do_update_mcp_server(obj, changes=changed, actor=_actor(request))
+        else:
+            created = mcp_servers.do_create_mcp_server(app_name=obj.app_name, actor=_actor(request), **fields)
+            obj.pk = created.pk
+
+    def delete_model(self, request: HttpRequest, obj: McpServer) -> None:
+        mcp_servers.do_delete_mcp_server(obj, actor=_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:
+        for server in queryset:
+            mcp_servers.do_delete_mcp_server(server, actor=_actor(request))
+
+    @admin.action(description="Enable selected MCP servers")
+    def enable(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:
+        count = mcp_servers.do_set_mcp_servers_enabled(queryset, enabled=True, actor=_actor(request))
+        self.message_user(request, f"Enabled {count} MCP server(s).", messages.SUCCESS)
+
+    @admin.action(description="Disable selected MCP servers")
+    def disable(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:
+        count = mcp_servers.do_set_mcp_servers_enabled(queryset, enabled=False, actor=_actor(request))
+        self.message_user(request, f"Disabled {count} MCP server(s).", messages.SUCCESS)
+
+
 class _ReadOnlyAdmin(ListsFromReplica):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -158,13 +217,13 @@ class _ReadOnlyAdmin(ListsFromReplica):
 @admin.register(ToolExecution)
 class ToolExecutionAdmin(_ReadOnlyAdmin):
     list_display = ("started_at", "tool_name", "tool_version", "status", "app_name", "user_id", "session_id", "duration")
-    list_filter = ("status", "app_name", "tool_name", "user_id")
-    search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name", "client")
+    list_filter = ("status", "app_name", "tool_name", "mcp_server", "user_id")
+    search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name", "client", "mcp_server")
     exclude = ("arguments", "result")
     readonly_fields = (
         "app_name", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
         "status", "pretty_arguments", "pretty_result", "result_size", "result_truncated", "error", "started_at",
-        "duration", "client",
+        "duration", "client", "mcp_server",
     )
     date_hierarchy = "started_at"
 

@@ -21,7 +21,6 @@ from django.utils.module_loading import import_string
 from tools_app.models import (
     MAX_NAME_LENGTH,
     ApprovalStatus,
-    AuthScheme,
     SandboxExecution,
     Tool,
     ToolApproval,
@@ -30,6 +29,7 @@ from tools_app.models import (
     ToolVersion,
 )
 from tools_app.openapi import InvalidOpenApi, ParsedOperation, build_rest_api_tool, load_document, parse_operations
+from tools_app.secret_headers import check_secret_auth
 
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EDITABLE_FIELDS = (
@@ -152,10 +152,7 @@ def check_tool(tool: Tool) -> None:
             resolve_callable(tool.callable_path)
         except ToolError as e:
             errors["callable_path"] = str(e)
-    if tool.auth_scheme not in AuthScheme.values:
-        errors["auth_scheme"] = f"One of {', '.join(AuthScheme.values)}."
-    elif tool.auth_scheme != AuthScheme.NONE and not tool.auth_secret_name:
-        errors["auth_secret_name"] = "Name the environment variable that holds the secret."
+    check_secret_auth(tool, errors)
     if not tool.timeout_seconds or tool.timeout_seconds <= 0:
         errors["timeout_seconds"] = "Must be positive."
     if errors:
@@ -167,7 +164,7 @@ def _snapshot(tool: Tool) -> dict[str, Any]:
     return {name: getattr(tool, name) for name in (*EDITABLE_FIELDS, "parameters_schema")}
 
 
-def _bump_marker(app_name: str) -> None:
+def bump_marker(app_name: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO tools_app_toolregistrymarker (app_name, version) VALUES (%s, 1) "
@@ -178,7 +175,7 @@ def _bump_marker(app_name: str) -> None:
 
 def _record_version(tool: Tool, actor: str) -> None:
     ToolVersion.objects.create(tool=tool, version=tool.version, snapshot=_snapshot(tool), changed_by=actor)
-    _bump_marker(tool.app_name)
+    bump_marker(tool.app_name)
 
 
 def do_create_tool(*, app_name: str, actor: str = "", **fields: Any) -> Tool:
@@ -224,7 +221,7 @@ def do_delete_tool(tool: Tool, *, actor: str = "") -> None:
     """Remove a tool (and its history); agents stop seeing it on their next model turn."""
     with transaction.atomic():
         tool.delete()
-        _bump_marker(tool.app_name)
+        bump_marker(tool.app_name)
 
 
 def do_set_enabled(tools: Iterable[Tool], *, enabled: bool, actor: str = "") -> int:
