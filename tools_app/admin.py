@@ -27,6 +27,17 @@ def _pretty(value: Any) -> str:
     return format_html("<pre style='white-space: pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
+class _SecretFieldsBeforeTimeout:
+    """Show the secret's fields (``models.SecretAuth``, inherited, so first in the model) beside the timeout."""
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fields = list(super().get_fields(request, obj))  # type: ignore[misc]
+        secret = [name for name in ("auth_scheme", "auth_secret_name", "auth_header_name") if name in fields]
+        rest = [name for name in fields if name not in secret]
+        at = rest.index("timeout_seconds") if "timeout_seconds" in rest else len(rest)
+        return [*rest[:at], *secret, *rest[at:]]
+
+
 class ToolVersionInline(admin.TabularInline):
     model = ToolVersion
     fields = ("version", "created_at", "changed_by", "pretty_snapshot")
@@ -68,7 +79,7 @@ class ImportForm(forms.Form):
 
 
 @admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):
+class ToolAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
     form = ToolForm
     list_display = ("name", "app_name", "kind", "enabled", "requires_approval", "version", "updated_at")
     list_filter = ("app_name", "kind", "enabled", "requires_approval")
@@ -161,7 +172,7 @@ class McpServerForm(forms.ModelForm):
 
 
 @admin.register(McpServer)
-class McpServerAdmin(admin.ModelAdmin):
+class McpServerAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
     """External MCP servers: their tools reach the app's agents on their next model turn."""
 
     form = McpServerForm

@@ -177,6 +177,24 @@ async def test_a_server_down_or_slow_is_a_clear_tool_error_and_never_stops_the_t
     assert "timed out" in audited[0].error and audited[1].error == "Error executing tool fail"
 
 
+async def test_a_server_on_a_private_address_is_refused_unless_private_networks_are_allowed(
+    asgi_server, upstream, settings
+):
+    settings.COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = False
+    await _api(asgi_server, "POST", SERVERS, await _key(), {"name": "upstream", "url": upstream})
+    agent = Agent()
+    session_id = await agent.start()
+
+    assert await _answer(agent, session_id, 'echo {"text": "hi"}') == "I have no tool echo."
+    server = await run_in_db_thread(McpServer.objects.get)
+    assert server.discovered_tools == []  # it was never asked
+
+    settings.COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = True
+    assert await _answer(agent, session_id, 'echo {"text": "hi"}') == "I have no tool echo."  # a failure waits a bit
+    fresh = Agent()
+    assert _text(await _answer(fresh, await fresh.start(), 'echo {"text": "hi"}')) == {"echo": "hi"}
+
+
 async def test_the_sse_transport_and_a_call_needing_approval(asgi_server, upstream_sse):
     key = await _key()
     created = await _api(asgi_server, "POST", SERVERS, key, {
@@ -225,3 +243,41 @@ async def test_keys_scopes_and_bad_rows_as_on_the_rest_of_the_api(asgi_server, u
     assert (row.name, row.url, row.version, row.enabled, row.headers) == ("upstream", upstream, 1, True, {})
     assert (await _api(asgi_server, "DELETE", path, key)).status_code == 204
     assert await run_in_db_thread(McpServer.objects.count) == 0
+
+
+def _admin_form(**changes: str) -> dict[str, str]:
+    form = {
+        "app_name": APP, "name": "upstream", "description": "", "url": "https://mcp.example/mcp",
+        "transport": "streamable_http", "headers": '{"X-Tenant": "acme"}', "allowed_tools": "[]",
+        "denied_tools": '["delete_everything"]', "tool_name_prefix": "", "enabled": "on", "auth_scheme": "bearer",
+        "auth_secret_name": "UPSTREAM_TOKEN", "auth_header_name": "X-API-Key", "timeout_seconds": "5",
+        "list_cache_seconds": "60",
+    }
+    return {key: value for key, value in {**form, **changes}.items() if value is not None}
+
+
+def test_staff_add_and_edit_servers_in_the_admin_and_a_bad_edit_changes_nothing(admin_client, client, django_user_model):
+    assert admin_client.post("/admin/tools_app/mcpserver/add/", _admin_form()).status_code == 302
+    server = McpServer.objects.get()
+    assert (server.headers, server.denied_tools, server.auth_secret_name, server.version) == (
+        {"X-Tenant": "acme"}, ["delete_everything"], "UPSTREAM_TOKEN", 1)
+    page = admin_client.get(f"/admin/tools_app/mcpserver/{server.pk}/change/").content.decode()
+    assert "tools it listed last" in page.lower()
+    assert page.index('name="auth_scheme"') > page.index('name="url"')  # the secret's fields beside the timeout
+
+    refused = admin_client.post(f"/admin/tools_app/mcpserver/{server.pk}/change/",
+                                _admin_form(url="ftp://mcp.example", headers='{"Host": "evil"}'))
+    assert refused.status_code == 200
+    assert "An http:// or https:// URL" in refused.content.decode() and "is not a header a row may set" in (
+        refused.content.decode())
+    server.refresh_from_db()
+    assert (server.url, server.version) == ("https://mcp.example/mcp", 1)
+    assert admin_client.post(f"/admin/tools_app/mcpserver/{server.pk}/change/",
+                             _admin_form(enabled=None)).status_code == 302
+    admin_client.post("/admin/tools_app/mcpserver/", {"action": "enable", "_selected_action": [server.pk]})
+    server.refresh_from_db()
+    assert (server.enabled, server.version) == (True, 3)
+
+    django_user_model.objects.create_user("visitor", password="pw")
+    client.login(username="visitor", password="pw")
+    assert client.get("/admin/tools_app/mcpserver/").status_code == 302  # staff only: to the login page
