@@ -54,6 +54,44 @@ class ToolVersionInline(admin.TabularInline):
         return _pretty(version.snapshot)
 
 
+class _RegistryRowAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
+    """A registry row (a tool, an MCP server) edited only through its services: each edit is a new version and
+    moves the app's registry marker, so running agents see it on their next model turn."""
+
+    editable_fields: tuple[str, ...] = ()
+    create: Any = None
+    update: Any = None
+    remove: Any = None
+    set_enabled: Any = None
+    actions = ["enable", "disable"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
+        fields = {name: form.cleaned_data[name] for name in self.editable_fields if name in form.cleaned_data}
+        if change:
+            changed = {name: value for name, value in fields.items() if name in form.changed_data}
+            self.update(obj, changes=changed, actor=_actor(request))
+        else:
+            created = self.create(app_name=obj.app_name, actor=_actor(request), **fields)
+            obj.pk = created.pk
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.remove(obj, actor=_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for row in queryset:
+            self.remove(row, actor=_actor(request))
+
+    @admin.action(description="Enable selected %(verbose_name_plural)s")
+    def enable(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = self.set_enabled(queryset, enabled=True, actor=_actor(request))
+        self.message_user(request, f"Enabled {count} {self.model._meta.verbose_name_plural}.", messages.SUCCESS)
+
+    @admin.action(description="Disable selected %(verbose_name_plural)s")
+    def disable(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = self.set_enabled(queryset, enabled=False, actor=_actor(request))
+        self.message_user(request, f"Disabled {count} {self.model._meta.verbose_name_plural}.", messages.SUCCESS)
+
+
 class ToolForm(forms.ModelForm):
     """Run the registry's rules on the edited tool, so a bad edit is a form error, not a crash."""
 
@@ -79,14 +117,18 @@ class ImportForm(forms.Form):
 
 
 @admin.register(Tool)
-class ToolAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
+class ToolAdmin(_RegistryRowAdmin):
     form = ToolForm
+    editable_fields = services.EDITABLE_FIELDS
+    create, update, remove, set_enabled = (
+        staticmethod(services.do_create_tool), staticmethod(services.do_update_tool),
+        staticmethod(services.do_delete_tool), staticmethod(services.do_set_enabled),
+    )
     list_display = ("name", "app_name", "kind", "enabled", "requires_approval", "version", "updated_at")
     list_filter = ("app_name", "kind", "enabled", "requires_approval")
     search_fields = ("name", "description")
     readonly_fields = ("version", "pretty_parameters_schema", "created_at", "updated_at")
     inlines = [ToolVersionInline]
-    actions = ["enable", "disable"]
     change_list_template = "admin/tools_app/tool/change_list.html"
 
     @admin.display(description="parameters schema")
@@ -97,32 +139,6 @@ class ToolAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
         """A tool's page shows the fields of its kind: no empty "OpenAPI operation: null" box on a Python tool."""
         hidden = {"python": ["openapi_operation"], "openapi": ["callable_path"]}.get(obj.kind if obj else "", [])
         return [*ToolForm.Meta.exclude, *hidden]
-
-    def save_model(self, request: HttpRequest, obj: Tool, form: forms.ModelForm, change: bool) -> None:
-        fields = {name: form.cleaned_data[name] for name in services.EDITABLE_FIELDS if name in form.cleaned_data}
-        if change:
-            changed = {name: value for name, value in fields.items() if name in form.changed_data}
-            services.do_update_tool(obj, changes=changed, actor=_actor(request))
-        else:
-            created = services.do_create_tool(app_name=obj.app_name, actor=_actor(request), **fields)
-            obj.pk = created.pk
-
-    def delete_model(self, request: HttpRequest, obj: Tool) -> None:
-        services.do_delete_tool(obj, actor=_actor(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
-        for tool in queryset:
-            services.do_delete_tool(tool, actor=_actor(request))
-
-    @admin.action(description="Enable selected tools")
-    def enable(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
-        count = services.do_set_enabled(queryset, enabled=True, actor=_actor(request))
-        self.message_user(request, f"Enabled {count} tool(s).", messages.SUCCESS)
-
-    @admin.action(description="Disable selected tools")
-    def disable(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
-        count = services.do_set_enabled(queryset, enabled=False, actor=_actor(request))
-        self.message_user(request, f"Disabled {count} tool(s).", messages.SUCCESS)
 
     def get_urls(self) -> list:
         custom = [path("import/", self.admin_site.admin_view(self.import_view), name="tools_app_tool_import")]
@@ -172,45 +188,23 @@ class McpServerForm(forms.ModelForm):
 
 
 @admin.register(McpServer)
-class McpServerAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
+class McpServerAdmin(_RegistryRowAdmin):
     """External MCP servers: their tools reach the app's agents on their next model turn."""
 
     form = McpServerForm
+    editable_fields = mcp_servers.EDITABLE_FIELDS
+    create, update, remove, set_enabled = (
+        staticmethod(mcp_servers.do_create_mcp_server), staticmethod(mcp_servers.do_update_mcp_server),
+        staticmethod(mcp_servers.do_delete_mcp_server), staticmethod(mcp_servers.do_set_mcp_servers_enabled),
+    )
     list_display = ("name", "app_name", "url", "transport", "enabled", "requires_approval", "version", "discovered_at")
     list_filter = ("app_name", "transport", "enabled", "requires_approval")
     search_fields = ("name", "description", "url")
     readonly_fields = ("version", "pretty_discovered_tools", "discovered_at", "created_at", "updated_at")
-    actions = ["enable", "disable"]
 
     @admin.display(description="tools it listed last")
     def pretty_discovered_tools(self, server: McpServer) -> str:
         return _pretty(server.discovered_tools)
-
-    def save_model(self, request: HttpRequest, obj: McpServer, form: forms.ModelForm, change: bool) -> None:
-        fields = {name: form.cleaned_data[name] for name in mcp_servers.EDITABLE_FIELDS if name in form.cleaned_data}
-        if change:
-            changed = {name: value for name, value in fields.items() if name in form.changed_data}
-            mcp_servers.do_update_mcp_server(obj, changes=changed, actor=_actor(request))
-        else:
-            created = mcp_servers.do_create_mcp_server(app_name=obj.app_name, actor=_actor(request), **fields)
-            obj.pk = created.pk
-
-    def delete_model(self, request: HttpRequest, obj: McpServer) -> None:
-        mcp_servers.do_delete_mcp_server(obj, actor=_actor(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:
-        for server in queryset:
-            mcp_servers.do_delete_mcp_server(server, actor=_actor(request))
-
-    @admin.action(description="Enable selected MCP servers")
-    def enable(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:
-        count = mcp_servers.do_set_mcp_servers_enabled(queryset, enabled=True, actor=_actor(request))
-        self.message_user(request, f"Enabled {count} MCP server(s).", messages.SUCCESS)
-
-    @admin.action(description="Disable selected MCP servers")
-    def disable(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:
-        count = mcp_servers.do_set_mcp_servers_enabled(queryset, enabled=False, actor=_actor(request))
-        self.message_user(request, f"Disabled {count} MCP server(s).", messages.SUCCESS)
 
 
 class _ReadOnlyAdmin(ListsFromReplica):

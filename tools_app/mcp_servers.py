@@ -24,11 +24,11 @@ from tools_app.secret_headers import check_secret_auth
 from tools_app.services import (
     NAME_PATTERN,
     InvalidTool,
-    StaleTool,
-    ToolError,
     ToolExists,
     bump_marker,
     get_enabled_tools,
+    refuse_unknown_fields,
+    save_new_version,
 )
 
 EDITABLE_FIELDS = (
@@ -82,15 +82,9 @@ def check_mcp_server(server: McpServer) -> None:
         raise InvalidTool(errors)
 
 
-def _unknown(fields: dict[str, Any]) -> None:
-    unknown = set(fields) - set(EDITABLE_FIELDS)
-    if unknown:
-        raise InvalidTool({name: "Unknown field." for name in sorted(unknown)})
-
-
 def do_create_mcp_server(*, app_name: str, actor: str = "", **fields: Any) -> McpServer:
     """Register an external MCP server; the app's agents get its tools on their next model turn."""
-    _unknown(fields)
+    refuse_unknown_fields(fields, EDITABLE_FIELDS)
     server = McpServer(app_name=app_name, **fields)
     check_mcp_server(server)
     try:
@@ -106,20 +100,14 @@ def do_update_mcp_server(
     server: McpServer, *, changes: dict[str, Any], actor: str = "", expected_version: int | None = None,
 ) -> McpServer:
     """Change a server row and bump its version; with ``expected_version``, refuse if someone changed it first."""
-    _unknown(changes)
+    refuse_unknown_fields(changes, EDITABLE_FIELDS)
     for name, value in changes.items():
         setattr(server, name, value)
     check_mcp_server(server)
     try:
         with transaction.atomic():
-            current = McpServer.objects.select_for_update().filter(pk=server.pk).values_list("version", flat=True).first()
-            if current is None:
-                raise ToolError("The MCP server no longer exists.")
-            if expected_version is not None and current != expected_version:
-                raise StaleTool(f"The MCP server is at version {current}, not {expected_version}.")
-            server.version = current + 1
-            server.save()
-            bump_marker(server.app_name)
+            save_new_version(server, what="MCP server", expected_version=expected_version,
+                             then=lambda: bump_marker(server.app_name))
     except IntegrityError as e:
         raise ToolExists(f"App {server.app_name!r} already has an MCP server named {server.name!r}.") from e
     return server

@@ -180,9 +180,7 @@ def _record_version(tool: Tool, actor: str) -> None:
 
 def do_create_tool(*, app_name: str, actor: str = "", **fields: Any) -> Tool:
     """Add a tool to the app's registry; agents of the app see it on their next model turn."""
-    unknown = set(fields) - set(EDITABLE_FIELDS)
-    if unknown:
-        raise InvalidTool({name: "Unknown field." for name in sorted(unknown)})
+    refuse_unknown_fields(fields, EDITABLE_FIELDS)
     tool = Tool(app_name=app_name, **fields)
     check_tool(tool)
     try:
@@ -194,24 +192,39 @@ def do_create_tool(*, app_name: str, actor: str = "", **fields: Any) -> Tool:
     return tool
 
 
-def do_update_tool(tool: Tool, *, changes: dict[str, Any], actor: str = "", expected_version: int | None = None) -> Tool:
-    """Change a tool and bump its version; with ``expected_version``, refuse if someone changed it first."""
-    unknown = set(changes) - set(EDITABLE_FIELDS)
+def refuse_unknown_fields(fields: Iterable[str], editable: Iterable[str]) -> None:
+    """``InvalidTool`` naming each field of a change that is not one of the row's ``editable`` ones."""
+    unknown = set(fields) - set(editable)
     if unknown:
         raise InvalidTool({name: "Unknown field." for name in sorted(unknown)})
+
+
+def save_new_version(row: Any, *, what: str, expected_version: int | None, then: Callable[[], None]) -> None:
+    """Save an edited registry row (a tool, an MCP server) as its next version, then ``then()``, in one transaction.
+
+    With ``expected_version``, refuse (``StaleTool``) if someone saved another version first. Call it inside
+    ``transaction.atomic()``; an ``IntegrityError`` (a name taken) is the caller's to word.
+    """
+    current = type(row).objects.select_for_update().filter(pk=row.pk).values_list("version", flat=True).first()
+    if current is None:
+        raise ToolError(f"The {what} no longer exists.")
+    if expected_version is not None and current != expected_version:
+        raise StaleTool(f"The {what} is at version {current}, not {expected_version}.")
+    row.version = current + 1
+    row.save()
+    then()
+
+
+def do_update_tool(tool: Tool, *, changes: dict[str, Any], actor: str = "", expected_version: int | None = None) -> Tool:
+    """Change a tool and bump its version; with ``expected_version``, refuse if someone changed it first."""
+    refuse_unknown_fields(changes, EDITABLE_FIELDS)
     for name, value in changes.items():
         setattr(tool, name, value)
     check_tool(tool)
     try:
         with transaction.atomic():
-            current = Tool.objects.select_for_update().filter(pk=tool.pk).values_list("version", flat=True).first()
-            if current is None:
-                raise ToolError("The tool no longer exists.")
-            if expected_version is not None and current != expected_version:
-                raise StaleTool(f"The tool is at version {current}, not {expected_version}.")
-            tool.version = current + 1
-            tool.save()
-            _record_version(tool, actor)
+            save_new_version(tool, what="tool", expected_version=expected_version,
+                             then=lambda: _record_version(tool, actor))
     except IntegrityError as e:
         raise ToolExists(f"App {tool.app_name!r} already has a tool named {tool.name!r}.") from e
     return tool

@@ -7,6 +7,7 @@ answers as most servers out there are. ``whoami`` echoes the headers it got,
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import anyio
@@ -48,6 +49,7 @@ def delete_everything() -> dict:
 
 
 if __name__ == "__main__":
+    logging.disable(logging.CRITICAL)  # the SDK logs each failed call with a rich traceback: seconds on a busy CPU
     port = int(sys.argv[1])
     if sys.argv[2:] == ["sse"]:
         server.run("sse", host="127.0.0.1", port=port)
