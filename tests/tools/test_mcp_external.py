@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
@@ -16,8 +16,10 @@ import pytest
 from access.services import do_create_api_key
 from infra.db_threads import run_in_db_thread
 from tests.processes import ROOT, free_port
-from tests.tools.test_agent_run import APP, Agent, executions
-from tools_app import direct, mcp_servers
+from tests.tools.test_agent_run import APP, executions
+from tests.tools.test_agent_run import Agent as RegistryAgent
+from cognizes.adk import approval_message
+from tools_app import direct, mcp_servers, services
 from tools_app.models import McpServer, ToolApproval
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -61,6 +63,24 @@ def upstream_sse() -> Iterator[str]:
 def down() -> str:
     """A URL nobody listens on."""
     return f"http://127.0.0.1:{free_port()}/mcp"
+
+
+_running: list[RegistryAgent] = []
+
+
+class Agent(RegistryAgent):
+    """An agent over the registry whose runner the test closes (its MCP sessions with it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        _running.append(self)
+
+
+@pytest.fixture(autouse=True)
+async def _close_agents() -> AsyncIterator[None]:
+    yield
+    while _running:
+        await _running.pop().runner.close()
 
 
 @pytest.fixture(autouse=True)
@@ -211,7 +231,13 @@ async def test_the_sse_transport_and_a_call_needing_approval(asgi_server, upstre
 
     approval = await run_in_db_thread(ToolApproval.objects.get)
     assert (approval.tool_name, approval.arguments) == ("echo", {"text": WORDS})
-    assert [e.status for e in await executions()] == ["pending_approval"]
+    await run_in_db_thread(services.do_decide_approval, approval, approved=True, actor="grace")
+    events = await agent.send(session_id, await approval_message(app_name=APP, user_id="ada", session_id=session_id))
+
+    answer = events[-1].content.parts[0].text
+    assert _text(json.loads(answer[len("Done: "):])) == {"echo": WORDS}
+    assert [(e.status, e.mcp_server) for e in await executions()] == [
+        ("pending_approval", "old_style"), ("succeeded", "old_style")]
 
 
 async def test_keys_scopes_and_bad_rows_as_on_the_rest_of_the_api(asgi_server, upstream):
