@@ -54,6 +54,9 @@ def _check_headers(value: Any, errors: dict[str, str]) -> None:
     for name, header_value in value.items():
         if not _HEADER_NAME.match(name) or name.lower() in _RESERVED_HEADERS:
             errors["headers"] = f"{name!r} is not a header a row may set."
+        elif name.lower() == "authorization":
+            errors["headers"] = ("Authorization carries a secret, which a row never stores: set auth_scheme 'bearer' "
+                                 "and auth_secret_name to the environment variable holding the token.")
         elif not isinstance(header_value, str) or any(c in header_value for c in "\r\n\0"):
             errors["headers"] = f"The value of {name!r} must be text on one line."
 

@@ -260,7 +260,7 @@ async def test_keys_scopes_and_bad_rows_as_on_the_rest_of_the_api(asgi_server, u
 
     for bad, field in [
         ({"url": "file:///etc/passwd"}, "url"), ({"transport": "stdio"}, "transport"),
-        ({"headers": {"Host": "evil"}}, "headers"), ({"headers": {"X-A": "one\r\nX-B: two"}}, "headers"),
+        ({"headers": {"Host": "evil"}}, "headers"), ({"headers": {"authorization": "Bearer t0ken"}}, "headers"), ({"headers": {"X-A": "one\r\nX-B: two"}}, "headers"),
         ({"headers": ["X-A"]}, "headers"), ({"allowed_tools": "echo"}, "allowed_tools"),
         ({"auth_scheme": "bearer"}, "auth_secret_name"), ({"name": "9 lives"}, "name"),
         ({"timeout_seconds": 0}, "timeout_seconds"), ({"tool_name_prefix": "a-b"}, "tool_name_prefix"),
