@@ -81,14 +81,14 @@ instead of loading (and keeps it).
 Diagnostics: ``--force-hnsw`` replays the vector searches of medium and large corpora
 as planned and with ``enable_sort = off`` (the planner then orders by the HNSW index,
 scanning iteratively past other corpora's chunks): recall@10, p50/p95 and the plans.
-``--embedding-storage main`` loads with the embedding column kept in the
-row. A chunk's row is over PostgreSQL's 2 KB TOAST threshold, and pgvector's type is
-stored ``external``, so by default every embedding is moved out to the TOAST table
-and an exact scan of a corpus reads it from there, chunk by chunk.
+``--embedding-storage external`` loads with the embedding column moved out to the TOAST
+table, as pgvector's type stores it unless told (a chunk's row is over PostgreSQL's 2 KB
+threshold): an exact scan of a corpus then reads each vector from there, chunk by chunk.
+The migrations keep it in the row (``knowledge_app`` 0005: ``main``).
 
     .venv/bin/python bench/knowledge_scale.py [--chunks N] [--corpora N] [--apps N] [--queries N] [--seed N]
         [--keep] [--reuse] [--maintenance-work-mem 4GB] [--ingest-from DIR] [--ingest-documents N]
-        [--embedding-storage main] [--force-hnsw]
+        [--embedding-storage external] [--force-hnsw]
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ class Shape:
     topic_share: float = 1 / 3
     """Of the words that are not function words."""
     embedding_storage: str | None = None
-    """``ALTER COLUMN embedding SET STORAGE`` before loading; None: the migration's (pgvector's ``external``)."""
+    """``ALTER COLUMN embedding SET STORAGE`` before loading; None: the migrations' (``main``)."""
 
     def tag(self) -> str:
         """What the loaded tables are, kept as the chunks table's comment so ``--reuse`` takes only the same data."""
@@ -765,7 +765,7 @@ def main() -> None:
                         help="for the index builds (default 4GB, room for the HNSW graph of 1M chunks; "
                              "pgvector prints a notice when the graph outgrows it)")
     parser.add_argument("--embedding-storage", choices=["external", "main", "plain"], default=None,
-                        help="load with the chunks' embedding column stored so (default: the migration's, external)")
+                        help="load with the chunks' embedding column stored so (default: the migrations', main)")
     parser.add_argument("--force-hnsw", action="store_true",
                         help="also replay medium and large corpora's vector searches with the HNSW index forced")
     parser.add_argument("--ingest-from", type=Path, default=DEFAULT_INGEST_FROM,

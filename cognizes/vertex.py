@@ -22,6 +22,15 @@ Why subclasses: Google's clients take no endpoint from the environment
 (agentplatform bypasses ``GOOGLE_VERTEX_BASE_URL``), and ADK builds them in
 ``_build_api_client``, the hook ADK documents for custom endpoints and credentials.
 
+ADK's Agent Registry client finds the app's agent (as a ``RemoteA2aAgent``) and its
+MCP servers (as ``McpToolset``\ s) on a Cognizes server the same way::
+
+    from cognizes.vertex import AgentRegistry
+
+    registry = AgentRegistry(base_url="http://127.0.0.1:8000/", api_key=KEY)
+    weather = registry.get_remote_a2a_agent("projects/cognizes/locations/global/agents/weather")
+    tools = registry.get_mcp_toolset("projects/cognizes/locations/global/mcpServers/weather-tools")
+
 For ``adk web`` / ``adk api_server``, ``register()`` adds the URI scheme
 ``cognizes+vertex://HOST:PORT/ENGINE_ID`` (``cognizes+vertex+https://`` over
 TLS) for ``--session_service_uri`` and ``--memory_service_uri``; the key comes
@@ -37,6 +46,9 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+import requests
+from google.adk.integrations.agent_registry import AgentRegistry as _AgentRegistry
 from google.adk.memory.vertex_ai_memory_bank_service import VertexAiMemoryBankService as _VertexAiMemoryBankService
 from google.adk.memory.vertex_ai_rag_memory_service import VertexAiRagMemoryService as _VertexAiRagMemoryService
 from google.adk.sessions.vertex_ai_session_service import VertexAiSessionService as _VertexAiSessionService
@@ -201,6 +213,63 @@ class VertexAiRagMemoryService(_VertexAiRagMemoryService):
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
         with self._endpoint.routing():
             return await super().search_memory(app_name=app_name, user_id=user_id, query=query)
+
+
+class AgentRegistry(_AgentRegistry):
+    """ADK's ``AgentRegistry`` on a Cognizes server's Agent Registry API, with a Cognizes API key.
+
+    ADK's client has a fixed Google URL and needs Google's default credentials in its
+    constructor (``_connect``); here it connects to ``base_url`` with the key instead.
+    The key goes with everything the records lead to as well: the A2A agents
+    ``get_remote_a2a_agent`` builds (unless an ``httpx_client`` is given) and the MCP
+    toolsets of ``get_mcp_toolset``.
+    A key of the whole app acts for ``user_id``, or on MCP for the turn's user when
+    none is given; a key of one user needs neither. The project and location are any
+    names (Cognizes does not check them): they are in the records' names.
+    """
+
+    def __init__(self, *, base_url: str, api_key: str | None = None, project: str = "cognizes",
+                 location: str = "global", user_id: str | None = None, header_provider: Any = None) -> None:
+        self._endpoint = _Endpoint(base_url, api_key, project, location)
+        self._user_id = user_id
+        self._extra_headers = header_provider
+        super().__init__(project_id=project, location=location, header_provider=self._cognizes_headers)
+
+    def _connect(self) -> None:
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {self._endpoint.api_key}"
+        self._base_url = self._endpoint.base_url + "v1"
+        self._use_mtls = False
+        self._credentials = None
+        self._session = session  # last: ADK takes a session as the sign of a finished connection
+
+    def _key_headers(self, user_id: str | None) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {self._endpoint.api_key}"}
+        if user_id:
+            headers["X-User-Id"] = user_id
+        return headers
+
+    def _cognizes_headers(self, context: Any) -> dict[str, str]:
+        headers = self._key_headers(self._user_id or getattr(context, "user_id", None))
+        if self._extra_headers is not None:
+            headers.update(self._extra_headers(context))
+        return headers
+
+    def get_mcp_toolset(self, mcp_server_name: str, auth_scheme: Any = None, auth_credential: Any = None, *,
+                        continue_uri: str | None = None) -> Any:
+        """ADK's ``McpToolset`` for the record, sending this key also outside a turn (listing its tools)."""
+        toolset = super().get_mcp_toolset(mcp_server_name, auth_scheme, auth_credential, continue_uri=continue_uri)
+        params = toolset.connection_params
+        params.headers = {**(params.headers or {}), **self._key_headers(self._user_id)}
+        return toolset
+
+    def get_remote_a2a_agent(self, agent_name: str, auth_scheme: Any = None, auth_credential: Any = None, *,
+                             httpx_client: httpx.AsyncClient | None = None, continue_uri: str | None = None) -> Any:
+        """ADK's ``RemoteA2aAgent`` for the record, calling the agent with this key (and ``user_id``)."""
+        if httpx_client is None and auth_scheme is None:
+            httpx_client = httpx.AsyncClient(headers=self._key_headers(self._user_id), timeout=httpx.Timeout(600.0))
+        return super().get_remote_a2a_agent(agent_name, auth_scheme, auth_credential, httpx_client=httpx_client,
+                                            continue_uri=continue_uri)
 
 
 def register() -> None:

@@ -64,23 +64,43 @@ vector AS (
 )"""
 
 
+TERM_FREQUENCY = "round(1 / (1.6449340668482264 * (1 - {rank})) - 0.5)"
+"""A lexeme's occurrences in a row, from ``ts_rank`` of that row for the lexeme alone with every weight 1.
+
+For one lexeme, ``ts_rank`` (normalisation 0) is ``Σ_{j=1..tf} 1/j² / (π²/6)``; its complement,
+``ψ₁(tf + 1) / (π²/6)``, is ``1 / (tf + ½)`` within rounding, which this inverts: exact for 1-255 occurrences
+(the float4 ``ts_rank`` returns blurs 256, where a tsvector stops counting positions). Reading the positions
+instead (``unnest`` of the row's tsvector) makes a row of every lexeme of every matching row: 380 of the 430 ms
+of a keyword list over 9,500 matching chunks of one corpus (bench/knowledge_scale.py)."""
+
+_LEXEME_QUERY = "(chr(39) || replace(replace(lexeme, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39))::tsquery"
+"""A lexeme as a tsquery of it alone: quoted, so it is taken as it is and not parsed again."""
+
+
 def keyword_ranks(table: str, where: str) -> str:
     """CTEs ending in ``keyword (id, rank)``: the ``%(candidates)s`` rows of best BM25 score for ``%(text)s``.
 
     Any of the query's words may match (an OR query), each scored by its inverse
-    document frequency among the rows that match it.
+    document frequency among the rows that match it. Each matching row's
+    ``search_vector`` is read once per query lexeme, so it should be stored in
+    the row (``STORAGE MAIN``): a TOASTed one is fetched and decompressed each time.
     """
     return f"""
 query AS (
     SELECT replace(plainto_tsquery('{TEXT_SEARCH_CONFIG}', %(text)s)::text, ' & ', ' | ')::tsquery AS tsq,
-           array(SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s))) AS lexemes
+           array_agg(lexeme) AS lexemes, array_agg({_LEXEME_QUERY}) AS lexeme_queries
+    FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s))
 ),
 matched AS (
-    SELECT m.id, length(m.search_vector)::float8 AS dl, t.lexeme,
-           coalesce(array_length(t.positions, 1), 1)::float8 AS tf
-    FROM {table} m, query q, unnest(m.search_vector) t
-    WHERE {where}
-      AND m.search_vector @@ q.tsq AND t.lexeme = ANY(q.lexemes)
+    SELECT id, dl, lexeme, {TERM_FREQUENCY.format(rank="rank")} AS tf
+    FROM (
+        SELECT m.id, length(m.search_vector)::float8 AS dl, l.lexeme,
+               ts_rank('{{1,1,1,1}}', m.search_vector, l.lexeme_query, 0) AS rank
+        FROM {table} m, query q, unnest(q.lexemes, q.lexeme_queries) l (lexeme, lexeme_query)
+        WHERE {where}
+          AND m.search_vector @@ q.tsq
+    ) ranked
+    WHERE rank > 0
 ),
 document_frequency AS (
     SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme

@@ -107,6 +107,23 @@ async def build_card(runner: Runner, url: str) -> AgentCard:
     return card
 
 
+def card_json(card: AgentCard) -> dict[str, Any]:
+    """The card as JSON (a2a-sdk's, with A2A 0.3's fields), its security requirements' scopes written as lists.
+
+    Protobuf's JSON writes a requirement's scopes (a ``StringList``) as an object,
+    ``{"schemes": {"cognizesApiKey": {}}}``; a2a-go (ADK for Go's A2A client) reads
+    them only as a list and refuses the whole card otherwise. a2a-sdk reads both,
+    so the list is what every client reads.
+    """
+    out = agent_card_to_dict(card)
+    for holder in [out, *out.get("skills", [])]:
+        for requirement in holder.get("securityRequirements", []):
+            schemes = requirement.get("schemes", {})
+            for name, scopes in schemes.items():
+                schemes[name] = list(scopes.get("list", [])) if isinstance(scopes, dict) else scopes
+    return out
+
+
 def _make_readable(skill: AgentSkill, agent_name: str) -> None:
     """A skill as a person reads it: ADK names the agent's own skill "model" and describes a tool by its docstring."""
     skill.name = (agent_name if skill.id == agent_name else skill.name).replace("_", " ").strip().capitalize()
@@ -127,7 +144,7 @@ class AgentServer:
     async def serve_card(self, request: Request) -> Response:
         """The card naming the URL the caller reached; built per request, so registry edits show."""
         card = await build_card(self.runner, _endpoint_url(request, self.app_name))
-        return JSONResponse(agent_card_to_dict(card))
+        return JSONResponse(card_json(card))
 
     async def serve_rpc(self, request: Request, user_id: str) -> Response:
         """A call of ``user_id``, authenticated already (before the server and its card were made)."""
@@ -138,8 +155,23 @@ class AgentServer:
         return await self.dispatcher.handle_requests(request)
 
 
+def endpoint_url(base_url: str, app_name: str) -> str:
+    """The app's A2A endpoint as reached at ``base_url`` (the server's own, as the caller named it)."""
+    return base_url.rstrip("/") + f"{PREFIX}{app_name}/"
+
+
 def _endpoint_url(request: Request, app_name: str) -> str:
-    return str(request.base_url).rstrip("/") + f"{PREFIX}{app_name}/"
+    return endpoint_url(str(request.base_url), app_name)
+
+
+async def card_of(app_name: str, base_url: str) -> dict[str, Any]:
+    """The JSON card ``/a2a/{app}/.well-known/agent-card.json`` serves when reached at ``base_url``.
+
+    For whoever describes the agent elsewhere (the Agent Registry's records embed it), so
+    that they show the very card the endpoint serves, never a second rendering of it.
+    """
+    runner = await sync_to_async(get_runner, thread_sensitive=False)(app_name)
+    return card_json(await build_card(runner, endpoint_url(base_url, app_name)))
 
 
 def _invalid_ids(body: bytes) -> JSONResponse | None:

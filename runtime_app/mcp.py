@@ -47,7 +47,7 @@ PREFIX = "/mcp/"
 SCOPE_KEY = "cognizes.mcp"
 """Where the branch leaves the authenticated caller in the ASGI scope for the handlers."""
 
-__all__ = ["PREFIX", "McpApplication", "error_body"]
+__all__ = ["PREFIX", "McpApplication", "error_body", "listed_tools"]
 
 
 def _caller(ctx: ServerRequestContext[Any, Request]) -> direct.Caller:
@@ -74,9 +74,14 @@ def _describe(tool: Any) -> types.Tool:
                       annotations=annotations)
 
 
+async def listed_tools(app_name: str) -> list[types.Tool]:
+    """The tools ``tools/list`` answers for the app (the Agent Registry's record of the server lists them too)."""
+    return [_describe(tool) for tool in await direct.offered_tools(app_name)]
+
+
 async def _list_tools(ctx: ServerRequestContext[Any, Request], params: Any) -> types.ListToolsResult:
     app_name, _ = ctx.request.scope[SCOPE_KEY]
-    return types.ListToolsResult(tools=[_describe(tool) for tool in await direct.offered_tools(app_name)])
+    return types.ListToolsResult(tools=await listed_tools(app_name))
 
 
 async def _call_tool(ctx: ServerRequestContext[Any, Request], params: types.CallToolRequestParams) -> types.CallToolResult:

@@ -47,7 +47,7 @@ def parse(text: str | None, *, fields: set[str] | None) -> list[Condition]:
     """
     if not text or not text.strip():
         return []
-    tokens = _tokens(text)
+    tokens = tokenize(text)
     conditions: list[Condition] = []
     while tokens:
         if len(tokens) < 3 or tokens[0][0] != "word" or tokens[1][0] != "op" or tokens[2][0] not in ("word", "string"):
@@ -75,13 +75,17 @@ def _known(field: str, fields: set[str]) -> bool:
     return field in fields or any(name.endswith(".*") and field.startswith(name[:-1]) for name in fields)
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
+def tokenize(text: str, pattern: re.Pattern[str] = _TOKEN) -> list[tuple[str, str]]:
+    """``text`` as (group, text) pairs of ``pattern``'s named groups; a ``bad`` one (OR, NOT, …) or none is a 400.
+
+    Also the Agent Registry's filters' (``registry_filters``), with a pattern of their own.
+    """
     tokens: list[tuple[str, str]] = []
     position = 0
     while position < len(text):
         if text[position:].strip() == "":
             break
-        match = _TOKEN.match(text, position)
+        match = pattern.match(text, position)
         if match is None or match.lastgroup is None:
             raise InvalidArgument(f"Cannot parse the filter {text!r} at {position}.")
         if match.lastgroup == "bad":
@@ -91,9 +95,14 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return tokens
 
 
+def unquote(raw: str) -> str:
+    """A quoted string's text (``"a \\"b\\""`` → ``a "b"``)."""
+    return re.sub(r"\\(.)", r"\1", raw[1:-1])
+
+
 def _value(kind: str, raw: str) -> Any:
     if kind == "string":
-        return re.sub(r"\\(.)", r"\1", raw[1:-1])
+        return unquote(raw)
     if raw in ("true", "false"):
         return raw == "true"
     try:

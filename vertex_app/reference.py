@@ -45,6 +45,10 @@ Authenticate with a Cognizes API key: `{GoogleApiKeyAuthentication.header}: <key
 `?{GoogleApiKeyAuthentication.query}=<key>`) or `Authorization: Bearer <key>` (project mode). A key sees only its \
 app's engine (and user); anything else is 404. Errors are Google's: `{{"error": {{"code", "message", "status"}}}}`.
 
+The Agent Registry (`agentregistry.googleapis.com`, what ADK's `AgentRegistry` reads) is served at \
+`/v1/projects/{{project}}/locations/{{location}}/agents`, `…/mcpServers`, `…/bindings`: the key's app's agent, with \
+the A2A card it serves, and its MCP servers.
+
 Operations named for an RPC take and return that RPC's protobuf messages as proto3 JSON, and are served over gRPC \
 too (`manage.py serve_grpc`)."""
 
@@ -95,9 +99,9 @@ def document() -> dict[str, Any]:
 
 
 def _tag(view: type[VertexSurface], tags: dict[str, str]) -> str:
-    """The section of the view's module (``vertex_app.sessions`` → Sessions), described by its docstring's head."""
+    """The section of the view's module (``vertex_app.sessions`` → Sessions, ``agent_registry`` → Agent registry), described by its docstring's head."""
     module = sys.modules[view.__module__]
-    name = module.__name__.rpartition(".")[2].capitalize()
+    name = module.__name__.rpartition(".")[2].replace("_", " ").capitalize()
     tags.setdefault(name, (inspect.getdoc(module) or name).split("\n\n")[0].replace("\n", " "))
     return name
 

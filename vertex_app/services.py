@@ -32,5 +32,10 @@ def get_engine_app(engine_id: int) -> str | None:
     return Engine.objects.filter(engine_id=engine_id).values_list("app_name", flat=True).first()
 
 
+def find_engine(app_name: str) -> Engine | None:
+    """The app's engine, if it has one (``get_engine`` for one that must exist)."""
+    return Engine.objects.filter(app_name=app_name).first()
+
+
 def get_engine(app_name: str) -> Engine:
     return Engine.objects.get(app_name=app_name)

@@ -4,17 +4,20 @@ Express mode: ``v1beta1/reasoningEngines/{id}/…``; project mode:
 ``v1beta1/projects/{p}/locations/{l}/reasoningEngines/{id}/…`` (and ``v1/``, for
 clients set to the GA version). Custom methods
 follow a colon (``sessions/{id}:appendEvent``), so ids stop at ``/`` and ``:``.
+The Agent Registry's paths (``agentregistry.googleapis.com``) are ``v1`` and
+project mode only, as its clients send them: ``v1/projects/{p}/locations/{l}/agents``.
 """
 
 from django.urls import re_path
 
-from vertex_app import agents, engines, errors, memories, operations, rag, sessions
+from vertex_app import agent_registry, agents, engines, errors, memories, operations, rag, sessions
 
 ENGINE = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>\d{1,19})"
 SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
 CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
+REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
     re_path(ENGINE + r"$", engines.EngineView.as_view()),
@@ -49,5 +52,15 @@ urlpatterns = [
     re_path(r"^v1(?:beta1)?/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+):retrieveContexts$",
             rag.RetrieveContextsAsTheProtoSpellsItView.as_view()),
     re_path(LOCATION + r":retrieveContexts$", rag.RetrieveContextsView.as_view()),
+    re_path(REGISTRY + r"agents$", agent_registry.AgentsView.as_view()),
+    re_path(REGISTRY + r"agents:search$", agent_registry.SearchAgentsView.as_view()),
+    re_path(REGISTRY + r"agents/(?P<agent_id>[^/:]+)$", agent_registry.AgentView.as_view()),
+    re_path(REGISTRY + r"mcpServers$", agent_registry.McpServersView.as_view()),
+    re_path(REGISTRY + r"mcpServers:search$", agent_registry.SearchMcpServersView.as_view()),
+    re_path(REGISTRY + r"mcpServers/(?P<server_id>[^/:]+)$", agent_registry.McpServerView.as_view()),
+    re_path(REGISTRY + r"bindings$", agent_registry.BindingsView.as_view()),
+    re_path(REGISTRY + r"bindings:fetchAvailable$", agent_registry.AvailableBindingsView.as_view()),
+    re_path(REGISTRY + r"endpoints$", agent_registry.EndpointsView.as_view()),
+    re_path(REGISTRY + r"endpoints/(?P<endpoint_id>[^/:]+)$", agent_registry.EndpointView.as_view()),
     re_path(r"^v1(?:beta1)?/", errors.not_found),
 ]

@@ -30,6 +30,8 @@ except ImportError:  # not installed here: drf-spectacular's own check against t
 pytestmark = pytest.mark.django_db
 
 PROJECT_FORM = "/v1beta1/projects/{project}/locations/{location}/"
+REGISTRY_FORM = "/v1/projects/{project}/locations/{location}/"
+"""The Agent Registry's paths: v1 and project mode only, as its clients send them."""
 METHODS = ("get", "put", "post", "patch", "delete")
 
 
@@ -80,7 +82,8 @@ def _filled(path: str) -> str:
 def test_every_vertex_route_is_documented_in_project_form_with_each_method_its_view_serves(vertex):
     routes = [p for p in vertex_urls.urlpatterns if hasattr(p.callback, "view_class")]
     documented = {path: item for path, item in vertex["paths"].items()}
-    assert all(path.removeprefix("/upload").startswith(PROJECT_FORM.rstrip("/")) for path in documented), list(documented)
+    assert all(path.removeprefix("/upload").startswith((PROJECT_FORM.rstrip("/"), REGISTRY_FORM))
+               for path in documented), list(documented)
     for route in routes:
         served = [path for path in documented if route.pattern.regex.match(_filled(path).lstrip("/"))]
         assert len(served) == 1, (route.pattern, served)
@@ -91,6 +94,8 @@ def test_every_vertex_route_is_documented_in_project_form_with_each_method_its_v
     assert len(documented) == len(routes)  # the catch-all 404 is no operation
     assert "/v1beta1/reasoningEngines/{engine_id}/" in vertex["info"]["description"]  # the express form
     assert "`/v1/`" in vertex["info"]["description"]
+    assert {REGISTRY_FORM + "agents", REGISTRY_FORM + "mcpServers/{server_id}"} <= set(documented)
+    assert "Agent Registry" in vertex["info"]["description"]
     append = documented[PROJECT_FORM + "reasoningEngines/{engine_id}/sessions/{session_id}:appendEvent"]
     assert [p["name"] for p in append["post"]["parameters"] if p["in"] == "path"] == [
         "project", "location", "engine_id", "session_id"]

@@ -65,7 +65,7 @@ async def test_the_agent_card_names_the_agent_its_url_skills_and_the_key_it_need
     assert card["supportedInterfaces"][0]["url"] == f"{asgi_server}/a2a/weather"
     assert card["capabilities"]["streaming"] is True
     assert card["securitySchemes"]["cognizesApiKey"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
-    assert card["securityRequirements"] == [{"schemes": {"cognizesApiKey": {}}}]
+    assert card["securityRequirements"] == [{"schemes": {"cognizesApiKey": []}}]  # scopes as a list: a2a-go reads no other
     # Skills a person recognises (ADK named the agent's own "model", and showed load_memory's "Args: query…").
     skills = {skill["name"]: skill["description"] for skill in card["skills"]}
     # The registry's tool too, and the handbook's search (the weather app's runner gives it).

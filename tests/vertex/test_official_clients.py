@@ -34,12 +34,12 @@ JAVA_JAR = CLIENTS / "java" / "target" / "session-contract.jar"
 BUILD_TIMEOUT = 280
 
 
-def _go() -> Path:
-    """The Go client, built (``go build`` is a no-op when nothing changed)."""
+def _go(package: str = ".", binary: Path = GO_BINARY) -> Path:
+    """A Go client of tests/clients/go (its main package by default), built (a no-op when nothing changed)."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: the ADK for Go client test needs the go command (https://go.dev/dl/)")
-    subprocess.run(["go", "build", "-o", str(GO_BINARY), "."], cwd=CLIENTS / "go", check=True, timeout=BUILD_TIMEOUT)
-    return GO_BINARY
+    subprocess.run(["go", "build", "-o", str(binary), package], cwd=CLIENTS / "go", check=True, timeout=BUILD_TIMEOUT)
+    return binary
 
 
 def _java() -> Path:
