@@ -216,7 +216,8 @@ class DatabaseToolset(BaseToolset):
         self._cache[app_name] = (version, tools, toolsets)
         # A server not yet asked for its tools counts as something offered: only a registry without any is said.
         offered = {tool.name for tool in tools} | {f"mcp server {server.name}" for server in servers if self._mcp_servers}
-        offered |= {tool["name"] for server in servers for tool in mcp_servers.describe(server)["tools"]}
+        offered |= {f"{server.tool_name_prefix}_{tool['name']}" if server.tool_name_prefix else tool["name"]
+                    for server in servers for tool in mcp_servers.describe(server)["tools"]}
         self._warn_once_if_missing(app_name, offered)
         return tools, toolsets
 

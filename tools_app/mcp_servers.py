@@ -153,12 +153,13 @@ def get_enabled_registry(*, app_name: str) -> tuple[int, list[Tool], list[McpSer
 
 
 def describe(server: McpServer) -> dict[str, Any]:
-    """A server as a directory lists it: where it is and the tools agents get of it (as it listed them last)."""
-    prefix = f"{server.tool_name_prefix}_" if server.tool_name_prefix else ""
+    """A server as a directory lists it: where it is and the tools agents get of it (as it listed them last,
+    under the server's own names; Cognizes' agents see them behind ``tool_name_prefix``)."""
     return {
         "name": server.name, "url": server.url, "transport": server.transport, "description": server.description,
         "enabled": server.enabled, "version": server.version, "discovered_at": server.discovered_at,
-        "tools": [{**tool, "name": prefix + tool["name"]} for tool in server.discovered_tools
+        "tool_name_prefix": server.tool_name_prefix,
+        "tools": [tool for tool in server.discovered_tools
                   if isinstance(tool, dict) and server.offers(tool.get("name", ""))],
     }
 

@@ -141,6 +141,13 @@ async def test_an_agent_calls_a_registered_servers_tools_with_its_secret_headers
     assert [(s["name"], s["url"], s["description"]) for s in offered] == [
         ("upstream", upstream, "Echoes, in any language.")]
     assert sorted(t["name"] for t in offered[0]["tools"]) == ["echo", "fail", "slow", "whoami"]
+    # The Agent Registry lists it beside the app's own registry, at its own URL, without its headers or secret.
+    registry = await _api(asgi_server, "GET", "/v1/projects/p/locations/l/mcpServers", key)
+    records = {record["mcpServerId"]: record for record in registry.json()["mcpServers"]}
+    record = records[f"{APP}-mcp-upstream"]
+    assert (record["displayName"], record["interfaces"]) == ("upstream", [{"url": upstream, "protocolBinding": "JSONRPC"}])
+    assert sorted(tool["name"] for tool in record["tools"]) == ["echo", "fail", "slow", "whoami"]
+    assert "s3cret" not in registry.text and "acme" not in registry.text
     # Cognizes' own MCP server for the app serves its registry, not other servers' tools.
     assert [tool.name for tool in await direct.offered_tools(APP)] == []
 
