@@ -245,6 +245,8 @@ async def test_the_sse_transport_and_a_call_needing_approval(asgi_server, upstre
     assert _text(json.loads(answer[len("Done: "):])) == {"echo": WORDS}
     assert [(e.status, e.mcp_server) for e in await executions()] == [
         ("pending_approval", "old_style"), ("succeeded", "old_style")]
+    registry = (await _api(asgi_server, "GET", "/v1/projects/p/locations/l/mcpServers", key)).json()
+    assert f"{APP}-mcp-old_style" not in [r["mcpServerId"] for r in registry.get("mcpServers", [])]  # no SSE binding
 
 
 async def test_keys_scopes_and_bad_rows_as_on_the_rest_of_the_api(asgi_server, upstream):
