@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import time
 from contextvars import ContextVar
@@ -35,9 +34,11 @@ from google.genai import types
 from typing_extensions import override
 
 from infra.db_threads import run_in_db_thread
-from tools_app import services
+from tools_app import mcp_servers, services
 from tools_app.models import ApprovalStatus, AuthScheme, ExecutionStatus, Tool, ToolKind
+from tools_app.mcp_toolsets import RegistryMcpToolset
 from tools_app.openapi import build_rest_api_tool
+from tools_app.secret_headers import secret_headers
 
 logger = logging.getLogger(__name__)
 
@@ -97,16 +98,7 @@ def _secret_headers(row: Tool) -> Callable[[ReadonlyContext], dict[str, str]] | 
     """Headers carrying the row's secret, read from the environment at call time (never stored)."""
     if row.auth_scheme == AuthScheme.NONE:
         return None
-    env_name, scheme, header = row.auth_secret_name, row.auth_scheme, row.auth_header_name
-
-    def headers(_: ReadonlyContext) -> dict[str, str]:
-        secret = os.environ.get(env_name)
-        if not secret:
-            logger.warning("tool secret %s is not set in the environment", env_name)
-            return {}
-        return {"Authorization": f"Bearer {secret}"} if scheme == AuthScheme.BEARER else {header: secret}
-
-    return headers
+    return lambda _: secret_headers(row)
 
 
 def build_tool(row: Tool) -> BaseTool:
@@ -141,7 +133,7 @@ listing_app: ContextVar[str | None] = ContextVar("cognizes_listing_app", default
 
 
 class DatabaseToolset(BaseToolset):
-    """The enabled tools of an app's registry, cached until the registry changes."""
+    """The enabled tools of an app's registry, and of its external MCP servers, cached until the registry changes."""
 
     def __init__(
         self,
@@ -149,30 +141,67 @@ class DatabaseToolset(BaseToolset):
         app_name: str | None = None,
         tool_filter: ToolPredicate | list[str] | None = None,
         tool_name_prefix: str | None = None,
+        mcp_servers: bool = True,
     ):
-        """``app_name`` defaults to the running app's name (the Runner's ``app_name``)."""
+        """``app_name`` defaults to the running app's name (the Runner's ``app_name``).
+
+        ``mcp_servers=False`` leaves the app's external MCP servers out: the registry's own tools only (what
+        Cognizes serves as the app's MCP server, which must not relay other servers, nor loop back to itself).
+        """
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         self._app_name = app_name
+        self._mcp_servers = mcp_servers
         # Check the registry on every model turn, not once per invocation: an
         # edit must reach an agent that is in the middle of a long run.
         self._use_invocation_cache = False
-        self._cache: dict[str, tuple[int, list[BaseTool]]] = {}
+        self._cache: dict[str, tuple[int, list[BaseTool], list[RegistryMcpToolset]]] = {}
         self._warned: set[str] = set()
+        self._clashes: set[tuple[str, str]] = set()
 
     @override
     async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:
         app_name = self._app_name or (readonly_context.session.app_name if readonly_context else listing_app.get())
         if not app_name:
             raise ValueError("DatabaseToolset needs an app_name outside of an agent run.")
-        tools = await self._current_tools(app_name)
+        tools, toolsets = await self._current_tools(app_name)
+        if toolsets:
+            tools = self._without_clashes(app_name, tools, await asyncio.gather(
+                *(toolset.get_tools_with_prefix(readonly_context) for toolset in toolsets)
+            ))
         return [tool for tool in tools if self._is_tool_selected(tool, readonly_context)]
 
-    async def _current_tools(self, app_name: str) -> list[BaseTool]:
+    @override
+    async def close(self) -> None:
+        """Close the MCP sessions of the external servers' toolsets."""
+        for _, _, toolsets in self._cache.values():
+            for toolset in toolsets:
+                await toolset.close()
+        self._cache.clear()
+
+    def _without_clashes(self, app_name: str, tools: list[BaseTool], listed: list[list[BaseTool]]) -> list[BaseTool]:
+        """The registry's tools, then each server's, leaving out a name already taken (said once): the model
+        must see one tool per name, and the registry's own rows win."""
+        names = {tool.name for tool in tools}
+        tools = list(tools)
+        for server_tools in listed:
+            for tool in server_tools:
+                if tool.name not in names:
+                    names.add(tool.name)
+                    tools.append(tool)
+                elif (app_name, tool.name) not in self._clashes:
+                    self._clashes.add((app_name, tool.name))
+                    logger.warning(
+                        "MCP server %s of app %r offers %s, a name another tool of the app already has; left out "
+                        "(set the server's tool_name_prefix)", getattr(tool, "mcp_server", "?"), app_name, tool.name,
+                    )
+        return tools
+
+    async def _current_tools(self, app_name: str) -> tuple[list[BaseTool], list[RegistryMcpToolset]]:
         version = await run_in_db_thread(services.get_registry_version, app_name=app_name)
         cached = self._cache.get(app_name)
         if cached is not None and cached[0] == version:
-            return cached[1]
-        version, rows = await run_in_db_thread(services.get_enabled_tools, app_name=app_name)
+            return cached[1], cached[2]
+        version, rows, servers = await run_in_db_thread(mcp_servers.get_enabled_registry, app_name=app_name)
         tools = []
         for row in rows:
             try:
@@ -180,9 +209,17 @@ class DatabaseToolset(BaseToolset):
             except Exception:
                 # One broken row (say, a callable taken off the allow-list) must not take the others down.
                 logger.exception("tool %s of app %s cannot be built; left out", row.name, app_name)
-        self._cache[app_name] = (version, tools)
-        self._warn_once_if_missing(app_name, {tool.name for tool in tools})
-        return tools
+        toolsets = [RegistryMcpToolset(server) for server in servers] if self._mcp_servers else []
+        if cached is not None:
+            for old in cached[2]:
+                old.retire()  # its sessions close once the calls still running on them end
+        self._cache[app_name] = (version, tools, toolsets)
+        # A server not yet asked for its tools counts as something offered: only a registry without any is said.
+        offered = {tool.name for tool in tools} | {f"mcp server {server.name}" for server in servers if self._mcp_servers}
+        offered |= {f"{server.tool_name_prefix}_{tool['name']}" if server.tool_name_prefix else tool["name"]
+                    for server in servers for tool in mcp_servers.describe(server)["tools"]}
+        self._warn_once_if_missing(app_name, offered)
+        return tools, toolsets
 
     def _warn_once_if_missing(self, app_name: str, present: set[str]) -> None:
         """Say once per app when the registry lacks tools asked for, or has none: registry tools belong to one app.
@@ -320,6 +357,7 @@ class AuditPlugin(BasePlugin):
             tool_name=tool.name, tool_version=getattr(tool, "registry_version", None),
             arguments=dict(tool_args), result=result, error=error, status=status,
             started_at=_aware(started_at), duration_ms=(now - started) * 1000, client=self.client,
+            mcp_server=getattr(tool, "mcp_server", ""),
         )
 
     @override

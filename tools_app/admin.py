@@ -14,8 +14,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from infra.replica import ListsFromReplica
-from tools_app import services
-from tools_app.models import SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
+from tools_app import mcp_servers, services
+from tools_app.models import McpServer, SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
 from tools_app.openapi import InvalidOpenApi
 
 
@@ -25,6 +25,17 @@ def _actor(request: HttpRequest) -> str:
 
 def _pretty(value: Any) -> str:
     return format_html("<pre style='white-space: pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class _SecretFieldsBeforeTimeout:
+    """Show the secret's fields (``models.SecretAuth``, inherited, so first in the model) beside the timeout."""
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fields = list(super().get_fields(request, obj))  # type: ignore[misc]
+        secret = [name for name in ("auth_scheme", "auth_secret_name", "auth_header_name") if name in fields]
+        rest = [name for name in fields if name not in secret]
+        at = rest.index("timeout_seconds") if "timeout_seconds" in rest else len(rest)
+        return [*rest[:at], *secret, *rest[at:]]
 
 
 class ToolVersionInline(admin.TabularInline):
@@ -41,6 +52,44 @@ class ToolVersionInline(admin.TabularInline):
     @admin.display(description="snapshot")
     def pretty_snapshot(self, version: ToolVersion) -> str:
         return _pretty(version.snapshot)
+
+
+class _RegistryRowAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
+    """A registry row (a tool, an MCP server) edited only through its services: each edit is a new version and
+    moves the app's registry marker, so running agents see it on their next model turn."""
+
+    editable_fields: tuple[str, ...] = ()
+    create: Any = None
+    update: Any = None
+    remove: Any = None
+    set_enabled: Any = None
+    actions = ["enable", "disable"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
+        fields = {name: form.cleaned_data[name] for name in self.editable_fields if name in form.cleaned_data}
+        if change:
+            changed = {name: value for name, value in fields.items() if name in form.changed_data}
+            self.update(obj, changes=changed, actor=_actor(request))
+        else:
+            created = self.create(app_name=obj.app_name, actor=_actor(request), **fields)
+            obj.pk = created.pk
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.remove(obj, actor=_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for row in queryset:
+            self.remove(row, actor=_actor(request))
+
+    @admin.action(description="Enable selected %(verbose_name_plural)s")
+    def enable(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = self.set_enabled(queryset, enabled=True, actor=_actor(request))
+        self.message_user(request, f"Enabled {count} {self.model._meta.verbose_name_plural}.", messages.SUCCESS)
+
+    @admin.action(description="Disable selected %(verbose_name_plural)s")
+    def disable(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = self.set_enabled(queryset, enabled=False, actor=_actor(request))
+        self.message_user(request, f"Disabled {count} {self.model._meta.verbose_name_plural}.", messages.SUCCESS)
 
 
 class ToolForm(forms.ModelForm):
@@ -68,14 +117,18 @@ class ImportForm(forms.Form):
 
 
 @admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):
+class ToolAdmin(_RegistryRowAdmin):
     form = ToolForm
+    editable_fields = services.EDITABLE_FIELDS
+    create, update, remove, set_enabled = (
+        staticmethod(services.do_create_tool), staticmethod(services.do_update_tool),
+        staticmethod(services.do_delete_tool), staticmethod(services.do_set_enabled),
+    )
     list_display = ("name", "app_name", "kind", "enabled", "requires_approval", "version", "updated_at")
     list_filter = ("app_name", "kind", "enabled", "requires_approval")
     search_fields = ("name", "description")
     readonly_fields = ("version", "pretty_parameters_schema", "created_at", "updated_at")
     inlines = [ToolVersionInline]
-    actions = ["enable", "disable"]
     change_list_template = "admin/tools_app/tool/change_list.html"
 
     @admin.display(description="parameters schema")
@@ -86,32 +139,6 @@ class ToolAdmin(admin.ModelAdmin):
         """A tool's page shows the fields of its kind: no empty "OpenAPI operation: null" box on a Python tool."""
         hidden = {"python": ["openapi_operation"], "openapi": ["callable_path"]}.get(obj.kind if obj else "", [])
         return [*ToolForm.Meta.exclude, *hidden]
-
-    def save_model(self, request: HttpRequest, obj: Tool, form: forms.ModelForm, change: bool) -> None:
-        fields = {name: form.cleaned_data[name] for name in services.EDITABLE_FIELDS if name in form.cleaned_data}
-        if change:
-            changed = {name: value for name, value in fields.items() if name in form.changed_data}
-            services.do_update_tool(obj, changes=changed, actor=_actor(request))
-        else:
-            created = services.do_create_tool(app_name=obj.app_name, actor=_actor(request), **fields)
-            obj.pk = created.pk
-
-    def delete_model(self, request: HttpRequest, obj: Tool) -> None:
-        services.do_delete_tool(obj, actor=_actor(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
-        for tool in queryset:
-            services.do_delete_tool(tool, actor=_actor(request))
-
-    @admin.action(description="Enable selected tools")
-    def enable(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
-        count = services.do_set_enabled(queryset, enabled=True, actor=_actor(request))
-        self.message_user(request, f"Enabled {count} tool(s).", messages.SUCCESS)
-
-    @admin.action(description="Disable selected tools")
-    def disable(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
-        count = services.do_set_enabled(queryset, enabled=False, actor=_actor(request))
-        self.message_user(request, f"Disabled {count} tool(s).", messages.SUCCESS)
 
     def get_urls(self) -> list:
         custom = [path("import/", self.admin_site.admin_view(self.import_view), name="tools_app_tool_import")]
@@ -143,6 +170,43 @@ class ToolAdmin(admin.ModelAdmin):
         return render(request, "admin/tools_app/tool/import.html", context)
 
 
+class McpServerForm(forms.ModelForm):
+    """Run the rules of MCP server rows on the edited one, so a bad edit is a form error, not a crash."""
+
+    class Meta:
+        model = McpServer
+        exclude = ("version", "discovered_tools", "discovered_at")
+        widgets = {"url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 60ch"})}
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        try:
+            mcp_servers.check_mcp_server(self.instance)
+        except services.InvalidTool as error:
+            for field, message in error.errors.items():
+                self.add_error(field if field in self.fields else None, message)
+
+
+@admin.register(McpServer)
+class McpServerAdmin(_RegistryRowAdmin):
+    """External MCP servers: their tools reach the app's agents on their next model turn."""
+
+    form = McpServerForm
+    editable_fields = mcp_servers.EDITABLE_FIELDS
+    create, update, remove, set_enabled = (
+        staticmethod(mcp_servers.do_create_mcp_server), staticmethod(mcp_servers.do_update_mcp_server),
+        staticmethod(mcp_servers.do_delete_mcp_server), staticmethod(mcp_servers.do_set_mcp_servers_enabled),
+    )
+    list_display = ("name", "app_name", "url", "transport", "enabled", "requires_approval", "version", "discovered_at")
+    list_filter = ("app_name", "transport", "enabled", "requires_approval")
+    search_fields = ("name", "description", "url")
+    readonly_fields = ("version", "pretty_discovered_tools", "discovered_at", "created_at", "updated_at")
+
+    @admin.display(description="tools it listed last")
+    def pretty_discovered_tools(self, server: McpServer) -> str:
+        return _pretty(server.discovered_tools)
+
+
 class _ReadOnlyAdmin(ListsFromReplica):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -158,13 +222,13 @@ class _ReadOnlyAdmin(ListsFromReplica):
 @admin.register(ToolExecution)
 class ToolExecutionAdmin(_ReadOnlyAdmin):
     list_display = ("started_at", "tool_name", "tool_version", "status", "app_name", "user_id", "session_id", "duration")
-    list_filter = ("status", "app_name", "tool_name", "user_id")
-    search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name", "client")
+    list_filter = ("status", "app_name", "tool_name", "mcp_server", "user_id")
+    search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name", "client", "mcp_server")
     exclude = ("arguments", "result")
     readonly_fields = (
         "app_name", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
         "status", "pretty_arguments", "pretty_result", "result_size", "result_truncated", "error", "started_at",
-        "duration", "client",
+        "duration", "client", "mcp_server",
     )
     date_hierarchy = "started_at"
 

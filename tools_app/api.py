@@ -1,4 +1,4 @@
-"""HTTP API for the tool registry (CRUD + OpenAPI import), the audit (read-only) and approvals.
+"""HTTP API for the tool registry (CRUD + OpenAPI import), external MCP servers, the audit (read-only) and approvals.
 
 Tools belong to an app, so their URLs are app-wide; a key restricted to one
 user may read the registry but not change it, and sees only its user's
@@ -20,8 +20,8 @@ from rest_framework.response import Response
 
 from access.api import BIGINT, Conflict, ScopedView, SinceFilter, filtered, page_of, paginated, valid
 from access.schema import filter_parameters
-from tools_app import services
-from tools_app.models import AuthScheme, Tool, ToolApproval, ToolExecution, ToolKind
+from tools_app import mcp_servers, services
+from tools_app.models import AuthScheme, McpServer, McpTransport, Tool, ToolApproval, ToolExecution, ToolKind
 from tools_app.openapi import InvalidOpenApi
 
 # ---- serializers -------------------------------------------------------------------------------
@@ -61,6 +61,43 @@ class ToolPatchSerializer(ToolWriteSerializer):
     )
 
 
+class McpServerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = McpServer
+        fields = [
+            "name", "description", "url", "transport", "headers", "allowed_tools", "denied_tools", "tool_name_prefix",
+            "enabled", "requires_approval", "auth_scheme", "auth_secret_name", "auth_header_name", "timeout_seconds",
+            "list_cache_seconds", "version", "discovered_tools", "discovered_at", "created_at", "updated_at",
+        ]
+
+
+class McpServerWriteSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=64, help_text="Unique in the app (letters, digits, underscores).")
+    description = serializers.CharField(required=False, allow_blank=True)
+    url = serializers.CharField(max_length=2048, help_text="The server's MCP endpoint (http or https).")
+    transport = serializers.ChoiceField(choices=McpTransport.choices, required=False)
+    headers = serializers.JSONField(required=False, help_text='Extra headers sent as they are: {"X-Tenant": "acme"}.')
+    allowed_tools = serializers.JSONField(required=False, help_text="The server's tool names agents get; [] all.")
+    denied_tools = serializers.JSONField(required=False, help_text="The server's tool names agents never get.")
+    tool_name_prefix = serializers.CharField(max_length=32, required=False, allow_blank=True)
+    enabled = serializers.BooleanField(required=False)
+    requires_approval = serializers.BooleanField(required=False)
+    auth_scheme = serializers.ChoiceField(choices=AuthScheme.choices, required=False)
+    auth_secret_name = serializers.CharField(required=False, allow_blank=True, help_text="Env variable name.")
+    auth_header_name = serializers.CharField(required=False)
+    timeout_seconds = serializers.FloatField(required=False, min_value=0.001)
+    list_cache_seconds = serializers.FloatField(required=False, min_value=0)
+
+
+class McpServerPatchSerializer(McpServerWriteSerializer):
+    name = serializers.CharField(max_length=64, required=False)
+    url = serializers.CharField(max_length=2048, required=False)
+    expected_version = serializers.IntegerField(
+        required=False, min_value=1, max_value=BIGINT,
+        help_text="The version you last read; 409 Conflict if the server row moved on.",
+    )
+
+
 class ImportSerializer(serializers.Serializer):
     document = serializers.JSONField(help_text="An OpenAPI 3 document, as JSON or as JSON/YAML text.")
     base_url = serializers.CharField(required=False, allow_blank=True, default="", help_text="Overrides 'servers'.")
@@ -79,7 +116,7 @@ class ToolExecutionSerializer(serializers.ModelSerializer):
         fields = [
             "id", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
             "arguments", "result", "result_size", "result_truncated", "error", "status", "started_at", "duration_ms",
-            "client",
+            "client", "mcp_server",
         ]
 
 
@@ -139,7 +176,7 @@ class ToolExecutionFilter(filters.FilterSet):
 
     class Meta:
         model = ToolExecution
-        fields = ["user_id", "session_id", "invocation_id", "tool_name", "status", "started_since"]
+        fields = ["user_id", "session_id", "invocation_id", "tool_name", "mcp_server", "status", "started_since"]
 
 
 class ToolApprovalFilter(filters.FilterSet):
@@ -214,6 +251,69 @@ class ToolImportView(ScopedView):
         except InvalidOpenApi as error:
             raise exceptions.ValidationError({"document": [str(error)]}) from error
         return Response(report.as_dict())
+
+
+def _mcp_server(app_name: str, name: str) -> McpServer:
+    server = McpServer.objects.filter(app_name=app_name, name=name).first()
+    if server is None:
+        raise Http404
+    return server
+
+
+class McpServerFilter(filters.FilterSet):
+    class Meta:
+        model = McpServer
+        fields = ["transport", "enabled", "requires_approval"]
+
+
+class McpServersView(ScopedView):
+    """The app's external MCP servers: their tools are offered to the app's agents beside the registry's."""
+
+    @extend_schema(operation_id="list_mcp_servers", parameters=filter_parameters(McpServerFilter),
+                   responses=paginated(McpServerSerializer))
+    def get(self, request: Request, app_name: str) -> Response:
+        """The app's MCP servers, by name (``?transport=``, ``?enabled=``, ``?requires_approval=``)."""
+        queryset = filtered(McpServerFilter, request.query_params, McpServer.objects.filter(app_name=app_name))
+        return page_of(self, request, queryset.order_by("name"), McpServerSerializer)
+
+    @extend_schema(operation_id="create_mcp_server", request=McpServerWriteSerializer, responses={201: McpServerSerializer})
+    def post(self, request: Request, app_name: str) -> Response:
+        """Register an MCP server; the app's agents get its tools on their next model turn."""
+        _check_can_manage(self)
+        data = valid(McpServerWriteSerializer, request.data)
+        try:
+            server = mcp_servers.do_create_mcp_server(app_name=app_name, actor=_actor(request), **data)
+        except services.ToolError as error:
+            _raise_for(error)
+        return Response(McpServerSerializer(server).data, status=status.HTTP_201_CREATED)
+
+
+class McpServerView(ScopedView):
+    @extend_schema(operation_id="get_mcp_server", responses=McpServerSerializer)
+    def get(self, request: Request, app_name: str, name: str) -> Response:
+        """One MCP server of the app, with the tools it listed last."""
+        return Response(McpServerSerializer(_mcp_server(app_name, name)).data)
+
+    @extend_schema(operation_id="update_mcp_server", request=McpServerPatchSerializer, responses=McpServerSerializer)
+    def patch(self, request: Request, app_name: str, name: str) -> Response:
+        """Change an MCP server row (a new version; running agents see it on their next model call)."""
+        _check_can_manage(self)
+        data: dict[str, Any] = dict(valid(McpServerPatchSerializer, request.data))
+        expected_version = data.pop("expected_version", None)
+        try:
+            server = mcp_servers.do_update_mcp_server(
+                _mcp_server(app_name, name), changes=data, actor=_actor(request), expected_version=expected_version
+            )
+        except services.ToolError as error:
+            _raise_for(error)
+        return Response(McpServerSerializer(server).data)
+
+    @extend_schema(operation_id="delete_mcp_server", responses={204: None})
+    def delete(self, request: Request, app_name: str, name: str) -> Response:
+        """Remove an MCP server; agents stop getting its tools."""
+        _check_can_manage(self)
+        mcp_servers.do_delete_mcp_server(_mcp_server(app_name, name), actor=_actor(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ToolExecutionsView(ScopedView):

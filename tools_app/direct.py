@@ -40,8 +40,9 @@ from tools_app import services
 from tools_app.adk import AuditPlugin, DatabaseToolset, RegistryTool, execution_status, listing_app
 from tools_app.models import ApprovalStatus, ExecutionStatus
 
-_TOOLSET = DatabaseToolset()
-"""One per process, as one per agent: its cache is rebuilt when an app's registry marker moves."""
+_TOOLSET = DatabaseToolset(mcp_servers=False)
+"""One per process, as one per agent: its cache is rebuilt when an app's registry marker moves. The registry's
+own tools only: an app's external MCP servers are theirs to serve (and one pointing back here would loop)."""
 _AGENT = LlmAgent(name="direct_caller", model="none", description="A program calling registry tools directly.")
 """ADK's tool step runs the agent's tool callbacks; this agent has none and never calls a model."""
 _SESSIONS = InMemorySessionService()  # the invocation needs one; the tool step writes nothing to it
@@ -75,7 +76,7 @@ class Outcome:
 def forget_tools() -> None:
     """Drop the built tools (tests: a flushed database numbers the registry markers from 0 again)."""
     global _TOOLSET
-    _TOOLSET = DatabaseToolset()
+    _TOOLSET = DatabaseToolset(mcp_servers=False)
 
 
 async def offered_tools(app_name: str) -> list[BaseTool]:

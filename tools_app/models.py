@@ -24,12 +24,32 @@ class AuthScheme(models.TextChoices):
     API_KEY_HEADER = "api_key_header", "API key in a header"
 
 
+class SecretAuth(models.Model):
+    """A secret a row sends in a header, named by the environment variable that holds it (never stored).
+
+    Shared by registry tools and external MCP servers: one way to name a secret,
+    one place that reads it (``tools_app.secrets``).
+    """
+
+    auth_scheme = models.CharField(max_length=32, choices=AuthScheme.choices, default=AuthScheme.NONE)
+    auth_secret_name = models.CharField(
+        max_length=128, blank=True,
+        help_text="Name of the environment variable holding the secret; the secret itself is never stored.",
+    )
+    auth_header_name = models.CharField(
+        max_length=128, default="X-API-Key", help_text="Header that carries an API key (scheme 'api_key_header')."
+    )
+
+    class Meta:
+        abstract = True
+
+
 class ToolQuerySet(models.QuerySet["Tool"]):
     def enabled(self) -> ToolQuerySet:
         return self.filter(enabled=True)
 
 
-class Tool(models.Model):
+class Tool(SecretAuth):
     """One function an agent can call: an OpenAPI operation or an allow-listed Python callable."""
 
     app_name = models.CharField(max_length=128, db_index=True, help_text="The ADK app whose agents get this tool.")
@@ -57,14 +77,6 @@ class Tool(models.Model):
     base_url = models.CharField(
         max_length=2048, blank=True, help_text="Overrides the document's first server URL (kind 'openapi')."
     )
-    auth_scheme = models.CharField(max_length=32, choices=AuthScheme.choices, default=AuthScheme.NONE)
-    auth_secret_name = models.CharField(
-        max_length=128, blank=True,
-        help_text="Name of the environment variable holding the secret; the secret itself is never stored.",
-    )
-    auth_header_name = models.CharField(
-        max_length=128, default="X-API-Key", help_text="Header that carries an API key (scheme 'api_key_header')."
-    )
     timeout_seconds = models.FloatField(default=30.0, help_text="Timeout of each HTTP request the tool makes.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -80,6 +92,81 @@ class Tool(models.Model):
 
     def __str__(self) -> str:
         return f"{self.app_name}/{self.name} v{self.version}"
+
+
+class McpTransport(models.TextChoices):
+    STREAMABLE_HTTP = "streamable_http", "Streamable HTTP"
+    SSE = "sse", "HTTP with Server-Sent Events (the 2024-11-05 transport)"
+
+
+class McpServerQuerySet(models.QuerySet["McpServer"]):
+    def enabled(self) -> McpServerQuerySet:
+        return self.filter(enabled=True)
+
+
+class McpServer(SecretAuth):
+    """An MCP server elsewhere whose tools the app's agents get, beside the registry's own tools.
+
+    ``DatabaseToolset`` turns each enabled row into an ADK ``McpToolset``; a
+    change bumps the app's ``ToolRegistryMarker`` like a tool's, so running
+    agents see it on their next model turn. No stdio transport: a row must never
+    make the host run a command.
+    """
+
+    app_name = models.CharField(max_length=128, db_index=True, help_text="The ADK app whose agents get its tools.")
+    name = models.CharField(max_length=MAX_NAME_LENGTH, help_text="Unique within the app (letters, digits, _).")
+    description = models.TextField(blank=True, help_text="What the server offers (shown to people, not the model).")
+    url = models.CharField(max_length=2048, help_text="The server's MCP endpoint (http or https).")
+    transport = models.CharField(max_length=32, choices=McpTransport.choices, default=McpTransport.STREAMABLE_HTTP)
+    headers = models.JSONField(
+        default=dict, blank=True,
+        help_text='Extra HTTP headers sent as they are ({"X-Tenant": "acme"}); put secrets in the auth fields.',
+    )
+    allowed_tools = models.JSONField(
+        default=list, blank=True, help_text="The server's tool names agents may call; empty: all of them."
+    )
+    denied_tools = models.JSONField(
+        default=list, blank=True, help_text="The server's tool names agents never get (wins over the allow list)."
+    )
+    tool_name_prefix = models.CharField(
+        max_length=32, blank=True,
+        help_text="Prepended as '<prefix>_' to the names the model sees (when tools of two servers clash).",
+    )
+    enabled = models.BooleanField(default=True, help_text="Disabled servers are not offered to agents.")
+    requires_approval = models.BooleanField(
+        default=False, help_text="Each call of its tools waits until a person approves or rejects it."
+    )
+    timeout_seconds = models.FloatField(
+        default=10.0, help_text="Longest wait for the server: connecting, listing its tools, each tool call."
+    )
+    list_cache_seconds = models.FloatField(
+        default=60.0, help_text="How long its tool list is reused before it is asked again; 0: every model turn."
+    )
+    version = models.PositiveIntegerField(default=1, help_text="Incremented on every change.")
+    discovered_tools = models.JSONField(
+        default=list, blank=True,
+        help_text="The tools the server listed last (name, description, input schema), allowed or not (read-only).",
+    )
+    discovered_at = models.DateTimeField(null=True, blank=True, help_text="When the server last listed its tools.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = McpServerQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app_name", "name"], name="mcpserver_unique_name_per_app"),
+            models.CheckConstraint(condition=models.Q(timeout_seconds__gt=0), name="mcpserver_timeout_positive"),
+        ]
+        ordering = ["app_name", "name"]
+        verbose_name = "MCP server"
+
+    def __str__(self) -> str:
+        return f"{self.app_name}/{self.name} v{self.version}"
+
+    def offers(self, tool_name: str) -> bool:
+        """Whether agents get the server's tool ``tool_name`` (its own name, before any prefix)."""
+        return tool_name not in self.denied_tools and (not self.allowed_tools or tool_name in self.allowed_tools)
 
 
 class ToolVersion(models.Model):
@@ -135,6 +222,10 @@ class ToolExecution(models.Model):
         max_length=255, blank=True,
         help_text="The program that called the tool outside an agent run (an MCP client, with its protocol "
         "version); empty for an agent's calls.",
+    )
+    mcp_server = models.CharField(
+        max_length=MAX_NAME_LENGTH, blank=True,
+        help_text="The external MCP server (a registry row) that ran the tool; empty for the registry's own tools.",
     )
 
     class Meta:

@@ -21,7 +21,6 @@ from django.utils.module_loading import import_string
 from tools_app.models import (
     MAX_NAME_LENGTH,
     ApprovalStatus,
-    AuthScheme,
     SandboxExecution,
     Tool,
     ToolApproval,
@@ -30,6 +29,7 @@ from tools_app.models import (
     ToolVersion,
 )
 from tools_app.openapi import InvalidOpenApi, ParsedOperation, build_rest_api_tool, load_document, parse_operations
+from tools_app.secret_headers import check_secret_auth
 
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EDITABLE_FIELDS = (
@@ -152,10 +152,7 @@ def check_tool(tool: Tool) -> None:
             resolve_callable(tool.callable_path)
         except ToolError as e:
             errors["callable_path"] = str(e)
-    if tool.auth_scheme not in AuthScheme.values:
-        errors["auth_scheme"] = f"One of {', '.join(AuthScheme.values)}."
-    elif tool.auth_scheme != AuthScheme.NONE and not tool.auth_secret_name:
-        errors["auth_secret_name"] = "Name the environment variable that holds the secret."
+    check_secret_auth(tool, errors)
     if not tool.timeout_seconds or tool.timeout_seconds <= 0:
         errors["timeout_seconds"] = "Must be positive."
     if errors:
@@ -167,7 +164,7 @@ def _snapshot(tool: Tool) -> dict[str, Any]:
     return {name: getattr(tool, name) for name in (*EDITABLE_FIELDS, "parameters_schema")}
 
 
-def _bump_marker(app_name: str) -> None:
+def bump_marker(app_name: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO tools_app_toolregistrymarker (app_name, version) VALUES (%s, 1) "
@@ -178,14 +175,12 @@ def _bump_marker(app_name: str) -> None:
 
 def _record_version(tool: Tool, actor: str) -> None:
     ToolVersion.objects.create(tool=tool, version=tool.version, snapshot=_snapshot(tool), changed_by=actor)
-    _bump_marker(tool.app_name)
+    bump_marker(tool.app_name)
 
 
 def do_create_tool(*, app_name: str, actor: str = "", **fields: Any) -> Tool:
     """Add a tool to the app's registry; agents of the app see it on their next model turn."""
-    unknown = set(fields) - set(EDITABLE_FIELDS)
-    if unknown:
-        raise InvalidTool({name: "Unknown field." for name in sorted(unknown)})
+    refuse_unknown_fields(fields, EDITABLE_FIELDS)
     tool = Tool(app_name=app_name, **fields)
     check_tool(tool)
     try:
@@ -197,24 +192,39 @@ def do_create_tool(*, app_name: str, actor: str = "", **fields: Any) -> Tool:
     return tool
 
 
-def do_update_tool(tool: Tool, *, changes: dict[str, Any], actor: str = "", expected_version: int | None = None) -> Tool:
-    """Change a tool and bump its version; with ``expected_version``, refuse if someone changed it first."""
-    unknown = set(changes) - set(EDITABLE_FIELDS)
+def refuse_unknown_fields(fields: Iterable[str], editable: Iterable[str]) -> None:
+    """``InvalidTool`` naming each field of a change that is not one of the row's ``editable`` ones."""
+    unknown = set(fields) - set(editable)
     if unknown:
         raise InvalidTool({name: "Unknown field." for name in sorted(unknown)})
+
+
+def save_new_version(row: Any, *, what: str, expected_version: int | None, then: Callable[[], None]) -> None:
+    """Save an edited registry row (a tool, an MCP server) as its next version, then ``then()``, in one transaction.
+
+    With ``expected_version``, refuse (``StaleTool``) if someone saved another version first. Call it inside
+    ``transaction.atomic()``; an ``IntegrityError`` (a name taken) is the caller's to word.
+    """
+    current = type(row).objects.select_for_update().filter(pk=row.pk).values_list("version", flat=True).first()
+    if current is None:
+        raise ToolError(f"The {what} no longer exists.")
+    if expected_version is not None and current != expected_version:
+        raise StaleTool(f"The {what} is at version {current}, not {expected_version}.")
+    row.version = current + 1
+    row.save()
+    then()
+
+
+def do_update_tool(tool: Tool, *, changes: dict[str, Any], actor: str = "", expected_version: int | None = None) -> Tool:
+    """Change a tool and bump its version; with ``expected_version``, refuse if someone changed it first."""
+    refuse_unknown_fields(changes, EDITABLE_FIELDS)
     for name, value in changes.items():
         setattr(tool, name, value)
     check_tool(tool)
     try:
         with transaction.atomic():
-            current = Tool.objects.select_for_update().filter(pk=tool.pk).values_list("version", flat=True).first()
-            if current is None:
-                raise ToolError("The tool no longer exists.")
-            if expected_version is not None and current != expected_version:
-                raise StaleTool(f"The tool is at version {current}, not {expected_version}.")
-            tool.version = current + 1
-            tool.save()
-            _record_version(tool, actor)
+            save_new_version(tool, what="tool", expected_version=expected_version,
+                             then=lambda: _record_version(tool, actor))
     except IntegrityError as e:
         raise ToolExists(f"App {tool.app_name!r} already has a tool named {tool.name!r}.") from e
     return tool
@@ -224,7 +234,7 @@ def do_delete_tool(tool: Tool, *, actor: str = "") -> None:
     """Remove a tool (and its history); agents stop seeing it on their next model turn."""
     with transaction.atomic():
         tool.delete()
-        _bump_marker(tool.app_name)
+        bump_marker(tool.app_name)
 
 
 def do_set_enabled(tools: Iterable[Tool], *, enabled: bool, actor: str = "") -> int:

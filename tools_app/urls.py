@@ -7,6 +7,8 @@ from tools_app import api
 urlpatterns = [
     path("tools/", api.ToolsView.as_view(), name="tools"),
     path("tools/<str:name>/", api.ToolView.as_view(), name="tool"),
+    path("mcp-servers/", api.McpServersView.as_view(), name="mcp-servers"),
+    path("mcp-servers/<str:name>/", api.McpServerView.as_view(), name="mcp-server"),
     path("tool-imports/", api.ToolImportView.as_view(), name="tool-imports"),
     path("tool-executions/", api.ToolExecutionsView.as_view(), name="tool-executions"),
     path("tool-approvals/", api.ToolApprovalsView.as_view(), name="tool-approvals"),

@@ -13,8 +13,9 @@ app's records, which are 404 like records that do not exist):
   with a Vertex engine names it as the agent's runtime (``attributes``), which is
   how ADK for Python finds the record of the deployment it runs in;
 * its MCP servers, from ``MCP_SERVER_SOURCES``: the app's tool registry at
-  ``/mcp/{app}/``, with the tools ``tools/list`` answers; another kind of record
-  (external MCP servers registered as rows) is one ``mcp_server_source(fn)`` call.
+  ``/mcp/{app}/``, with the tools ``tools/list`` answers, then the external MCP
+  servers it registered as rows (``tools_app.mcp_servers``); another kind of record
+  is one ``mcp_server_source(fn)`` call.
 
 Bindings (which auth provider a client should use) and endpoints (models) have none:
 the key a client already sends is what Cognizes' agents and MCP servers take.
@@ -40,6 +41,8 @@ from runtime_app.a2a import card_of
 from runtime_app.agents import registered_apps
 from runtime_app.mcp import PREFIX as MCP_PREFIX
 from runtime_app.mcp import listed_tools
+from tools_app.mcp_servers import offered_mcp_servers
+from tools_app.models import McpTransport
 from vertex_app import errors, names, registry_filters, wire
 from vertex_app.base import VertexSurface, page
 from vertex_app.services import find_engine
@@ -88,7 +91,20 @@ async def app_tool_registry(place: Place) -> list[Record]:
     }]
 
 
-MCP_SERVER_SOURCES: list[McpServerSource] = [app_tool_registry]
+async def external_mcp_servers(place: Place) -> list[Record]:
+    """The external MCP servers the app registered as rows (``tools_app.McpServer``), enabled, at their own URLs,
+    with the tools (allowed to the app's agents) they listed last. Headers and secrets stay Cognizes'; SSE
+    servers are left out, since the records' bindings (JSONRPC, HTTP_JSON, GRPC) name no SSE transport."""
+    servers = await run_in_db_thread(offered_mcp_servers, app_name=place.app_name)
+    return [{
+        "name": f"{place.parent}/mcpServers/{place.app_name}-mcp-{server['name']}",
+        "mcpServerId": f"{place.app_name}-mcp-{server['name']}", "displayName": server["name"],
+        "description": server["description"], "interfaces": [{"url": server["url"], "protocolBinding": "JSONRPC"}],
+        "tools": [{"name": tool["name"], "description": tool.get("description", "")} for tool in server["tools"]],
+    } for server in servers if server["transport"] == McpTransport.STREAMABLE_HTTP]
+
+
+MCP_SERVER_SOURCES: list[McpServerSource] = [app_tool_registry, external_mcp_servers]
 
 
 def mcp_server_source(source: McpServerSource) -> McpServerSource:

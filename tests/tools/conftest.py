@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
@@ -94,6 +95,16 @@ def weather_document(base_url: str) -> dict[str, Any]:
             }
         },
     }
+
+
+@pytest.fixture
+def silent_api() -> Iterator[str]:
+    """The base URL of a server that takes connections and never answers (a hung upstream)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
 
 
 @pytest.fixture(autouse=True)

@@ -240,16 +240,6 @@ async def test_bad_requests_get_a_json_rpc_error_or_a_4xx_and_change_nothing(asg
     assert await run_in_db_thread(ToolApproval.objects.count) == 0
 
 
-@pytest.fixture
-def silent_api() -> Iterator[str]:
-    """A server that takes connections and never answers (a hung upstream)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    listener.close()
-
-
 async def test_an_upstream_that_is_down_or_slow_is_a_tool_error_and_an_audit_row(asgi_server, weather_api, silent_api):
     await _register(weather_api)
     closed = socket.socket()
