@@ -38,6 +38,7 @@ from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from vertex_app import filters, names
 from vertex_app.base import EMPTY, VertexView, operation, page_token
 from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from vertex_app.raw_events import raw_event
 from vertex_app.wire import expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
 T = TypeVar("T")
@@ -283,38 +284,42 @@ def session_resource(name: str, stored: services.StoredSession) -> dict[str, Any
 
 
 def event_resource(session_name: str, stored: services.StoredEvent) -> dict[str, Any]:
-    """A stored ADK event as Vertex's SessionEvent, with the whole event as ``rawEvent`` (verbatim if kept)."""
-    event = Event.model_validate(stored.data)
-    raw = stored.raw_event or _raw(event)
+    """A stored ADK event as Vertex's SessionEvent, with the whole event as ``rawEvent`` (verbatim if kept).
+
+    Read from the stored JSON as it is (``raw_events``), not rebuilt as an ADK ``Event``: the stored
+    dump holds every field that is not None, so a field it lacks is the model's default.
+    """
+    data = stored.data
+    raw = stored.raw_event or raw_event(data)
     out: dict[str, Any] = {
-        "name": names.event(session_name, event.id),
-        "author": event.author,
-        "invocationId": event.invocation_id,
-        "timestamp": rfc3339(event.timestamp),
+        "name": names.event(session_name, data.get("id", "")),
+        "author": data.get("author"),
+        "invocationId": data.get("invocation_id", ""),
+        "timestamp": rfc3339(data["timestamp"]),
         "rawEvent": raw,
     }
     if "content" in raw:
         out["content"] = raw["content"]
-    actions = event.actions
+    actions = data.get("actions") or {}
     out["actions"] = {
-        key: value
-        for key, value in {
-            "stateDelta": actions.state_delta, "artifactDelta": actions.artifact_delta,
-            "transferAgent": actions.transfer_to_agent, "escalate": actions.escalate,
-            "skipSummarization": actions.skip_summarization,
-        }.items()
-        if value not in (None, {})
+        key: actions[name]
+        for key, name in (
+            ("stateDelta", "state_delta"), ("artifactDelta", "artifact_delta"), ("transferAgent", "transfer_to_agent"),
+            ("escalate", "escalate"), ("skipSummarization", "skip_summarization"),
+        )
+        if actions.get(name) not in (None, {})
     }
     metadata = {
-        "partial": event.partial, "turnComplete": event.turn_complete, "interrupted": event.interrupted,
-        "branch": event.branch, "customMetadata": event.custom_metadata,
-        "longRunningToolIds": sorted(event.long_running_tool_ids) if event.long_running_tool_ids else None,
+        "partial": data.get("partial"), "turnComplete": data.get("turn_complete"),
+        "interrupted": data.get("interrupted"), "branch": data.get("branch"),
+        "customMetadata": data.get("custom_metadata"),
+        "longRunningToolIds": sorted(data["long_running_tool_ids"]) if data.get("long_running_tool_ids") else None,
     }
     out["eventMetadata"] = {key: value for key, value in metadata.items() if value is not None}
-    if event.error_code:
-        out["errorCode"] = event.error_code
-    if event.error_message:
-        out["errorMessage"] = event.error_message
+    if data.get("error_code"):
+        out["errorCode"] = data["error_code"]
+    if data.get("error_message"):
+        out["errorMessage"] = data["error_message"]
     return out
 
 
