@@ -29,7 +29,9 @@ from dataclasses import replace
 from typing import Any, Callable, TypeVar
 
 from google.adk.events.event import Event
+from google.adk.sessions.state import State
 from pydantic import ValidationError
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -88,20 +90,27 @@ class SessionLookup(VertexView):
 
     def owner(self, session_id: str, *, write: bool) -> str:
         """The user whose session of this app has this id, checked against the caller's key."""
-        if not session_id or len(session_id) > 128 or "\x00" in session_id:
-            raise InvalidArgument("A session id is 1 to 128 characters.")
-        users = services.get_session_users(app_name=self.app_name, session_id=session_id)
-        if self.only_user is not None:
-            users = [user for user in users if user == self.only_user]
+        _check_id(session_id)
+        users = services.get_session_users(app_name=self.app_name, session_id=session_id, only_user=self.only_user)
         if not users:
             raise NotFound(f"Session {session_id} does not exist.")
         if len(users) > 1:
-            raise FailedPrecondition(
-                f"Several users of this app have a session {session_id}: reach it through the native API "
-                "(/api/v1/apps/{app}/users/{user}/sessions/{id}/) or with a key of one user."
-            )
+            raise FailedPrecondition(_several_users(session_id))
         self.scope(users[0], write=write)
         return users[0]
+
+
+def _check_id(session_id: str) -> None:
+    """A session id a Vertex URL may name (anything else is a 400 before any query)."""
+    if not session_id or len(session_id) > 128 or "\x00" in session_id:
+        raise InvalidArgument("A session id is 1 to 128 characters.")
+
+
+def _several_users(session_id: str) -> str:
+    return (
+        f"Several users of this app have a session {session_id}: reach it through the native API "
+        "(/api/v1/apps/{app}/users/{user}/sessions/{id}/) or with a key of one user."
+    )
 
 
 class SessionsView(SessionLookup):
@@ -220,7 +229,12 @@ class AppendEventView(SessionLookup):
     def post(self, request: Request, session_id: str, **kwargs: Any) -> Response:
         """Append an event to a session, applying its state delta."""
         body = message(request.data, _EVENT_FIELDS)
-        user_id = self.owner(session_id, write=True)
+        _check_id(session_id)
+        try:
+            scope = self.scope(None, write=True)  # the user's own check: the statement finds only_user's sessions
+        except PermissionDenied:
+            self.owner(session_id, write=True)  # 404 for a session that is not there, as for any key
+            raise
         event = _event(body)
         if event.partial:
             return Response({})  # streaming fragments: Cognizes stores the complete event that follows
@@ -228,11 +242,13 @@ class AppendEventView(SessionLookup):
         if body.get("raw_event") is not None and _raw(event) != _as_sent(body["raw_event"], event):
             new_event = replace(new_event, raw_json=json.dumps(_as_sent(body["raw_event"], event), ensure_ascii=False))
         try:
-            services.do_append_event(
-                app_name=self.app_name, user_id=user_id, session_id=session_id, expected_version=None, event=new_event
+            services.do_append_event_by_id(
+                app_name=self.app_name, session_id=session_id, only_user=scope.only_user, event=new_event
             )
         except services.SessionNotFound as error:
-            raise NotFound(str(error)) from error
+            raise NotFound(f"Session {session_id} does not exist.") from error
+        except services.SeveralSessions as error:
+            raise FailedPrecondition(_several_users(session_id)) from error
         except services.SessionError as error:  # the event id is taken
             raise AlreadyExists(str(error)) from error
         return Response({})
@@ -329,8 +345,15 @@ def _raw(event: Event) -> dict[str, Any]:
 
 
 def _as_sent(raw: dict[str, Any], event: Event) -> dict[str, Any]:
-    """A client's rawEvent with the fields the resource sets (author, invocation, time) as stored."""
+    """A client's rawEvent with the fields the resource sets (author, invocation, time) as stored, and
+    without ``temp:`` keys in its state delta (which are never stored, here neither)."""
     kept = {key: value for key, value in raw.items() if key not in ("invocation_id", "author", "timestamp")}
+    actions = kept.get("actions")
+    if isinstance(actions, dict):
+        kept["actions"] = actions = dict(actions)
+        for name in ("stateDelta", "state_delta"):
+            if isinstance(actions.get(name), dict):
+                actions[name] = {k: v for k, v in actions[name].items() if not k.startswith(State.TEMP_PREFIX)}
     return {**kept, "invocationId": event.invocation_id, "author": event.author, "timestamp": event.timestamp}
 
 

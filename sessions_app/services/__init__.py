@@ -26,6 +26,7 @@ from sessions_app.services.base import (  # noqa: F401
     SessionError,
     SessionExists,
     SessionNotFound,
+    SeveralSessions,
     StaleSession,
     StaleState,
     StateDelta,
@@ -52,6 +53,7 @@ from sessions_app.services.lifecycle import (  # noqa: F401
 from sessions_app.services.append import (  # noqa: F401
     SessionHead,
     do_append_event,
+    do_append_event_by_id,
     event_preview,
     get_session_head,
 )

@@ -254,13 +254,16 @@ def do_update_session_attributes(
             raise SessionNotFound(f"Session {session_id} not found.")
 
 
-def get_session_users(*, app_name: str, session_id: str, limit: int = 2) -> list[str]:
-    """The users of the app that have a session with this id (for callers that know only the id)."""
+def get_session_users(
+    *, app_name: str, session_id: str, only_user: str | None = None, limit: int = 2
+) -> list[str]:
+    """The users of the app that have a session with this id (for callers that know only the id);
+    with ``only_user``, that user if it has one."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT user_id FROM sessions WHERE app_name = %s AND session_id = %s AND {_live()} "
-            "ORDER BY user_id LIMIT %s",
-            [app_name, session_id, limit],
+            "AND (user_id = %s OR %s::text IS NULL) ORDER BY user_id LIMIT %s",
+            [app_name, session_id, only_user, only_user, limit],
         )
         return [user for (user,) in cursor.fetchall()]
 
