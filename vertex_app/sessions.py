@@ -90,14 +90,18 @@ class SessionLookup(VertexView):
 
     def owner(self, session_id: str, *, write: bool) -> str:
         """The user whose session of this app has this id, checked against the caller's key."""
+        return self.find(session_id, write=write).user_id
+
+    def find(self, session_id: str, *, write: bool) -> services.SessionRef:
+        """``owner``, with the session's row id."""
         _check_id(session_id)
-        users = services.get_session_users(app_name=self.app_name, session_id=session_id, only_user=self.only_user)
-        if not users:
+        found = services.find_sessions(app_name=self.app_name, session_id=session_id, only_user=self.only_user)
+        if not found:
             raise NotFound(f"Session {session_id} does not exist.")
-        if len(users) > 1:
+        if len(found) > 1:
             raise FailedPrecondition(_several_users(session_id))
-        self.scope(users[0], write=write)
-        return users[0]
+        self.scope(found[0].user_id, write=write)
+        return found[0]
 
 
 def _check_id(session_id: str) -> None:
@@ -261,7 +265,7 @@ class EventsView(SessionLookup):
 
     def get(self, request: Request, session_id: str, **kwargs: Any) -> Response:
         """List a session's events, oldest first."""
-        user_id = self.owner(session_id, write=False)
+        session = self.find(session_id, write=False)
         since: float | None = None
         for condition in filters.parse(request.query_params.get("filter"), fields={"timestamp"}):
             if condition.op not in (">=", ">"):
@@ -270,10 +274,7 @@ class EventsView(SessionLookup):
             since = max(since or moment, moment + (1e-6 if condition.op == ">" else 0))
         size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
         after = page_token(request.query_params.get("pageToken"))
-        pk = services.get_session_pk(app_name=self.app_name, user_id=user_id, session_id=session_id)
-        if pk is None:
-            raise NotFound(f"Session {session_id} does not exist.")
-        stored = services.get_event_page(pk, after_version=after, since=since, limit=size + 1)
+        stored = services.get_event_page(session.pk, after_version=after, since=since, limit=size + 1)
         name = self.session_name(session_id)
         out: dict[str, Any] = {"sessionEvents": [event_resource(name, event) for event in stored[:size]]}
         if len(stored) > size:

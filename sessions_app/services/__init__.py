@@ -38,7 +38,9 @@ from sessions_app.services.base import (  # noqa: F401
 from sessions_app.services.create_read import (  # noqa: F401
     check_attributes,
     do_create_session,
+    SessionRef,
     do_update_session_attributes,
+    find_sessions,
     get_session,
     get_session_owners,
     get_session_pk,
