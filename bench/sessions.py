@@ -291,7 +291,7 @@ class RawFloor:
     def __init__(self, database_url: str) -> None:
         import psycopg
 
-        self.conn = psycopg.connect(database_url, autocommit=True)
+        self.conn = psycopg.connect(database_url, autocommit=True, prepare_threshold=None)  # as Django: no prepared plans
 
     async def get_session(self, *, app_name: str, user_id: str, session_id: str, config: Any = None) -> Any:
         from google.adk.events.event import Event
