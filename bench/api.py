@@ -827,6 +827,10 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=None, help="searches per run (default 200)")
     parser.add_argument("--memories", type=int, default=None, help="memories of the search user (default 500)")
     parser.add_argument("--quick", action="store_true", help="one round with small sizes: a smoke check")
+    parser.add_argument(
+        "--adk", action="store_true",
+        help="instead: Cognizes against `adk api_server`, one web process each (bench/api_adk.py, issue 29 goal 5)",
+    )
     args = parser.parse_args()
     sizes = chosen_sizes(args)
     rounds = args.rounds or (1 if args.quick else 3)
@@ -847,6 +851,17 @@ def main() -> None:
         from django.conf import settings
 
         logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request at INFO
+        if args.adk:
+            from django.core.management import call_command
+
+            from access.services import do_create_api_key
+            from bench.api_adk import compare
+
+            call_command("migrate", verbosity=0)
+            key = do_create_api_key(name="bench", app_name=APP)[1]
+            compare(database_url, server_url, key, settings.REDIS_URL, rounds, sizes.concurrency,
+                    sizes.appends if args.appends or not args.quick else 80)
+            return
         results = benchmark(database_url, sizes, rounds, args.conn_max_age, args.pool_size, args.web_workers)
         report(results, sizes, rounds)
         report_connection_setup(database_url, settings.REDIS_URL)

@@ -37,9 +37,11 @@ def close_django_connections() -> None:
         return
     from django.db import connections
 
+    from infra import notified_cache
     from infra.db_threads import close_connections
 
     close_connections()
+    notified_cache.close_all()
     connections.close_all()
 
 

@@ -13,6 +13,11 @@ Scenarios (the same calls on both services):
 * ``concurrent_16``    16 sessions of one user appending at once, every event writing
                        its own ``user:`` key (appends/s, then lost ``user:`` keys);
 * ``list_200``         ``list_sessions`` of a user with 200 sessions (ms/call);
+* ``get_150_all``      ``get_session`` of a 150-event session, all events (ms/call), also
+                       against the raw floor: the same two queries sent with psycopg on one
+                       connection of its own, on the event loop, and the same ADK ``Session``
+                       built from the rows (``Event.model_validate_json``) — what any service
+                       on this schema must do; ours must reach 0.9 of it in every round;
 * ``concurrency_ratio`` ours only: the ``concurrent_16`` appends done one after another
                        vs at once; above 1 means concurrent agents in one process do
                        not queue behind each other.
@@ -82,12 +87,14 @@ class Sizes:
     writers: int = 16
     writer_events: int = 25
     list_sessions: int = 200
+    floor_events: int = 150
     calls: int = 10
     """Timed calls per round for the latency scenarios (their median is the round's value)."""
 
     @classmethod
     def quick(cls) -> Sizes:
-        return cls(appends=50, get_events=100, writers=16, writer_events=5, list_sessions=20, calls=3)
+        return cls(appends=50, get_events=100, writers=16, writer_events=5, list_sessions=20, floor_events=150,
+                   calls=3)
 
 
 @dataclass(frozen=True)
@@ -101,12 +108,17 @@ class Scenario:
 
 def scenarios(sizes: Sizes) -> list[Scenario]:
     return [
-        Scenario(f"append_{sizes.appends}", "appends/s", True, 3.0),
+        Scenario(f"append_{sizes.appends}", "appends/s", True, 4.0),
         Scenario(f"get_{sizes.get_events}_all", "ms/call", False, 2.0),
         Scenario(f"get_{sizes.get_events}_last{sizes.recent}", "ms/call", False, 2.0),
-        Scenario(f"concurrent_{sizes.writers}", "appends/s", True, 3.0),
+        Scenario(f"concurrent_{sizes.writers}", "appends/s", True, 4.0),
         Scenario(f"list_{sizes.list_sessions}", "ms/call", False, None),
+        Scenario(f"get_{sizes.floor_events}_all", "ms/call", False, 2.0),
     ]
+
+
+FLOOR_TARGET = 0.9
+"""Ours against the raw floor (floor ms / ours ms) on get_150_all, in every round."""
 
 
 # ---------------------------------------------------------------------------
@@ -213,6 +225,7 @@ class Fixtures:
     get_user: str
     get_session_id: str
     list_user: str
+    floor_session_id: str = ""
 
 
 @dataclass
@@ -233,6 +246,10 @@ async def prepare(service: Any, sizes: Sizes) -> Fixtures:
         await service.append_event(session, event)
     for _ in range(sizes.list_sessions):
         await service.create_session(app_name=APP, user_id=fixtures.list_user, state={"topic": "bench"})
+    floor = await service.create_session(app_name=APP, user_id=fixtures.get_user, state={"turn": 0})
+    fixtures.floor_session_id = floor.id
+    for event in turn_events(sizes.floor_events):
+        await service.append_event(floor, event)
     return fixtures
 
 
@@ -250,19 +267,53 @@ async def append_sequential(service: Any, sizes: Sizes) -> float:
     return sizes.appends / seconds
 
 
-async def get_session_ms(service: Any, fixtures: Fixtures, sizes: Sizes, recent: int | None) -> float:
+async def get_session_ms(
+    service: Any, fixtures: Fixtures, sizes: Sizes, recent: int | None, *, floor: bool = False
+) -> float:
     from google.adk.sessions.base_session_service import GetSessionConfig
 
     config = GetSessionConfig(num_recent_events=recent) if recent is not None else None
-    expected = recent if recent is not None else sizes.get_events
+    expected = sizes.floor_events if floor else (recent if recent is not None else sizes.get_events)
+    session_id = fixtures.floor_session_id if floor else fixtures.get_session_id
 
     async def call() -> None:
         session = await service.get_session(
-            app_name=APP, user_id=fixtures.get_user, session_id=fixtures.get_session_id, config=config
+            app_name=APP, user_id=fixtures.get_user, session_id=session_id, config=config
         )
         assert session is not None and len(session.events) == expected, "wrong number of events"
 
     return await median_call_ms(call, sizes.calls)
+
+
+class RawFloor:
+    """``get_session`` as the least any service on this schema does: psycopg, two queries, ADK objects."""
+
+    def __init__(self, database_url: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(database_url, autocommit=True, prepare_threshold=None)  # as Django: no prepared plans
+
+    async def get_session(self, *, app_name: str, user_id: str, session_id: str, config: Any = None) -> Any:
+        from google.adk.events.event import Event
+        from google.adk.sessions.session import Session
+
+        row = self.conn.execute(
+            "SELECT s.id, s.state, s.last_update_time, COALESCE(a.state, '{}'), COALESCE(u.state, '{}') "
+            "FROM sessions s LEFT JOIN app_states a ON a.app_name = s.app_name "
+            "LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id "
+            "WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s",
+            [app_name, user_id, session_id],
+        ).fetchone()
+        pk, state, last_update_time, app_state, user_state = row
+        data = self.conn.execute(
+            "SELECT data::text FROM events WHERE session_id = %s ORDER BY version", [pk]
+        ).fetchall()
+        merged = {**state, **{f"app:{k}": v for k, v in app_state.items()}, **{f"user:{k}": v for k, v in user_state.items()}}
+        return Session(id=session_id, app_name=app_name, user_id=user_id, state=merged,
+                       events=[Event.model_validate_json(text) for (text,) in data], last_update_time=last_update_time)
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 async def list_sessions_ms(service: Any, fixtures: Fixtures, sizes: Sizes) -> float:
@@ -337,6 +388,10 @@ class Results:
     errors: dict[str, Counter[str]] = field(default_factory=lambda: {OURS: Counter(), ADK: Counter()})
     serial_seconds: list[float] = field(default_factory=list)
     concurrent_seconds: list[float] = field(default_factory=list)
+    floor: list[float] = field(default_factory=list)
+    """The raw floor's get_150_all ms, one per round."""
+    floor_ratios: list[float] = field(default_factory=list)
+    """floor ms / ours ms on get_150_all, one per round (measured back to back)."""
 
     def add(self, scenario: str, service: str, value: float) -> None:
         self.values.setdefault(scenario, {}).setdefault(service, []).append(value)
@@ -346,7 +401,8 @@ class Results:
 
 
 async def run_round(
-    round_no: int, services: dict[str, Any], fixtures: dict[str, Fixtures], sizes: Sizes, results: Results
+    round_no: int, services: dict[str, Any], fixtures: dict[str, Fixtures], sizes: Sizes, results: Results,
+    floor: RawFloor,
 ) -> None:
     order = [OURS, ADK] if round_no % 2 == 0 else [ADK, OURS]
     names = [s.name for s in scenarios(sizes)]
@@ -356,10 +412,14 @@ async def run_round(
         (names[2], lambda n: get_session_ms(services[n], fixtures[n], sizes, sizes.recent)),
         (names[3], lambda n: concurrent_appends_per_second(n, services[n], sizes, results)),
         (names[4], lambda n: list_sessions_ms(services[n], fixtures[n], sizes)),
+        (names[5], lambda n: get_session_ms(services[n], fixtures[n], sizes, None, floor=True)),
     ]
     for scenario, measure in steps:
         for name in order:
             results.add(scenario, name, await measure(name))
+        if scenario == names[5]:
+            results.floor.append(await get_session_ms(floor, fixtures[OURS], sizes, None, floor=True))
+            results.floor_ratios.append(results.floor[-1] / results.values[scenario][OURS][-1])
     await concurrency_ratio(round_no, services[OURS], sizes, results)
     print(f"  round {round_no + 1} done ({' first, '.join(order)} second)", flush=True)
 
@@ -415,6 +475,14 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
         f"{'concurrency_ratio':<22}{'seq/conc':<11}{ratio:>10.2f}x{'n/a':>11}{'':>9}  {'>1x':<10}"
         f"{'PASS' if ratio > 1 else 'MISS'}"
     )
+    floor_name = f"{scenarios(sizes)[5].name} floor"
+    worst = min(results.floor_ratios)
+    print(
+        f"{floor_name:<22}{'floor/ours':<11}{statistics.median(results.floor):>10.1f}*{'':>11}{worst:>8.2f}x  "
+        f"{'≥' + format(FLOOR_TARGET, 'g') + 'x':<10}{'PASS' if worst >= FLOOR_TARGET else 'MISS'}"
+    )
+    print(f"  (* the raw floor's median ms; ratio: the worst round of floor ms / ours ms, "
+          f"rounds: {', '.join(f'{r:.2f}' for r in results.floor_ratios)})")
     appends = sizes.writers * sizes.writer_events
     print(
         f"\nconcurrency_ratio (ours): {appends} appends by {sizes.writers} writers take "
@@ -447,6 +515,7 @@ async def benchmark(server_url: str, sizes: Sizes, rounds: int, *, analyze: bool
     )
     services: dict[str, Any] = {OURS: PostgresSessionService(), ADK: adk}
     results = Results()
+    floor = RawFloor(with_database(server_url, BENCH_DB))
     try:
         fixtures: dict[str, Fixtures] = {}
         for name, service in services.items():
@@ -456,8 +525,9 @@ async def benchmark(server_url: str, sizes: Sizes, rounds: int, *, analyze: bool
         for round_no in range(rounds):
             if analyze:
                 analyze_databases(server_url, [BENCH_DB, ADK_DB])
-            await run_round(round_no, services, fixtures, sizes, results)
+            await run_round(round_no, services, fixtures, sizes, results, floor)
     finally:
+        floor.close()
         await adk.close()
     return results
 

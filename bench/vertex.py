@@ -12,6 +12,13 @@ same rows. Two operations of every agent turn are timed, on one scratch database
   Vertex client always downloads every event: it GETs the session and its
   events in parallel and pages through the events).
 
+The baseline the Vertex ways answer to is ``native HTTP``: the same operation over
+Cognizes' own API on the same server, with the same bare ``httpx.AsyncClient``
+(append: ``POST .../sessions/{id}/events/`` with the version last returned; get:
+``GET .../sessions/{id}/``, the session with its events in one request). Each
+Vertex way's ``cost vs native`` is native ops/s over its ops/s (issue 29's goal:
+at most 1.3x).
+
 To say where the time goes, a third line sends the same HTTP requests with a
 bare ``httpx.AsyncClient`` (the JSON the Vertex client sends, built once):
 ``raw HTTP − in-process`` is the server (uvicorn, Django, DRF, the Vertex
@@ -62,8 +69,12 @@ from infra import local  # noqa: E402
 BENCH_DB = "cognizes_bench_vertex"
 APP = "bench_vertex"
 USER = "bench_user"
-IN_PROCESS, RAW, VERTEX, JAVA, GRPC = "in-process", "raw HTTP", "Vertex client", "REST as Java", "gRPC (GAPIC)"
-MODES = (IN_PROCESS, RAW, VERTEX, JAVA, GRPC)
+IN_PROCESS, NATIVE, RAW, VERTEX, JAVA, GRPC = (
+    "in-process", "native HTTP", "raw HTTP", "Vertex client", "REST as Java", "gRPC (GAPIC)")
+MODES = (IN_PROCESS, NATIVE, RAW, VERTEX, JAVA, GRPC)
+VERTEX_WAYS = (RAW, VERTEX, JAVA, GRPC)
+TARGET = 1.3
+"""Goal of issue 29: a Vertex call costs at most this many times the same call over the native API."""
 
 
 @dataclass
@@ -155,6 +166,8 @@ class Bench:
         self.http = httpx.AsyncClient(headers={"x-goog-api-key": key}, timeout=30)
         self.java_engine = f"{base_url}/v1beta1/projects/p/locations/us-central1/reasoningEngines/{engine_id}"
         self.java = httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)  # OkHttp, project mode
+        self.native_user = f"{base_url}/api/v1/apps/{APP}/users/{USER}/sessions"
+        self.native = httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
         self.grpc_engine = f"projects/p/locations/us-central1/reasoningEngines/{engine_id}"
         self.grpc = SessionServiceAsyncClient(transport=SessionServiceGrpcAsyncIOTransport(
             channel=grpc.aio.insecure_channel(grpc_target)))
@@ -170,7 +183,15 @@ class Bench:
     async def append(self, mode: str, runs: Runs) -> None:
         service = self.services[mode if mode == VERTEX else IN_PROCESS]
         session = await service.create_session(app_name=APP, user_id=USER)
-        if mode in (RAW, JAVA):
+        if mode == NATIVE:
+            url, version = f"{self.native_user}/{session.id}/events/", [int(session._storage_update_marker)]
+
+            async def call(i: int) -> None:
+                payload = event(f"message {i}", i).model_dump(mode="json", exclude_none=True)
+                response = await self.native.post(url, json={"event": payload, "expected_version": version[0]})
+                response.raise_for_status()
+                version[0] = response.json()["version"]
+        elif mode in (RAW, JAVA):
             client, engine, body = (self.http, self.engine, append_body) if mode == RAW else \
                 (self.java, self.java_engine, java_body)
             url = f"{engine}/sessions/{session.id}:appendEvent"
@@ -188,7 +209,14 @@ class Bench:
         runs.add("append", mode, *await timed(self.args.appends, call))
 
     async def get(self, mode: str, session_id: str, runs: Runs) -> None:
-        if mode in (RAW, JAVA):
+        if mode == NATIVE:
+            url = f"{self.native_user}/{session_id}/"
+
+            async def call(i: int) -> None:
+                response = await self.native.get(url)
+                response.raise_for_status()
+                assert len(json.loads(response.content)["events"]) == self.args.events
+        elif mode in (RAW, JAVA):
             client, engine = (self.http, self.engine) if mode == RAW else (self.java, self.java_engine)
             session_url = f"{engine}/sessions/{session_id}"
 
@@ -231,29 +259,36 @@ async def benchmark(base_url: str, grpc_target: str, engine_id: int, key: str, a
         for mode in order:
             await bench.get(mode, history, runs)
         print(f"round {round_no + 1}/{args.rounds} done", flush=True)
-    await bench.http.aclose()
-    await bench.java.aclose()
+    for client in (bench.http, bench.java, bench.native):
+        await client.aclose()
     return runs
 
 
 def report(runs: Runs, args: argparse.Namespace) -> None:
     print(f"\n{args.rounds} interleaved rounds; append: {args.appends} calls, get: {args.gets} calls of a session "
           f"with {args.events} events. Medians over rounds.\n")
-    print(f"{'operation':<8} {'way':<14} {'ops/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'vs in-process':>14}")
+    print(f"{'operation':<8} {'way':<14} {'ops/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'vs in-process':>14} "
+          f"{'cost vs native':>15}")
     for operation in ("append", "get"):
         base = statistics.median(runs.throughput[operation, IN_PROCESS])
+        native = statistics.median(runs.throughput[operation, NATIVE])
         for mode in MODES:
             rate = statistics.median(runs.throughput[operation, mode])
             p50 = statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
             p95 = statistics.median(statistics.quantiles(run, n=20)[-1] for run in runs.latencies[operation, mode]) * 1000
-            print(f"{operation:<8} {mode:<14} {rate:>8.1f} {p50:>8.2f} {p95:>8.2f} {rate / base:>13.2f}x")
-    print("\nwhere a call's time goes (p50): in-process = the service; raw HTTP - in-process = server and loopback; "
+            cost = f"{native / rate:>14.2f}x" if mode in VERTEX_WAYS else f"{'':>15}"
+            verdict = ("  PASS" if native / rate <= TARGET else "  MISS") if mode in (RAW, GRPC) else ""
+            print(f"{operation:<8} {mode:<14} {rate:>8.1f} {p50:>8.2f} {p95:>8.2f} {rate / base:>13.2f}x {cost}{verdict}")
+    print(f"\ncost vs native = native HTTP ops/s / the way's ops/s; goal (issue 29): raw HTTP and gRPC <= {TARGET}x. "
+          "A Vertex get is two requests at once (the session, its events), the native one is one.")
+    print("where a call's time goes (p50): in-process = the service; raw HTTP - in-process = server and loopback; "
           "Vertex client - raw HTTP = Google's client library and ADK's conversion; gRPC - in-process = the gRPC "
           "server, transcoding and the same views, with Google's thin GAPIC client")
     for operation in ("append", "get"):
         p50 = {mode: statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
                for mode in MODES}
-        print(f"  {operation}: service {p50[IN_PROCESS]:.2f} ms, server+loopback {p50[RAW] - p50[IN_PROCESS]:.2f} ms, "
+        print(f"  {operation}: service {p50[IN_PROCESS]:.2f} ms, server+loopback {p50[RAW] - p50[IN_PROCESS]:.2f} ms "
+              f"(native {p50[NATIVE] - p50[IN_PROCESS]:.2f} ms), "
               f"client library {p50[VERTEX] - p50[RAW]:.2f} ms; gRPC over the service {p50[GRPC] - p50[IN_PROCESS]:.2f} ms"
               f" ({p50[GRPC] / p50[RAW]:.2f}x raw HTTP's p50), REST as Java {p50[JAVA] / p50[RAW]:.2f}x raw HTTP's")
 

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, JSONField, OuterRef, QuerySet, Subquery, Window
 from django.http import Http404, StreamingHttpResponse
 from django.utils import timezone
 from django_filters import rest_framework as filters
@@ -34,7 +34,7 @@ from access.api import BIGINT, Conflict, Pagination, ScopedView, SinceFilter, fi
 from access.schema import filter_parameters
 from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
-from sessions_app.models import MAX_KEY_LENGTH, Event, Session
+from sessions_app.models import MAX_KEY_LENGTH, AppState, Event, Session, UserState
 
 # ---- serializers -------------------------------------------------------------------------------
 
@@ -159,24 +159,33 @@ class SessionFilter(filters.FilterSet):
 
 
 def _list_sessions(request: Request, view: ScopedView, queryset: QuerySet[Session]) -> Response:
-    queryset = filtered(SessionFilter, request.query_params, queryset).order_by(
-        "last_update_time", "user_id", "session_id"
-    )
+    """A page of sessions, with their app and user state and the total count, in one query.
+
+    The page was four queries before (the count, the rows, the app state, each user's state) and built
+    a model object per row: listing took more CPU per request than ADK's api_server.
+    """
+    queryset = filtered(SessionFilter, request.query_params, queryset)
     paginator = Pagination()
-    page = paginator.paginate_queryset(queryset, request, view=view)
-    app_state, _ = services.get_app_state(app_name=view.scope.app_name)
-    user_states: dict[str, dict] = {}
-    rows = []
-    for session in page:
-        if session.user_id not in user_states:
-            user_states[session.user_id] = services.get_user_state(app_name=session.app_name, user_id=session.user_id)[0]
-        rows.append(_session_out(services.StoredSession(
-            app_name=session.app_name, user_id=session.user_id, session_id=session.session_id,
-            state=session.state, app_state=app_state, user_state=user_states[session.user_id],
-            version=session.version, last_update_time=session.last_update_time,
-            attributes=services.SessionAttributes(expire_time=session.expire_time),
-        )))
-    return paginator.get_paginated_response(rows)
+    paginator.request, paginator.limit, paginator.offset = request, paginator.get_limit(request), paginator.get_offset(request)
+    states = {
+        "user_state": UserState.objects.filter(app_name=OuterRef("app_name"), user_id=OuterRef("user_id")).values("state")[:1],
+        "app_state": AppState.objects.filter(app_name=OuterRef("app_name")).values("state")[:1],
+    }
+    rows = list(
+        queryset.order_by("last_update_time", "user_id", "session_id")
+        .annotate(total=Window(Count("*")), **{name: Subquery(query, output_field=JSONField()) for name, query in states.items()})
+        .values_list("app_name", "user_id", "session_id", "state", "version", "last_update_time", "expire_time",
+                     "user_state", "app_state", "total")[paginator.offset : paginator.offset + paginator.limit]
+    )
+    paginator.count = rows[0][-1] if rows else (queryset.count() if paginator.offset else 0)
+    return paginator.get_paginated_response([
+        _session_out(services.StoredSession(
+            app_name=app, user_id=user, session_id=sid, state=state, app_state=app_state or {},
+            user_state=user_state or {}, version=version, last_update_time=last_update_time,
+            attributes=services.SessionAttributes(expire_time=expire_time),
+        ))
+        for app, user, sid, state, version, last_update_time, expire_time, user_state, app_state, _ in rows
+    ])
 
 
 # ---- views -------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.db import connection, connections
 
-from access import key_cache
+from infra import notified_cache
 from infra.db_threads import close_connections
 
 
@@ -29,7 +29,7 @@ def _test_database(request, django_db_setup, django_db_blocker):
         assert name.startswith("test_"), f"tests would run against {name!r}: mark the module with django_db"
     yield
     close_connections()
-    key_cache.keys.close()  # or its listener would reconnect to the database being dropped
+    notified_cache.close_all()  # or their listeners would reconnect to the database being dropped
     # Connections of other threads (asgiref's sync_to_async) would block DROP DATABASE.
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(

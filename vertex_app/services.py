@@ -6,6 +6,7 @@ import secrets
 
 from django.db import IntegrityError, transaction
 
+from infra.notified_cache import NotifiedCache
 from vertex_app.models import MAX_KEY_LENGTH, Engine
 
 # Vertex's engine ids are 18–19 digit numbers; ours look the same and fit a signed bigint.
@@ -27,8 +28,17 @@ def do_get_or_create_engine(*, app_name: str) -> Engine:
     return engine
 
 
+engines: NotifiedCache[int, str] = NotifiedCache("cognizes_vertex_engines", "cognizes engine cache")
+"""Engine id -> app, remembered: every Vertex request names its engine (a round trip each before); the
+``vertex_engines_notify`` trigger (migration 0002) makes every process forget them when one changes."""
+
+
 def get_engine_app(engine_id: int) -> str | None:
     """The app served as ``reasoningEngines/{engine_id}``, or None."""
+    return engines.lookup(engine_id, _engine_app)
+
+
+def _engine_app(engine_id: int) -> str | None:
     return Engine.objects.filter(engine_id=engine_id).values_list("app_name", flat=True).first()
 
 

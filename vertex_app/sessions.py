@@ -29,7 +29,9 @@ from dataclasses import replace
 from typing import Any, Callable, TypeVar
 
 from google.adk.events.event import Event
+from google.adk.sessions.state import State
 from pydantic import ValidationError
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -38,6 +40,7 @@ from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from vertex_app import filters, names
 from vertex_app.base import EMPTY, VertexView, operation, page_token
 from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from vertex_app.raw_events import raw_event
 from vertex_app.wire import expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
 T = TypeVar("T")
@@ -87,20 +90,31 @@ class SessionLookup(VertexView):
 
     def owner(self, session_id: str, *, write: bool) -> str:
         """The user whose session of this app has this id, checked against the caller's key."""
-        if not session_id or len(session_id) > 128 or "\x00" in session_id:
-            raise InvalidArgument("A session id is 1 to 128 characters.")
-        users = services.get_session_users(app_name=self.app_name, session_id=session_id)
-        if self.only_user is not None:
-            users = [user for user in users if user == self.only_user]
-        if not users:
+        return self.find(session_id, write=write).user_id
+
+    def find(self, session_id: str, *, write: bool) -> services.SessionRef:
+        """``owner``, with the session's row id."""
+        _check_id(session_id)
+        found = services.find_sessions(app_name=self.app_name, session_id=session_id, only_user=self.only_user)
+        if not found:
             raise NotFound(f"Session {session_id} does not exist.")
-        if len(users) > 1:
-            raise FailedPrecondition(
-                f"Several users of this app have a session {session_id}: reach it through the native API "
-                "(/api/v1/apps/{app}/users/{user}/sessions/{id}/) or with a key of one user."
-            )
-        self.scope(users[0], write=write)
-        return users[0]
+        if len(found) > 1:
+            raise FailedPrecondition(_several_users(session_id))
+        self.scope(found[0].user_id, write=write)
+        return found[0]
+
+
+def _check_id(session_id: str) -> None:
+    """A session id a Vertex URL may name (anything else is a 400 before any query)."""
+    if not session_id or len(session_id) > 128 or "\x00" in session_id:
+        raise InvalidArgument("A session id is 1 to 128 characters.")
+
+
+def _several_users(session_id: str) -> str:
+    return (
+        f"Several users of this app have a session {session_id}: reach it through the native API "
+        "(/api/v1/apps/{app}/users/{user}/sessions/{id}/) or with a key of one user."
+    )
 
 
 class SessionsView(SessionLookup):
@@ -219,7 +233,12 @@ class AppendEventView(SessionLookup):
     def post(self, request: Request, session_id: str, **kwargs: Any) -> Response:
         """Append an event to a session, applying its state delta."""
         body = message(request.data, _EVENT_FIELDS)
-        user_id = self.owner(session_id, write=True)
+        _check_id(session_id)
+        try:
+            scope = self.scope(None, write=True)  # the user's own check: the statement finds only_user's sessions
+        except PermissionDenied:
+            self.owner(session_id, write=True)  # 404 for a session that is not there, as for any key
+            raise
         event = _event(body)
         if event.partial:
             return Response({})  # streaming fragments: Cognizes stores the complete event that follows
@@ -227,11 +246,13 @@ class AppendEventView(SessionLookup):
         if body.get("raw_event") is not None and _raw(event) != _as_sent(body["raw_event"], event):
             new_event = replace(new_event, raw_json=json.dumps(_as_sent(body["raw_event"], event), ensure_ascii=False))
         try:
-            services.do_append_event(
-                app_name=self.app_name, user_id=user_id, session_id=session_id, expected_version=None, event=new_event
+            services.do_append_event_by_id(
+                app_name=self.app_name, session_id=session_id, only_user=scope.only_user, event=new_event
             )
         except services.SessionNotFound as error:
-            raise NotFound(str(error)) from error
+            raise NotFound(f"Session {session_id} does not exist.") from error
+        except services.SeveralSessions as error:
+            raise FailedPrecondition(_several_users(session_id)) from error
         except services.SessionError as error:  # the event id is taken
             raise AlreadyExists(str(error)) from error
         return Response({})
@@ -244,7 +265,7 @@ class EventsView(SessionLookup):
 
     def get(self, request: Request, session_id: str, **kwargs: Any) -> Response:
         """List a session's events, oldest first."""
-        user_id = self.owner(session_id, write=False)
+        session = self.find(session_id, write=False)
         since: float | None = None
         for condition in filters.parse(request.query_params.get("filter"), fields={"timestamp"}):
             if condition.op not in (">=", ">"):
@@ -253,10 +274,7 @@ class EventsView(SessionLookup):
             since = max(since or moment, moment + (1e-6 if condition.op == ">" else 0))
         size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
         after = page_token(request.query_params.get("pageToken"))
-        pk = services.get_session_pk(app_name=self.app_name, user_id=user_id, session_id=session_id)
-        if pk is None:
-            raise NotFound(f"Session {session_id} does not exist.")
-        stored = services.get_event_page(pk, after_version=after, since=since, limit=size + 1)
+        stored = services.get_event_page(session.pk, after_version=after, since=since, limit=size + 1)
         name = self.session_name(session_id)
         out: dict[str, Any] = {"sessionEvents": [event_resource(name, event) for event in stored[:size]]}
         if len(stored) > size:
@@ -283,38 +301,42 @@ def session_resource(name: str, stored: services.StoredSession) -> dict[str, Any
 
 
 def event_resource(session_name: str, stored: services.StoredEvent) -> dict[str, Any]:
-    """A stored ADK event as Vertex's SessionEvent, with the whole event as ``rawEvent`` (verbatim if kept)."""
-    event = Event.model_validate(stored.data)
-    raw = stored.raw_event or _raw(event)
+    """A stored ADK event as Vertex's SessionEvent, with the whole event as ``rawEvent`` (verbatim if kept).
+
+    Read from the stored JSON as it is (``raw_events``), not rebuilt as an ADK ``Event``: the stored
+    dump holds every field that is not None, so a field it lacks is the model's default.
+    """
+    data = stored.data
+    raw = stored.raw_event or raw_event(data)
     out: dict[str, Any] = {
-        "name": names.event(session_name, event.id),
-        "author": event.author,
-        "invocationId": event.invocation_id,
-        "timestamp": rfc3339(event.timestamp),
+        "name": names.event(session_name, data.get("id", "")),
+        "author": data.get("author"),
+        "invocationId": data.get("invocation_id", ""),
+        "timestamp": rfc3339(data["timestamp"]),
         "rawEvent": raw,
     }
     if "content" in raw:
         out["content"] = raw["content"]
-    actions = event.actions
+    actions = data.get("actions") or {}
     out["actions"] = {
-        key: value
-        for key, value in {
-            "stateDelta": actions.state_delta, "artifactDelta": actions.artifact_delta,
-            "transferAgent": actions.transfer_to_agent, "escalate": actions.escalate,
-            "skipSummarization": actions.skip_summarization,
-        }.items()
-        if value not in (None, {})
+        key: actions[name]
+        for key, name in (
+            ("stateDelta", "state_delta"), ("artifactDelta", "artifact_delta"), ("transferAgent", "transfer_to_agent"),
+            ("escalate", "escalate"), ("skipSummarization", "skip_summarization"),
+        )
+        if actions.get(name) not in (None, {})
     }
     metadata = {
-        "partial": event.partial, "turnComplete": event.turn_complete, "interrupted": event.interrupted,
-        "branch": event.branch, "customMetadata": event.custom_metadata,
-        "longRunningToolIds": sorted(event.long_running_tool_ids) if event.long_running_tool_ids else None,
+        "partial": data.get("partial"), "turnComplete": data.get("turn_complete"),
+        "interrupted": data.get("interrupted"), "branch": data.get("branch"),
+        "customMetadata": data.get("custom_metadata"),
+        "longRunningToolIds": sorted(data["long_running_tool_ids"]) if data.get("long_running_tool_ids") else None,
     }
     out["eventMetadata"] = {key: value for key, value in metadata.items() if value is not None}
-    if event.error_code:
-        out["errorCode"] = event.error_code
-    if event.error_message:
-        out["errorMessage"] = event.error_message
+    if data.get("error_code"):
+        out["errorCode"] = data["error_code"]
+    if data.get("error_message"):
+        out["errorMessage"] = data["error_message"]
     return out
 
 
@@ -324,8 +346,15 @@ def _raw(event: Event) -> dict[str, Any]:
 
 
 def _as_sent(raw: dict[str, Any], event: Event) -> dict[str, Any]:
-    """A client's rawEvent with the fields the resource sets (author, invocation, time) as stored."""
+    """A client's rawEvent with the fields the resource sets (author, invocation, time) as stored, and
+    without ``temp:`` keys in its state delta (which are never stored, here neither)."""
     kept = {key: value for key, value in raw.items() if key not in ("invocation_id", "author", "timestamp")}
+    actions = kept.get("actions")
+    if isinstance(actions, dict):
+        kept["actions"] = actions = dict(actions)
+        for name in ("stateDelta", "state_delta"):
+            if isinstance(actions.get(name), dict):
+                actions[name] = {k: v for k, v in actions[name].items() if not k.startswith(State.TEMP_PREFIX)}
     return {**kept, "invocationId": event.invocation_id, "author": event.author, "timestamp": event.timestamp}
 
 

@@ -7,6 +7,12 @@ an idle timeout) has had the server's goodbye or EOF arrive on its socket, and a
 idle healthy one has nothing to read. So the socket is polled (no wait, no I/O), and
 only a readable one gets the round trip; one that fails it is discarded and another
 taken. ``cognizes.settings`` turns Django's check off where this one runs (the pool).
+
+Persistent connections without the pool (``CONN_MAX_AGE``, and the ADK services' database
+threads) get the same check instead of Django's ``SELECT 1``: Django health-checks a
+connection before its first use after every ``close_if_unusable_or_obsolete()``, which
+``infra.db_threads`` calls after each call and Django after each request, so every
+append through ``PostgresSessionService`` made two round trips.
 """
 
 from __future__ import annotations
@@ -31,6 +37,15 @@ class DatabaseWrapper(base.DatabaseWrapper):
             connection.close()
             pool.putconn(connection)  # a closed connection is dropped, and replaced in the background
         return super().get_new_connection(conn_params)
+
+    def close_if_health_check_failed(self) -> None:
+        """Django's check of a persistent connection before its first use, by ``_alive``: a round trip only
+        if the server has said something (its goodbye) since."""
+        if self.connection is None or not self.health_check_enabled or self.health_check_done:
+            return
+        if not _alive(self.connection):
+            self.close()
+        self.health_check_done = True
 
 
 def _alive(connection: psycopg.Connection) -> bool:

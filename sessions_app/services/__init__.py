@@ -26,6 +26,7 @@ from sessions_app.services.base import (  # noqa: F401
     SessionError,
     SessionExists,
     SessionNotFound,
+    SeveralSessions,
     StaleSession,
     StaleState,
     StateDelta,
@@ -37,7 +38,9 @@ from sessions_app.services.base import (  # noqa: F401
 from sessions_app.services.create_read import (  # noqa: F401
     check_attributes,
     do_create_session,
+    SessionRef,
     do_update_session_attributes,
+    find_sessions,
     get_session,
     get_session_owners,
     get_session_pk,
@@ -52,6 +55,7 @@ from sessions_app.services.lifecycle import (  # noqa: F401
 from sessions_app.services.append import (  # noqa: F401
     SessionHead,
     do_append_event,
+    do_append_event_by_id,
     event_preview,
     get_session_head,
 )

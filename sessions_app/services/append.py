@@ -12,10 +12,13 @@ from sessions_app.services.base import (
     PREVIEW_LENGTH,
     NewEvent,
     SessionError,
+    SessionNotFound,
+    SeveralSessions,
     _live,
     _raise_missing_or_stale,
     check_timestamp,
 )
+from sessions_app.services.create_read import get_session_users
 
 _APPEND_SQL = """
 WITH s AS (
@@ -24,9 +27,9 @@ WITH s AS (
         state = state || %(session_delta)s::jsonb,
         last_update_time = %(ts)s,
         update_time = to_timestamp(%(ts)s)
-    WHERE app_name = %(app)s AND user_id = %(user)s AND session_id = %(sid)s
+    WHERE app_name = %(app)s AND user_id = {user} AND session_id = %(sid)s
       AND (version = %(expected)s OR %(expected)s::bigint IS NULL) AND {live}
-    RETURNING id, version
+    RETURNING id, version, user_id
 ), e AS (
     INSERT INTO events (session_id, version, event_id, invocation_id, author, branch,
                         timestamp, data, preview, raw_event)
@@ -34,8 +37,16 @@ WITH s AS (
            %(ts)s, %(data)s::jsonb, %(preview)s, %(raw)s::jsonb
     FROM s
 ){scoped}
-SELECT version FROM s
+SELECT version, user_id FROM s
 """
+
+_THE_USER = "%(user)s"
+_THE_ONE_USER = """(
+        SELECT min(user_id) FROM sessions
+        WHERE app_name = %(app)s AND session_id = %(sid)s AND {live}
+          AND (user_id = %(only_user)s OR %(only_user)s::text IS NULL)
+        HAVING count(*) = 1)"""
+"""The user of the one live session of the app with this id (of ``only_user``, if given); NULL if none or several."""
 
 
 _APP_MERGE_SQL = """, a AS (
@@ -49,7 +60,7 @@ _APP_MERGE_SQL = """, a AS (
 
 _USER_MERGE_SQL = """, u AS (
     INSERT INTO user_states (app_name, user_id, state, version, update_time)
-    SELECT %(app)s, %(user)s, %(user_delta)s::jsonb, 1, now() FROM s
+    SELECT %(app)s, s.user_id, %(user_delta)s::jsonb, 1, now() FROM s
     ON CONFLICT (app_name, user_id) DO UPDATE
         SET state = user_states.state || EXCLUDED.state,
             version = user_states.version + 1, update_time = EXCLUDED.update_time
@@ -57,9 +68,11 @@ _USER_MERGE_SQL = """, u AS (
 
 
 _APPEND_STATEMENTS = {
-    (has_app, has_user): _APPEND_SQL.format(
-        scoped=(_APP_MERGE_SQL if has_app else "") + (_USER_MERGE_SQL if has_user else ""), live=_live()
+    (by_id, has_app, has_user): _APPEND_SQL.format(
+        scoped=(_APP_MERGE_SQL if has_app else "") + (_USER_MERGE_SQL if has_user else ""), live=_live(),
+        user=_THE_ONE_USER.format(live=_live()) if by_id else _THE_USER,
     )
+    for by_id in (False, True)
     for has_app in (False, True)
     for has_user in (False, True)
 }
@@ -76,11 +89,40 @@ def do_append_event(
     writers that carry none (Vertex's appendEvent): concurrent ones queue on the
     session's row lock in the one statement, so each lands and none is refused.
     """
+    row = _append(app_name=app_name, user_id=user_id, only_user=None, session_id=session_id,
+                  expected_version=expected_version, event=event)
+    if row is None:
+        _raise_missing_or_stale(app_name=app_name, user_id=user_id, session_id=session_id)
+    return row[0]
+
+
+def do_append_event_by_id(*, app_name: str, session_id: str, only_user: str | None, event: NewEvent) -> tuple[int, str]:
+    """``do_append_event`` at the current version to the one live session of the app with this id, whoever
+    its user (of ``only_user`` only, if given): for callers that name a session by its id alone (Vertex).
+
+    Finding the session is part of the one statement. Returns (version, user_id); ``SessionNotFound``
+    if there is no such session, ``SeveralSessions`` if several users have one; nothing is stored then.
+    """
+    row = _append(app_name=app_name, user_id=None, only_user=only_user, session_id=session_id,
+                  expected_version=None, event=event)
+    if row is None:
+        users = get_session_users(app_name=app_name, session_id=session_id, only_user=only_user)
+        if len(users) > 1:
+            raise SeveralSessions(f"Several users of app {app_name} have a session {session_id}.")
+        raise SessionNotFound(f"Session {session_id} not found.")
+    return row
+
+
+def _append(
+    *, app_name: str, user_id: str | None, only_user: str | None, session_id: str, expected_version: int | None,
+    event: NewEvent,
+) -> tuple[int, str] | None:
     check_timestamp(event.timestamp)
     delta = event.state_delta
     params = {
         "app": app_name,
         "user": user_id,
+        "only_user": only_user,
         "sid": session_id,
         "expected": expected_version,
         "session_delta": json.dumps(delta.session),
@@ -97,13 +139,10 @@ def do_append_event(
     }
     try:
         with connection.cursor() as cursor:
-            cursor.execute(_APPEND_STATEMENTS[bool(delta.app), bool(delta.user)], params)
-            row = cursor.fetchone()
+            cursor.execute(_APPEND_STATEMENTS[user_id is None, bool(delta.app), bool(delta.user)], params)
+            return cursor.fetchone()
     except IntegrityError as error:
         raise SessionError(f"Event {event.event_id} is already stored in session {session_id}.") from error
-    if row is None:
-        _raise_missing_or_stale(app_name=app_name, user_id=user_id, session_id=session_id)
-    return row[0]
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,10 @@ class SessionExists(SessionError):
     pass
 
 
+class SeveralSessions(SessionError):
+    """Several users of the app have a session with the id a caller named alone (Vertex's URLs)."""
+
+
 class StaleSession(SessionError):
     """The session changed in storage since the writer loaded it."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -254,15 +254,33 @@ def do_update_session_attributes(
             raise SessionNotFound(f"Session {session_id} not found.")
 
 
-def get_session_users(*, app_name: str, session_id: str, limit: int = 2) -> list[str]:
-    """The users of the app that have a session with this id (for callers that know only the id)."""
+@dataclass(frozen=True)
+class SessionRef:
+    user_id: str
+    pk: int
+    """The session's row id (what event notifications carry)."""
+
+
+def find_sessions(
+    *, app_name: str, session_id: str, only_user: str | None = None, limit: int = 2
+) -> list[SessionRef]:
+    """The live sessions of the app with this id, by user (for callers that know only the id);
+    with ``only_user``, that user's if it has one."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT user_id FROM sessions WHERE app_name = %s AND session_id = %s AND {_live()} "
-            "ORDER BY user_id LIMIT %s",
-            [app_name, session_id, limit],
+            f"SELECT user_id, id FROM sessions WHERE app_name = %s AND session_id = %s AND {_live()} "
+            "AND (user_id = %s OR %s::text IS NULL) ORDER BY user_id LIMIT %s",
+            [app_name, session_id, only_user, only_user, limit],
         )
-        return [user for (user,) in cursor.fetchall()]
+        return [SessionRef(user, pk) for user, pk in cursor.fetchall()]
+
+
+def get_session_users(
+    *, app_name: str, session_id: str, only_user: str | None = None, limit: int = 2
+) -> list[str]:
+    """The users of the app that have a session with this id (``find_sessions``' users)."""
+    return [ref.user_id for ref in find_sessions(app_name=app_name, session_id=session_id, only_user=only_user,
+                                                  limit=limit)]
 
 
 def get_session_pk(*, app_name: str, user_id: str, session_id: str) -> int | None:

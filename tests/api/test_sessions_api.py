@@ -318,3 +318,19 @@ def test_a_misspelt_field_is_named_as_unknown_wherever_a_body_is_read(api):
 
     assert memory == {"text": ["This field is required."], "txt": ["Unknown field."]}
     assert session == {"idd": ["Unknown field."]}
+
+
+def test_listing_pages_carry_each_users_state_and_the_count_even_past_the_end(api):
+    for number in range(3):
+        create(api, f"s{number}", n=number, **({"user:lang": "fr"} if number == 0 else {}))
+    api.post("/api/v1/apps/shop/users/bob/sessions/", {"id": "b1", "state": {"user:lang": "de"}}, format="json")
+
+    page = api.get(f"{BASE}/sessions/?limit=2&offset=1").json()
+    assert page["count"] == 3 and page["next"] is None and page["previous"] is not None
+    assert [(s["id"], s["state"]) for s in page["results"]] == [("s1", {"n": 1, "user:lang": "fr"}),
+                                                                ("s2", {"n": 2, "user:lang": "fr"})]
+    past = api.get(f"{BASE}/sessions/?limit=2&offset=10").json()
+    assert past["count"] == 3 and past["results"] == []
+    every_user = api.get("/api/v1/apps/shop/sessions/").json()
+    assert {s["id"]: s["state"].get("user:lang") for s in every_user["results"]} == {
+        "s0": "fr", "s1": "fr", "s2": "fr", "b1": "de"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import agentplatform
@@ -116,3 +117,19 @@ def test_keys_that_may_not_change_the_engine_are_refused(server):
         with EngineClient(server, key) as http:
             assert http.patch(json={"contextSpec": {"memoryBankConfig": BANK}}).status_code == status
     assert not MemoryBankConfig.objects.filter(app_name=APP).exists()
+
+
+def test_a_remembered_engine_deleted_by_any_writer_is_gone_at_once(server):
+    """Each server process remembers which app an engine id names (vertex_app.services.engines); a delete that
+    bypasses the application (plain SQL, as another host or the admin would) is obeyed all the same."""
+    from django.db import connection
+
+    with EngineClient(server) as client:
+        assert client.get().status_code == 200
+        assert client.get().status_code == 200  # answered from what the server remembers
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM vertex_engines WHERE engine_id = %s", [server.engine_id])
+        deadline = time.monotonic() + 1.0
+        while (status := client.get().status_code) != 404 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert status == 404

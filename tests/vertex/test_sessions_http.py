@@ -325,3 +325,43 @@ async def test_events_of_this_adk_are_stored_once_not_twice(vertex):
 
     rows = await asyncio.to_thread(lambda: list(StoredEvent.objects.values_list("raw_event", flat=True)))
     assert rows == [None]  # everything ADK sent is in the stored ADK event
+
+
+def test_an_id_several_users_share_is_refused_to_an_app_key_and_reached_with_a_users_key(server, http):
+    """Session ids are unique per user in Cognizes: a Vertex URL naming one that two users hold is ambiguous."""
+    from sessions_app import services
+
+    for user in ("alice", "bob"):  # as the native API or ADK's service can create them
+        services.do_create_session(app_name=APP, user_id=user, session_id="shared", delta=services.StateDelta(),
+                                   now=time.time())
+    body = {"author": "user", "invocationId": "i1", "actions": {"state_delta": {"user:lang": "fr", "k": 1}}}
+
+    refused = http.post("sessions/shared:appendEvent", json=body)
+    assert refused.status_code == 400 and refused.json()["error"]["status"] == "FAILED_PRECONDITION"
+    assert StoredEvent.objects.count() == 0
+    with client(server, server.key_for(user_id="bob")) as bob:
+        assert bob.post("sessions/shared:appendEvent", json=body).status_code == 200
+        assert bob.get("sessions/shared").json()["sessionState"] == {"k": 1, "user:lang": "fr"}
+    assert StoredEvent.objects.get().session.user_id == "bob"
+    assert services.get_user_state(app_name=APP, user_id="alice")[0] == {}
+
+
+def test_a_read_only_key_is_told_a_missing_session_is_missing(server, http):
+    with client(server, server.key_for(read_only=True)) as reader:
+        response = reader.post("sessions/nowhere:appendEvent", json={"author": "user"})
+    assert response.status_code == 404 and response.json()["error"]["status"] == "NOT_FOUND"
+
+
+def test_temp_keys_in_a_raw_event_are_not_stored_either(http):
+    create(http, "alice", "s1")
+    raw = {"author": "user", "invocationId": "i1", "actions": {"stateDelta": {"k": 1, "temp:scratch": "x"}},
+           "futureField": 1}  # a field this ADK does not know: the rawEvent is kept as sent
+
+    assert http.post("sessions/s1:appendEvent", json={
+        "author": "user", "invocationId": "i1", "actions": {"state_delta": {"k": 1, "temp:scratch": "x"}}, "rawEvent": raw,
+    }).status_code == 200
+
+    (event,) = http.get("sessions/s1/events").json()["sessionEvents"]
+    assert event["rawEvent"]["futureField"] == 1
+    assert event["rawEvent"]["actions"]["stateDelta"] == {"k": 1}
+    assert "temp:scratch" not in json.dumps(list(StoredEvent.objects.values_list("data", "raw_event")))
