@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import subprocess
 import sys
@@ -153,6 +154,7 @@ async def test_an_agent_calls_a_registered_servers_tools_with_its_secret_headers
 
 
 async def test_allow_and_deny_lists_and_edits_reach_the_running_agent(asgi_server, upstream, caplog):
+    caplog.set_level(logging.WARNING, logger="tools_app.secret_headers")  # whatever level earlier tests left the root at
     key = await _key()
     await _api(asgi_server, "POST", SERVERS, key, {
         "name": "upstream", "url": upstream, "denied_tools": ["delete_everything"],
