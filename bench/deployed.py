@@ -35,12 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.api import start_server, stop_server  # noqa: E402
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+from bench.scratch import migrated_database  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from infra import local  # noqa: E402
 
 BENCH_DB = "cognizes_bench_deployed"
 APP, USER = "weather", "bench_user"
@@ -92,29 +91,20 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10, help="turns per way per round")
     args = parser.parse_args()
 
-    server_url = local.database_url()
-    database_url = with_database(server_url, BENCH_DB)
-    recreate_databases(server_url, [BENCH_DB])
-    os.environ["DATABASE_URL"] = database_url
-    try:
-        import django
-
-        django.setup()
+    with migrated_database(BENCH_DB):
         import agentplatform
         import httpx
         from django.conf import settings
-        from django.core.management import call_command
 
         from access.services import do_create_api_key
         from demo_agents.weather.tools import register
         from vertex_app.services import do_get_or_create_engine
 
         logging.getLogger("httpx").setLevel(logging.WARNING)
-        call_command("migrate", verbosity=0)
         register()
         engine = f"reasoningEngines/{do_get_or_create_engine(app_name=APP).engine_id}"
         _, key = do_create_api_key(name="bench", app_name=APP)
-        server = start_server(database_url, settings.REDIS_URL, conn_max_age=0, pool_size=20, workers=1,
+        server = start_server(os.environ["DATABASE_URL"], settings.REDIS_URL, conn_max_age=0, pool_size=20, workers=1,
                               extra_env={"COGNIZES_AGENTS": "weather=demo_agents.weather.agent.runner",
                                          "GOOGLE_API_KEY": "", "GOOGLE_GENAI_USE_VERTEXAI": ""})
         try:
@@ -148,9 +138,6 @@ def main() -> None:
             first, whole = statistics.median(firsts[way]), statistics.median(wholes[way])
             print(f"{way:<18} {first * 1000:>15.1f} {whole * 1000:>14.1f} {first / base_first:>20.2f}x "
                   f"{whole / base_whole:>20.2f}x")
-    finally:
-        close_django_connections()
-        recreate_databases(server_url, [BENCH_DB], create=False)
 
 
 if __name__ == "__main__":
