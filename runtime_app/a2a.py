@@ -66,6 +66,16 @@ def refusal(status: int, message: str) -> JSONResponse:
     return JSONResponse(error_body(status, message), status_code=status)
 
 
+def outage_refusal(error: Exception) -> JSONResponse | None:
+    """The 503, with Retry-After, that ``error`` means when PostgreSQL or Redis is down; None for any other."""
+    unavailable = as_unavailable(error)
+    if not isinstance(unavailable, Unavailable):
+        return None
+    response = refusal(503, str(unavailable.detail))
+    response.headers["Retry-After"] = str(unavailable.wait)
+    return response
+
+
 class CognizesExecutor(A2aAgentExecutor):
     """ADK's executor on the app's runner, holding the session for the turn like the run API does."""
 
@@ -223,11 +233,9 @@ class A2aApplication:
             except Refused as refused:
                 response = refusal(refused.status, str(refused))
             except Exception as error:
-                unavailable = as_unavailable(error)
-                if not isinstance(unavailable, Unavailable):
+                if (outage := outage_refusal(error)) is None:
                     raise
-                response = refusal(503, str(unavailable.detail))
-                response.headers["Retry-After"] = str(unavailable.wait)
+                response = outage
         await response(scope, receive, send)
 
     async def _serve(self, request: Request, app_name: str, rest: str) -> Response:

@@ -37,9 +37,8 @@ from starlette.responses import Response
 
 from access.body_limit import replay
 from access.callers import Refused, authenticate_caller
-from access.outages import Unavailable, as_unavailable
 from infra.db_threads import run_in_db_thread
-from runtime_app.a2a import error_body, refusal
+from runtime_app.a2a import error_body, outage_refusal, refusal
 from tools_app import direct
 from tools_app.services import InvalidArguments
 
@@ -144,11 +143,8 @@ class McpApplication:
                 response.headers["WWW-Authenticate"] = 'Bearer realm="cognizes"'
             return await response(scope, receive, send)
         except Exception as error:
-            unavailable = as_unavailable(error)
-            if not isinstance(unavailable, Unavailable):
+            if (response := outage_refusal(error)) is None:
                 raise
-            response = refusal(503, str(unavailable.detail))
-            response.headers["Retry-After"] = str(unavailable.wait)
             return await response(scope, receive, send)
         manager = await self._manager()
         inner = {**scope, SCOPE_KEY: (app_name, caller.user_id)}
