@@ -138,6 +138,8 @@ DATABASES = {"default": _database(local.database_url())}
 DATABASE_TRANSACTION_POOLING = _env_bool("DATABASE_TRANSACTION_POOLING", False)
 if DATABASE_TRANSACTION_POOLING:
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    # A statement prepared on one server connection is unknown to the next transaction's (infra.postgres).
+    DATABASES["default"]["PREPARED_STATEMENTS"] = False
     if not os.environ.get("DATABASE_LISTEN_URL"):
         raise ImproperlyConfigured(
             "DATABASE_TRANSACTION_POOLING needs DATABASE_LISTEN_URL: the database reached directly, for LISTEN."

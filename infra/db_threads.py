@@ -16,27 +16,28 @@ import functools
 import logging
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
 from django.conf import settings
 from django.db import connection, connections
 
+from infra.warm_threads import WarmThreadPool
+
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
-_executor: ThreadPoolExecutor | None = None
+_executor: WarmThreadPool | None = None
 _executor_lock = threading.Lock()
 
 
-def _get_executor() -> ThreadPoolExecutor:
+def _get_executor() -> WarmThreadPool:
     global _executor
     if _executor is None:
         with _executor_lock:
             if _executor is None:
-                _executor = ThreadPoolExecutor(
-                    max_workers=settings.COGNIZES_DB_THREADS, thread_name_prefix="cognizes-db"
-                )
+                # The thread that finished last takes the next call: one agent's turns stay on
+                # one thread and its connection (infra.warm_threads).
+                _executor = WarmThreadPool(max_workers=settings.COGNIZES_DB_THREADS, thread_name_prefix="cognizes-db")
     return _executor
 
 
@@ -86,14 +87,5 @@ def close_connections() -> None:
         executor, _executor = _executor, None
     if executor is None:
         return
-    # One job per thread: the barrier keeps each thread busy until all have one.
-    barrier = threading.Barrier(executor._max_workers)
-
-    def close_own_connection() -> None:
-        barrier.wait(timeout=10)
-        connections.close_all()
-
-    for _ in range(executor._max_workers):
-        executor.submit(close_own_connection)
-    executor.shutdown(wait=True)
+    executor.shutdown(wait=True, last=connections.close_all)  # each thread closes its own
 

@@ -13,6 +13,14 @@ threads) get the same check instead of Django's ``SELECT 1``: Django health-chec
 connection before its first use after every ``close_if_unusable_or_obsolete()``, which
 ``infra.db_threads`` calls after each call and Django after each request, so every
 append through ``PostgresSessionService`` made two round trips.
+
+``prepared_cursor()`` is for the hot statements (an event append, a session read): PostgreSQL
+parses and plans each of them once per connection instead of on every call. The append's one
+statement (a compare-and-swap, the event insert and the state merges) took 270 µs of server
+CPU per call unprepared and 60 µs prepared. Only what goes through it is prepared (Django's own
+cursors bind client-side and never are), and nothing is behind a transaction pooler
+(``PREPARED_STATEMENTS`` False in the database's settings), where the next transaction may
+run on a server connection that never saw the statement.
 """
 
 from __future__ import annotations
@@ -22,11 +30,32 @@ from typing import Any
 
 import psycopg
 from django.db.backends.postgresql import base
+from django.db.backends.postgresql.psycopg_any import register_tzloader
+from django.db.backends.utils import CursorWrapper
+from django.utils.asyncio import async_unsafe
+from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
+
+ONLY_WHEN_ASKED = 2**62
+"""psycopg's ``prepare_threshold`` for our connections: a statement is prepared when its
+execute asks (``prepare=True``), never because it ran often (psycopg's default, 5, would
+prepare whatever else runs on a server-binding cursor, e.g. artifacts_app's binary one)."""
+
+
+class PreparingCursor(base.ServerBindingCursor):
+    """Server-side binding, every statement prepared: what ``prepared_cursor()`` hands out."""
+
+    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = True, binary: bool | None = None):
+        return super().execute(query, params, prepare=prepare, binary=binary)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_new_connection(self, conn_params: dict[str, Any]) -> psycopg.Connection:
+        connection = self._checked_connection(conn_params)
+        connection.prepare_threshold = ONLY_WHEN_ASKED if self.settings_dict.get("PREPARED_STATEMENTS", True) else None
+        return connection
+
+    def _checked_connection(self, conn_params: dict[str, Any]) -> psycopg.Connection:
         pool = self.pool
         if pool is None:
             return super().get_new_connection(conn_params)
@@ -37,6 +66,26 @@ class DatabaseWrapper(base.DatabaseWrapper):
             connection.close()
             pool.putconn(connection)  # a closed connection is dropped, and replaced in the background
         return super().get_new_connection(conn_params)
+
+    def prepared_cursor(self) -> CursorWrapper:
+        """Django's cursor (same connection and transaction, errors as Django's, queries logged when
+        DEBUG), whose statements PostgreSQL parses and plans once per connection (module docstring).
+
+        Parameters are bound server-side, so each one must have a type PostgreSQL can tell from
+        its use in the statement or a cast (``%s::jsonb``), and a statement is one SQL command.
+        """
+        self.close_if_health_check_failed()
+        self.ensure_connection()
+        with self.wrap_database_errors:
+            return self._prepare_cursor(self._create_preparing_cursor())
+
+    @async_unsafe
+    def _create_preparing_cursor(self) -> PreparingCursor:
+        cursor = PreparingCursor(self.connection)
+        # As Django's create_cursor: its time zone, only if the connection's differs.
+        if self.timezone != self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, Format.TEXT).timezone:
+            register_tzloader(self.timezone, cursor)
+        return cursor
 
     def close_if_health_check_failed(self) -> None:
         """Django's check of a persistent connection before its first use, by ``_alive``: a round trip only

@@ -138,7 +138,7 @@ def _append(
         "raw": event.raw_json,
     }
     try:
-        with connection.cursor() as cursor:
+        with connection.prepared_cursor() as cursor:
             cursor.execute(_APPEND_STATEMENTS[user_id is None, bool(delta.app), bool(delta.user)], params)
             return cursor.fetchone()
     except IntegrityError as error:

@@ -88,7 +88,7 @@ def do_create_session(
         "user_delta": json.dumps(delta.user),
         "has_user": bool(delta.user),
     }
-    with connection.cursor() as cursor:
+    with connection.prepared_cursor() as cursor:
         cursor.execute(_CREATE_SQL, params)
         version, app_state, user_state = cursor.fetchone()
         if version is None and _delete_sessions(
@@ -137,7 +137,7 @@ def get_session(
     events, so an event appended in between bumps the version past the one
     returned: the caller's next append is then stale rather than blind.
     """
-    with connection.cursor() as cursor:
+    with connection.prepared_cursor() as cursor:
         cursor.execute(_GET_SQL, [app_name, user_id, session_id])
         row = cursor.fetchone()
         if row is None:
