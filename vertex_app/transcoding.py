@@ -26,6 +26,7 @@ from google.longrunning import operations_pb2
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from infra.proto_json import merge_fast, parse_dict
 from vertex_app import errors
 from vertex_app.wire import camel
 
@@ -140,6 +141,15 @@ def _served(path: str) -> bool:
         return False
 
 
-def response_message(rule: Rule, data: Any) -> Message:
-    """The RPC's response from the REST call's JSON (fields the proto lacks, such as ADK's extras, dropped)."""
-    return json_format.ParseDict(data or {}, rule.response(), ignore_unknown_fields=True)
+def response_message(rule: Rule, body: bytes, data: Any = None) -> Message:
+    """The RPC's response from the REST call's JSON ``body`` (fields the proto lacks, such as ADK's extras,
+    dropped), read as ``json_format`` reads it (by ``infra.proto_json``'s shortcut).
+
+    ``data``, when given, is what the view rendered as ``body``: read directly if it holds only JSON's own
+    types (the renderer would have written the same values), which saves decoding the text; else the body is
+    read.
+    """
+    message = rule.response()
+    if data is not None and merge_fast(data, message):
+        return message
+    return parse_dict(json.loads(body) if body else {}, message)
