@@ -58,47 +58,52 @@ def merge_fast(data: Any, message: Message) -> bool:
     return True
 
 
+_SCALAR, _MESSAGE, _REPEATED_MESSAGE, _REPEATED_SCALAR, _MAP, _VALUE_FIELD = range(6)
+
+
 def _merge(data: Any, message: Message) -> None:
     descriptor = message.DESCRIPTOR
     special = _SPECIAL.get(descriptor.full_name)
     if special is not None:
         special(data, message)
         return
-    if not isinstance(data, dict) or descriptor.full_name.startswith("google.protobuf."):
+    if not isinstance(data, dict):
         raise _Unusual
-    fields = _fields(descriptor)
+    plan = _plan(descriptor)
     seen: set[str] = set()
     for key, value in data.items():
-        field = fields.get(key)
-        if field is None:
+        step = plan.get(key)
+        if step is None:
             if key.startswith("["):  # an extension
                 raise _Unusual
             continue  # unknown fields are ignored, as the transcoder asks of json_format
-        if field.name in seen or (field.containing_oneof is not None
-                                  and message.WhichOneof(field.containing_oneof.name) is not None):
+        name, kind, field = step
+        if name in seen or (field.containing_oneof is not None
+                            and message.WhichOneof(field.containing_oneof.name) is not None):
             raise _Unusual  # the same field twice (both spellings, or two of a oneof): json_format's error
-        seen.add(field.name)
+        seen.add(name)
         if value is None:
-            if field.message_type is not None and field.message_type.full_name == _VALUE and not field.is_repeated:
-                getattr(message, field.name).null_value = 0
+            if kind == _VALUE_FIELD:
+                getattr(message, name).null_value = 0
             continue  # null is the field left unset
-        if field.message_type is not None and field.message_type.GetOptions().map_entry:
-            _merge_map(value, getattr(message, field.name), field.message_type)
-        elif field.is_repeated:
-            if not isinstance(value, list):
-                raise _Unusual
-            container = getattr(message, field.name)
-            if field.message_type is not None:
-                for item in value:
-                    _merge(item, container.add())
-            else:
-                container.extend([_scalar(field, item) for item in value])
-        elif field.message_type is not None:
-            target = getattr(message, field.name)
+        if kind == _SCALAR:
+            setattr(message, name, _scalar(field, value))
+        elif kind == _MESSAGE or kind == _VALUE_FIELD:
+            target = getattr(message, name)
             target.SetInParent()
             _merge(value, target)
+        elif kind == _REPEATED_MESSAGE:
+            if not isinstance(value, list):
+                raise _Unusual
+            container = getattr(message, name)
+            for item in value:
+                _merge(item, container.add())
+        elif kind == _REPEATED_SCALAR:
+            if not isinstance(value, list):
+                raise _Unusual
+            getattr(message, name).extend([_scalar(field, item) for item in value])
         else:
-            setattr(message, field.name, _scalar(field, value))
+            _merge_map(value, getattr(message, name), field.message_type)
 
 
 def _merge_map(value: Any, container: Any, entry: Descriptor) -> None:
@@ -192,7 +197,24 @@ _SPECIAL = {_STRUCT: _struct, _VALUE: _value, _LIST: _list, _TIMESTAMP: _timesta
 
 
 @functools.cache
-def _fields(descriptor: Descriptor) -> dict[str, FieldDescriptor]:
-    """A message's fields by their JSON name and by their proto name (json_format accepts both)."""
-    return {**{field.name: field for field in descriptor.fields},
-            **{field.json_name: field for field in descriptor.fields}}
+def _plan(descriptor: Descriptor) -> dict[str, tuple[str, int, FieldDescriptor]]:
+    """How each key of a message's JSON is read: by its JSON name and by its proto name (json_format accepts
+    both; the JSON name wins), the field's name, what it holds, and the field. A well-known type other than
+    those ``_SPECIAL`` reads is refused (``json_format`` reads it)."""
+    if descriptor.full_name.startswith("google.protobuf."):
+        raise _Unusual
+    plan = {}
+    for field in descriptor.fields:
+        message = field.message_type
+        if message is not None and message.GetOptions().map_entry:
+            kind = _MAP
+        elif field.is_repeated:
+            kind = _REPEATED_MESSAGE if message is not None else _REPEATED_SCALAR
+        elif message is not None:
+            kind = _VALUE_FIELD if message.full_name == _VALUE else _MESSAGE
+        else:
+            kind = _SCALAR
+        plan[field.name] = (field.name, kind, field)
+    for field in descriptor.fields:
+        plan[field.json_name] = plan[field.name]
+    return plan

@@ -41,6 +41,7 @@ from sessions_app.services.create_read import (  # noqa: F401
     SessionRef,
     do_update_session_attributes,
     find_sessions,
+    find_whole_sessions,
     get_session,
     get_session_owners,
     get_session_pk,
