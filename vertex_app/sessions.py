@@ -272,22 +272,35 @@ class EventsView(SessionLookup):
     rpcs = {"get": "ListEvents"}
 
     def get(self, request: Request, session_id: str, **kwargs: Any) -> Response:
-        """List a session's events, oldest first."""
-        session = self.find(session_id, write=False)
-        since: float | None = None
-        for condition in filters.parse(request.query_params.get("filter"), fields={"timestamp"}):
-            if condition.op not in (">=", ">"):
-                raise InvalidArgument('Filter events by time as timestamp>="RFC 3339 time".')
-            moment = timestamp(str(condition.value), "timestamp").timestamp()
-            since = max(since or moment, moment + (1e-6 if condition.op == ">" else 0))
-        size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
-        after = page_token(request.query_params.get("pageToken"))
-        stored = services.get_event_page(session.pk, after_version=after, since=since, limit=size + 1)
+        """List a session's events, oldest first: the session is found and its page read in one query."""
+        try:
+            since, size, after = _page_query(request)
+        except InvalidArgument:
+            self.find(session_id, write=False)  # a session that is not there (or not the caller's) says so first
+            raise
+        _check_id(session_id)
+        found, stored = services.find_event_page(
+            app_name=self.app_name, session_id=session_id, only_user=self.only_user,
+            after_version=after, since=since, limit=size + 1,
+        )
+        self.one_of(found, session_id, write=False)
         name = self.session_name(session_id)
         out: dict[str, Any] = {"sessionEvents": [event_resource(name, event) for event in stored[:size]]}
         if len(stored) > size:
             out["nextPageToken"] = str(stored[size - 1].version)
         return Response(out)
+
+
+def _page_query(request: Request) -> tuple[float | None, int, int]:
+    """ListEvents' query: the time of its ``timestamp>=`` filter (epoch seconds, or None), page size, page token."""
+    since: float | None = None
+    for condition in filters.parse(request.query_params.get("filter"), fields={"timestamp"}):
+        if condition.op not in (">=", ">"):
+            raise InvalidArgument('Filter events by time as timestamp>="RFC 3339 time".')
+        moment = timestamp(str(condition.value), "timestamp").timestamp()
+        since = max(since or moment, moment + (1e-6 if condition.op == ">" else 0))
+    size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+    return since, size, page_token(request.query_params.get("pageToken"))
 
 
 def session_resource(name: str, stored: services.StoredSession) -> dict[str, Any]:
