@@ -16,6 +16,7 @@ its default is not sent, as a REST client would not send it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -109,13 +110,17 @@ def rule_for(method: str) -> Rule | None:
     return RULES.get(service, {}).get(name)
 
 
+_NOT_IN_A_NAME = re.compile(r"[\x00-\x1f?#]")
+"""What a resource name may not hold: control characters, and what would end the path (``?``, ``#``)."""
+
+
 def http_call(rule: Rule, request: Message) -> HttpCall:
     """The REST request ``rule`` writes ``request`` as."""
     head, _, nested = rule.path_field.partition(".")
     resource = getattr(getattr(request, head), nested) if nested else getattr(request, head)
     if not resource:
         raise BadRequest(f"'{rule.path_field}' is required.")
-    if any(ord(ch) < 0x20 or ch in "?#" for ch in resource) or resource.startswith("/"):
+    if _NOT_IN_A_NAME.search(resource) or resource.startswith("/"):
         raise BadRequest(f"'{rule.path_field}' is not a resource name: {resource!r}.")
     fields = json_format.MessageToDict(request, preserving_proto_field_name=True)
     body: dict[str, Any] | None = None
