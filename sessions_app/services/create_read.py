@@ -120,7 +120,8 @@ LEFT JOIN app_states a ON a.app_name = s.app_name
 LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
 WHERE s.app_name = %s AND s.session_id = %s AND {live}
 """.format(live=_live("s"))
-"""A session row with the app and user state it sees; ``_session`` reads it."""
+"""A session row with the app and user state it sees (its user last): ``get_session`` names the user,
+``find_whole_sessions`` only the id."""
 _GET_SQL = _SESSION_SQL + " AND s.user_id = %s"
 _FIND_WHOLE_SQL = _SESSION_SQL + " AND (s.user_id = %s OR %s::text IS NULL) ORDER BY s.user_id LIMIT %s"
 
