@@ -18,7 +18,6 @@ never a second reading of proto3 JSON.
 from __future__ import annotations
 
 import datetime
-import functools
 import re
 from typing import Any
 
@@ -63,21 +62,22 @@ _SCALAR, _MESSAGE, _REPEATED_MESSAGE, _REPEATED_SCALAR, _MAP, _VALUE_FIELD = ran
 
 def _merge(data: Any, message: Message) -> None:
     descriptor = message.DESCRIPTOR
-    special = _SPECIAL.get(descriptor.full_name)
-    if special is not None:
-        special(data, message)
+    reader = _READERS.get(descriptor)
+    if reader is None:
+        reader = _READERS[descriptor] = _reader(descriptor)
+    if not isinstance(reader, dict):
+        reader(data, message)
         return
     if not isinstance(data, dict):
         raise _Unusual
-    plan = _plan(descriptor)
     seen: set[str] = set()
     for key, value in data.items():
-        step = plan.get(key)
+        step = reader.get(key)
         if step is None:
             if key.startswith("["):  # an extension
                 raise _Unusual
             continue  # unknown fields are ignored, as the transcoder asks of json_format
-        name, kind, field = step
+        name, kind, field, read = step
         if name in seen or (field.containing_oneof is not None
                             and message.WhichOneof(field.containing_oneof.name) is not None):
             raise _Unusual  # the same field twice (both spellings, or two of a oneof): json_format's error
@@ -91,7 +91,7 @@ def _merge(data: Any, message: Message) -> None:
         elif kind == _MESSAGE or kind == _VALUE_FIELD:
             target = getattr(message, name)
             target.SetInParent()
-            _merge(value, target)
+            (read or _merge)(value, target)
         elif kind == _REPEATED_MESSAGE:
             if not isinstance(value, list):
                 raise _Unusual
@@ -196,25 +196,35 @@ def _timestamp(data: Any, message: Message) -> None:
 _SPECIAL = {_STRUCT: _struct, _VALUE: _value, _LIST: _list, _TIMESTAMP: _timestamp}
 
 
-@functools.cache
-def _plan(descriptor: Descriptor) -> dict[str, tuple[str, int, FieldDescriptor]]:
-    """How each key of a message's JSON is read: by its JSON name and by its proto name (json_format accepts
-    both; the JSON name wins), the field's name, what it holds, and the field. A well-known type other than
-    those ``_SPECIAL`` reads is refused (``json_format`` reads it)."""
+_READERS: dict[Descriptor, Any] = {}
+"""Each message type's reader, made once (``_reader``): a function for the well-known types read by hand, else
+its plan."""
+
+
+def _reader(descriptor: Descriptor) -> Any:
+    """How a message is read: a function of ``_SPECIAL``, or a plan of its fields — each key of its JSON (by the
+    JSON name and by the proto name, as json_format accepts both; the JSON name wins) to the field's name, what
+    it holds, the field, and for a message field of a type ``_SPECIAL`` reads, that reader. A well-known type
+    other than those is refused (``json_format`` reads it)."""
+    special = _SPECIAL.get(descriptor.full_name)
+    if special is not None:
+        return special
     if descriptor.full_name.startswith("google.protobuf."):
         raise _Unusual
     plan = {}
     for field in descriptor.fields:
         message = field.message_type
+        read = None
         if message is not None and message.GetOptions().map_entry:
             kind = _MAP
         elif field.is_repeated:
             kind = _REPEATED_MESSAGE if message is not None else _REPEATED_SCALAR
         elif message is not None:
             kind = _VALUE_FIELD if message.full_name == _VALUE else _MESSAGE
+            read = _SPECIAL.get(message.full_name)
         else:
             kind = _SCALAR
-        plan[field.name] = (field.name, kind, field)
+        plan[field.name] = (field.name, kind, field, read)
     for field in descriptor.fields:
         plan[field.json_name] = plan[field.name]
     return plan
