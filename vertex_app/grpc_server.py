@@ -29,6 +29,7 @@ import grpc
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 from google.protobuf.message import DecodeError, Message
+from rest_framework.response import Response
 
 from vertex_app import transcoding
 from vertex_app.errors import STATUS
@@ -96,18 +97,19 @@ class Transcoder(grpc.GenericRpcHandler):
             http = transcoding.http_call(rule, request)
         except transcoding.BadRequest as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        status, body = self.dispatch(http, context)
+        status, body, data = self.dispatch(http, context)
         if status >= 400:
             code, message = _status(status, body)
             context.abort(code, message)
         try:
-            return transcoding.response_message(rule, json.loads(body) if body else {})
+            return transcoding.response_message(rule, body, data)
         except Exception:  # a response the proto cannot hold is this server's fault
             logger.exception("The REST response of %s did not fit %s", http.path, rule.response.DESCRIPTOR.full_name)
             context.abort(grpc.StatusCode.INTERNAL, "The response could not be written as a protocol buffer.")
 
-    def dispatch(self, http: transcoding.HttpCall, context: grpc.ServicerContext) -> tuple[int, bytes]:
-        """Run the REST request through the WSGI application: (status, body)."""
+    def dispatch(self, http: transcoding.HttpCall, context: grpc.ServicerContext) -> tuple[int, bytes, Any]:
+        """Run the REST request through the WSGI application: (status, body, the data a DRF view rendered
+        as that body, or None)."""
         environ = {
             "REQUEST_METHOD": http.verb, "PATH_INFO": http.path, "QUERY_STRING": http.query,
             "SCRIPT_NAME": "", "SERVER_NAME": self.host, "SERVER_PORT": str(PORT), "HTTP_HOST": self.host,
@@ -127,7 +129,7 @@ class Transcoder(grpc.GenericRpcHandler):
         finally:
             if hasattr(chunks, "close"):
                 chunks.close()  # Django's request_finished: the thread's database connection is tidied
-        return int(started[0].split(" ", 1)[0]), body
+        return int(started[0].split(" ", 1)[0]), body, chunks.data if isinstance(chunks, Response) else None
 
 
 def _parse(rule: transcoding.Rule, data: bytes, context: grpc.ServicerContext) -> Message:

@@ -32,9 +32,12 @@ from google.adk.events.event import Event
 from google.adk.sessions.state import State
 from pydantic import ValidationError
 from rest_framework.exceptions import PermissionDenied
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
+from access.renderers import FastJSONRenderer
 from sessions_app import services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from vertex_app import filters, names
@@ -75,18 +78,18 @@ _UPDATABLE = {"display_name", "labels", "session_state", "ttl", "expire_time"}
 class SessionLookup(VertexView):
     """Finds a session of the engine's app by the id a Vertex URL names."""
 
+    # What these views answer is JSON they read or wrote (times as rfc3339 strings): pydantic-core writes it.
+    renderer_classes = [FastJSONRenderer if renderer is JSONRenderer else renderer
+                        for renderer in api_settings.DEFAULT_RENDERER_CLASSES]
+
     def session_name(self, session_id: str) -> str:
         return names.session(self.engine, session_id)
 
     def load(self, session_id: str, *, write: bool) -> services.StoredSession:
-        """The session without events; 404 if the caller may not see it."""
-        user_id = self.owner(session_id, write=write)
-        stored = services.get_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id, num_recent_events=0
-        )
-        if stored is None:
-            raise NotFound(f"Session {session_id} does not exist.")
-        return stored
+        """The session without events; 404 if the caller may not see it. One query: it is found and read at once."""
+        _check_id(session_id)
+        found = services.find_whole_sessions(app_name=self.app_name, session_id=session_id, only_user=self.only_user)
+        return self.one_of(found, session_id, write=write)
 
     def owner(self, session_id: str, *, write: bool) -> str:
         """The user whose session of this app has this id, checked against the caller's key."""
@@ -96,11 +99,16 @@ class SessionLookup(VertexView):
         """``owner``, with the session's row id."""
         _check_id(session_id)
         found = services.find_sessions(app_name=self.app_name, session_id=session_id, only_user=self.only_user)
+        return self.one_of(found, session_id, write=write)
+
+    def one_of(self, found: list[T], session_id: str, *, write: bool) -> T:
+        """The one rule for the sessions a URL's id found (each with a ``user_id``): 404 if none, 412 if the
+        ids of several users, else the one, once the caller's scope for its user is checked."""
         if not found:
             raise NotFound(f"Session {session_id} does not exist.")
         if len(found) > 1:
             raise FailedPrecondition(_several_users(session_id))
-        self.scope(found[0].user_id, write=write)
+        self.scope(found[0].user_id, write=write)  # type: ignore[attr-defined]
         return found[0]
 
 
@@ -264,22 +272,35 @@ class EventsView(SessionLookup):
     rpcs = {"get": "ListEvents"}
 
     def get(self, request: Request, session_id: str, **kwargs: Any) -> Response:
-        """List a session's events, oldest first."""
-        session = self.find(session_id, write=False)
-        since: float | None = None
-        for condition in filters.parse(request.query_params.get("filter"), fields={"timestamp"}):
-            if condition.op not in (">=", ">"):
-                raise InvalidArgument('Filter events by time as timestamp>="RFC 3339 time".')
-            moment = timestamp(str(condition.value), "timestamp").timestamp()
-            since = max(since or moment, moment + (1e-6 if condition.op == ">" else 0))
-        size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
-        after = page_token(request.query_params.get("pageToken"))
-        stored = services.get_event_page(session.pk, after_version=after, since=since, limit=size + 1)
+        """List a session's events, oldest first: the session is found and its page read in one query."""
+        try:
+            since, size, after = _page_query(request)
+        except InvalidArgument:
+            self.find(session_id, write=False)  # a session that is not there (or not the caller's) says so first
+            raise
+        _check_id(session_id)
+        found, stored = services.find_event_page(
+            app_name=self.app_name, session_id=session_id, only_user=self.only_user,
+            after_version=after, since=since, limit=size + 1,
+        )
+        self.one_of(found, session_id, write=False)
         name = self.session_name(session_id)
         out: dict[str, Any] = {"sessionEvents": [event_resource(name, event) for event in stored[:size]]}
         if len(stored) > size:
             out["nextPageToken"] = str(stored[size - 1].version)
         return Response(out)
+
+
+def _page_query(request: Request) -> tuple[float | None, int, int]:
+    """ListEvents' query: the time of its ``timestamp>=`` filter (epoch seconds, or None), page size, page token."""
+    since: float | None = None
+    for condition in filters.parse(request.query_params.get("filter"), fields={"timestamp"}):
+        if condition.op not in (">=", ">"):
+            raise InvalidArgument('Filter events by time as timestamp>="RFC 3339 time".')
+        moment = timestamp(str(condition.value), "timestamp").timestamp()
+        since = max(since or moment, moment + (1e-6 if condition.op == ">" else 0))
+    size = integer(request.query_params.get("pageSize"), "pageSize", default=100, low=1, high=1000)
+    return since, size, page_token(request.query_params.get("pageToken"))
 
 
 def session_resource(name: str, stored: services.StoredSession) -> dict[str, Any]:

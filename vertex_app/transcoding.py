@@ -16,6 +16,7 @@ its default is not sent, as a REST client would not send it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -26,6 +27,7 @@ from google.longrunning import operations_pb2
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from infra.proto_json import merge_fast, parse_dict
 from vertex_app import errors
 from vertex_app.wire import camel
 
@@ -108,13 +110,17 @@ def rule_for(method: str) -> Rule | None:
     return RULES.get(service, {}).get(name)
 
 
+_NOT_IN_A_NAME = re.compile(r"[\x00-\x1f?#]")
+"""What a resource name may not hold: control characters, and what would end the path (``?``, ``#``)."""
+
+
 def http_call(rule: Rule, request: Message) -> HttpCall:
     """The REST request ``rule`` writes ``request`` as."""
     head, _, nested = rule.path_field.partition(".")
     resource = getattr(getattr(request, head), nested) if nested else getattr(request, head)
     if not resource:
         raise BadRequest(f"'{rule.path_field}' is required.")
-    if any(ord(ch) < 0x20 or ch in "?#" for ch in resource) or resource.startswith("/"):
+    if _NOT_IN_A_NAME.search(resource) or resource.startswith("/"):
         raise BadRequest(f"'{rule.path_field}' is not a resource name: {resource!r}.")
     fields = json_format.MessageToDict(request, preserving_proto_field_name=True)
     body: dict[str, Any] | None = None
@@ -140,6 +146,15 @@ def _served(path: str) -> bool:
         return False
 
 
-def response_message(rule: Rule, data: Any) -> Message:
-    """The RPC's response from the REST call's JSON (fields the proto lacks, such as ADK's extras, dropped)."""
-    return json_format.ParseDict(data or {}, rule.response(), ignore_unknown_fields=True)
+def response_message(rule: Rule, body: bytes, data: Any = None) -> Message:
+    """The RPC's response from the REST call's JSON ``body`` (fields the proto lacks, such as ADK's extras,
+    dropped), read as ``json_format`` reads it (by ``infra.proto_json``'s shortcut).
+
+    ``data``, when given, is what the view rendered as ``body``: read directly if it holds only JSON's own
+    types (the renderer would have written the same values), which saves decoding the text; else the body is
+    read.
+    """
+    message = rule.response()
+    if data is not None and merge_fast(data, message):
+        return message
+    return parse_dict(json.loads(body) if body else {}, message)

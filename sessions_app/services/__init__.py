@@ -41,6 +41,7 @@ from sessions_app.services.create_read import (  # noqa: F401
     SessionRef,
     do_update_session_attributes,
     find_sessions,
+    find_whole_sessions,
     get_session,
     get_session_owners,
     get_session_pk,
@@ -72,6 +73,7 @@ from sessions_app.services.state import (  # noqa: F401
 )
 from sessions_app.services.events import (  # noqa: F401
     StoredEvent,
+    find_event_page,
     get_event_page,
     get_events_after,
     get_events_after_pk,

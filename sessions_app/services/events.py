@@ -7,8 +7,8 @@ from typing import Any
 
 from django.db import connection
 
-from sessions_app.services.base import _json
-from sessions_app.services.create_read import get_session_pk
+from sessions_app.services.base import _json, _live
+from sessions_app.services.create_read import SessionRef, get_session_pk
 
 
 def get_events_after(
@@ -56,3 +56,36 @@ def get_event_page(
             [session_pk, after_version, since, since, limit],
         )
         return [StoredEvent(version, _json(data), raw and _json(raw)) for version, data, raw in cursor.fetchall()]
+
+
+_FIND_PAGE_SQL = f"""
+SELECT s.user_id, s.id, e.version, e.data, e.raw_event
+FROM (
+    SELECT user_id, id, count(*) OVER () AS found FROM sessions
+    WHERE app_name = %(app)s AND session_id = %(sid)s AND {_live()} AND (user_id = %(only)s OR %(only)s::text IS NULL)
+    ORDER BY user_id LIMIT 2
+) s
+LEFT JOIN LATERAL (
+    SELECT version, data, raw_event FROM events
+    WHERE session_id = s.id AND version > %(after)s AND (%(since)s::float8 IS NULL OR timestamp >= %(since)s::float8)
+    ORDER BY version LIMIT %(limit)s
+) e ON s.found = 1
+ORDER BY e.version
+"""
+
+
+def find_event_page(
+    *, app_name: str, session_id: str, only_user: str | None = None, after_version: int = 0,
+    since: float | None = None, limit: int = 100,
+) -> tuple[list[SessionRef], list[StoredEvent]]:
+    """``find_sessions`` (two at most) and, if it found one, a page of its events (``get_event_page``), in one
+    statement: for callers that know only the session's id (Vertex's ListEvents), one round trip, not two.
+    The caller checks the session it gets before it shows any event."""
+    params = {"app": app_name, "sid": session_id, "only": only_user, "after": after_version, "since": since,
+              "limit": limit}
+    with connection.cursor() as cursor:
+        cursor.execute(_FIND_PAGE_SQL, params)
+        rows = cursor.fetchall()
+    refs = [SessionRef(user_id, pk) for user_id, pk in dict.fromkeys((user_id, pk) for user_id, pk, *_ in rows)]
+    return refs, [StoredEvent(version, _json(data), raw and _json(raw)) for _, _, version, data, raw in rows
+                  if version is not None]

@@ -1,0 +1,58 @@
+"""access.renderers.FastJSONRenderer writes what DRF's JSONRenderer writes, for data of JSON's own types.
+
+The Vertex sessions views answer through it (issue 29 goal 2: writing a 50-event ListEvents took as long as
+reading it from PostgreSQL); a client must not see a difference.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.utils.translation import gettext_lazy
+from rest_framework.renderers import JSONRenderer
+
+from access.renderers import FastJSONRenderer
+
+DATA = [
+    {"sessionEvents": [{"name": "reasoningEngines/1/sessions/s/events/e", "rawEvent": {
+        "content": {"parts": [{"text": "héllo 你好 привет こんにちは 안녕 \"quoted\" \\ \n\t"}]},
+        "actions": {"stateDelta": {"n": 1, "f": 2.5, "neg": -0.0, "big": 2**70, "tiny": 1e-7, "none": None,
+                                   "yes": True, "list": [1, "二", None, [], {}]}},
+        "timestamp": 1796247711.9833088}}], "nextPageToken": "51"},
+    {"text": "a\u2028line and a\u2029paragraph"},  # escaped as DRF escapes them (a JavaScript-safe subset)
+    [],
+    "just text",
+]
+
+
+@pytest.mark.parametrize("data", DATA, ids=range(len(DATA)))
+def test_the_json_is_drfs(data):
+    fast, drf = FastJSONRenderer().render(data), JSONRenderer().render(data)
+
+    assert json.loads(fast) == json.loads(drf)
+    assert json.loads(fast.decode("utf-8")) == data
+    assert b"\xe2\x80\xa8" not in fast and b"\xe2\x80\xa9" not in fast
+    assert "你好".encode() in fast or "你好" not in json.dumps(data, ensure_ascii=False)  # UTF-8, not \u escapes
+
+
+def test_text_the_json_module_would_write_the_same_is_the_same_bytes():
+    data = {"a": "é 日本", "b": [1, None, True], "c": {"d": "\u2028"}}
+    assert FastJSONRenderer().render(data) == JSONRenderer().render(data)
+
+
+def test_nan_is_refused_as_drf_refuses_it_and_text_naming_it_is_kept():
+    with pytest.raises(ValueError):
+        JSONRenderer().render({"x": float("nan")})
+    with pytest.raises(ValueError):
+        FastJSONRenderer().render({"x": float("nan")})
+    assert json.loads(FastJSONRenderer().render({"x": "NaN and Infinity"})) == {"x": "NaN and Infinity"}
+
+
+def test_what_pydantic_core_does_not_know_goes_through_drfs_encoder():
+    assert json.loads(FastJSONRenderer().render({"message": gettext_lazy("Not found.")})) == {"message": "Not found."}
+
+
+def test_an_indent_asked_for_is_drfs_output():
+    media = "application/json; indent=2"
+    assert FastJSONRenderer().render({"a": [1]}, media) == JSONRenderer().render({"a": [1]}, media)
