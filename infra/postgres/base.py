@@ -29,7 +29,7 @@ import select
 from typing import Any
 
 import psycopg
-from django.db.backends.postgresql import base
+from django.db.backends.postgresql import base, operations
 from django.db.backends.postgresql.psycopg_any import register_tzloader
 from django.db.backends.utils import CursorWrapper
 from django.utils.asyncio import async_unsafe
@@ -49,7 +49,21 @@ class PreparingCursor(base.ServerBindingCursor):
         return super().execute(query, params, prepare=prepare, binary=binary)
 
 
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str | None:
+        """A prepared statement's text with its parameters, for Django's query log (``DEBUG``,
+        ``CaptureQueriesContext``): psycopg composes no client-side query for one, where Django looks."""
+        if isinstance(cursor, PreparingCursor):
+            try:
+                return self.compose_sql(sql, params)
+            except psycopg.errors.DataError:
+                return sql
+        return super().last_executed_query(cursor, sql, params)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
+
     def get_new_connection(self, conn_params: dict[str, Any]) -> psycopg.Connection:
         connection = self._checked_connection(conn_params)
         connection.prepare_threshold = ONLY_WHEN_ASKED if self.settings_dict.get("PREPARED_STATEMENTS", True) else None
