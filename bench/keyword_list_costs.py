@@ -33,6 +33,9 @@ Reported per corpus group: p50/p95 (ms), how many lists equal their reference (`
 number of chunks matching a query word. Runs on the database ``bench/knowledge_scale.py --keep`` leaves
 (give the same ``--chunks``/``--corpora``/``--seed``: the queries are rebuilt from them).
 
+``SHOW_DIFFERENCES=1`` prints, for a list unlike its reference, where they part and the two chunks' scores there
+(so far: ties, one ulp apart, summed in another order).
+
     COGNIZES_VAR_DIR=… .venv/bin/python bench/keyword_list_costs.py --chunks 300000 --corpora 60 [--queries 200]
 """
 
