@@ -31,7 +31,10 @@ def claim(model: type[Row], row_id: int, *, pending: str, running: str, related:
     now = timezone.now()
     with transaction.atomic():
         row = (
-            model.objects.select_for_update(skip_locked=True)
+            # Only the row itself: with ``related`` Django would lock those rows too (the corpus), which every
+            # upload and chunk insert into the corpus holds FOR KEY SHARE, and skip_locked would then skip a
+            # row nobody is running, its message consumed: left pending until recovery.
+            model.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(id=row_id)
             .filter(Q(status=pending) | Q(status=running, lease_until__lt=now))
             .select_related(*related)

@@ -96,3 +96,24 @@ def test_a_document_whose_workers_kept_vanishing_is_failed_with_the_reason_not_l
     assert do_recover_documents() == []
     lost.refresh_from_db()
     assert lost.status == DocumentStatus.FAILED and "without finishing" in lost.error and lost.lease_until is None
+
+
+def test_a_document_is_claimed_while_another_transaction_adds_to_its_corpus(transactional_db):
+    """A worker's claim locks the document, not its corpus: an upload or another document's chunks going into the
+    same corpus (each locks the corpus row FOR KEY SHARE, for its foreign key) must not make the claim skip the
+    document, whose message would then be gone and the document left pending until recovery."""
+    import psycopg
+
+    from django.conf import settings
+
+    from knowledge_app.ingestion import _claim
+    from tests.processes import database_url
+
+    corpus = Corpus.objects.create(app_name="shop", display_name="Handbook")
+    data = HANDBOOK.encode()
+    document = Document.objects.create(corpus=corpus, app_name="shop", display_name="h.md", size_bytes=len(data),
+                                       content_hash=hashlib.sha256(data).hexdigest(), content=data)
+    with psycopg.connect(database_url(settings.DATABASES["default"])) as other:
+        other.execute("SELECT 1 FROM knowledge_corpora WHERE id = %s FOR KEY SHARE", [corpus.id])
+        claimed = _claim(document.id)
+    assert claimed is not None and claimed.status == DocumentStatus.RUNNING and claimed.attempts == 1
