@@ -45,19 +45,6 @@ class StoredEvent:
     raw_event: dict[str, Any] | None
 
 
-def get_event_page(
-    session_pk: int, *, after_version: int = 0, since: float | None = None, limit: int = 100
-) -> list[StoredEvent]:
-    """A page of a session's events in order, with any rawEvent kept verbatim; ``since`` in epoch seconds."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT version, data, raw_event FROM events WHERE session_id = %s AND version > %s "
-            "AND (%s::float8 IS NULL OR timestamp >= %s::float8) ORDER BY version LIMIT %s",
-            [session_pk, after_version, since, since, limit],
-        )
-        return [StoredEvent(version, _json(data), raw and _json(raw)) for version, data, raw in cursor.fetchall()]
-
-
 _FIND_PAGE_SQL = f"""
 SELECT s.user_id, s.id, e.version, e.data, e.raw_event
 FROM (
@@ -78,9 +65,10 @@ def find_event_page(
     *, app_name: str, session_id: str, only_user: str | None = None, after_version: int = 0,
     since: float | None = None, limit: int = 100,
 ) -> tuple[list[SessionRef], list[StoredEvent]]:
-    """``find_sessions`` (two at most) and, if it found one, a page of its events (``get_event_page``), in one
-    statement: for callers that know only the session's id (Vertex's ListEvents), one round trip, not two.
-    The caller checks the session it gets before it shows any event."""
+    """``find_sessions`` (two at most) and, if it found one, a page of its events in order (any rawEvent kept
+    verbatim; ``since`` in epoch seconds), in one statement: for callers that know only the session's id
+    (Vertex's ListEvents), one round trip, not two. The caller checks the session it gets before it shows any
+    event."""
     params = {"app": app_name, "sid": session_id, "only": only_user, "after": after_version, "since": since,
               "limit": limit}
     with connection.cursor() as cursor:
