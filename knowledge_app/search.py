@@ -75,7 +75,7 @@ LIMIT %(top_k)s
 MODES = ("hybrid", "vector", "keyword")
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=256)
 def _statement(mode: str, lexemes: int) -> str:
     """The search of a query of ``lexemes`` lexemes (``hybrid_search.keyword_ranks_of`` is written for their
     number); each list alone too: what bench/knowledge_quality.py and the admin compare the fusion with."""
