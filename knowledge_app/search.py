@@ -1,8 +1,10 @@
 """Searching an app's corpora: one SQL statement fusing the chunks' vector and BM25 ranks.
 
-The two candidate lists are memory search's (``infra.hybrid_search``), over the
-chunks of the corpora asked for and nothing else: the scope is in both lists'
-WHERE clause, so another app's chunks are never candidates. The lists are fused
+The two candidate lists are memory search's (``infra.hybrid_search``; the BM25
+list written for the query's number of lexemes, ``keyword_ranks_of``, which the
+statement before it reads), over the chunks of the corpora asked for and nothing
+else: the scope is in both lists' WHERE clause, so another app's chunks are never
+candidates. The lists are fused
 by reciprocal rank fusion; ``vector_distance_threshold`` drops chunks farther
 than it in meaning (cosine distance, as Vertex's RagRetrievalConfig has it),
 whatever their keyword rank.
