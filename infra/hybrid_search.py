@@ -79,7 +79,8 @@ _LEXEME_QUERY = "(chr(39) || replace(replace(lexeme, chr(92), chr(92) || chr(92)
 
 
 def keyword_ranks(table: str, where: str) -> str:
-    """CTEs ending in ``keyword (id, score, rank)``: the ``%(candidates)s`` rows of best BM25 ``score`` for ``%(text)s``.
+    """CTEs ending in ``keyword (id, score, rank)``: the ``%(candidates)s`` rows of best BM25 ``score`` for
+    ``%(text)s``.
 
     Any of the query's words may match (an OR query), each scored by its inverse
     document frequency among the rows that match it. Each matching row's

@@ -106,3 +106,8 @@ def test_rank_fusion_can_still_be_asked_for():
 
     assert found[:2] == [ids[0], ids[2]]  # ranks 1 and 2: 1/(5+1) + 1.5/(5+2), above ranks 3 and 1: 1/(5+3) + 1.5/(5+1)
 
+
+
+def test_a_fusion_of_no_known_method_is_refused_when_made():
+    with pytest.raises(ValueError, match="scores, ranks"):
+        Fusion(method="sum")
