@@ -233,7 +233,8 @@ def main() -> None:
     queries = [q for q in drawn[100:] if q.group in GROUPS][:args.queries]
     scope = search._SCOPE.format(p="m.")
     def statement(name: str, lexemes: int) -> str:
-        return "WITH " + LINES[name]("knowledge_chunks", scope, lexemes) + "\nSELECT id, rank FROM keyword ORDER BY rank"
+        return ("WITH " + LINES[name]("knowledge_chunks", scope, lexemes)
+                + "\nSELECT id, rank FROM keyword ORDER BY rank")
     elapsed: dict[str, dict[str, list[float]]] = {name: defaultdict(list) for name in LINES}
     same: dict[str, int] = defaultdict(int)
     matching: dict[str, list[int]] = defaultdict(list)

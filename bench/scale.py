@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
-from bench.scratch import with_database
+from bench.scratch import database_exists, with_database  # noqa: F401  (database_exists: for the scale benches)
 
 DIMENSIONS = 384
 
@@ -143,13 +143,6 @@ def admin(server_url: str, statement: str) -> None:
 
     with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
         conn.execute(statement)
-
-
-def database_exists(server_url: str, database: str) -> bool:
-    import psycopg
-
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone() is not None
 
 
 def connect(url: str) -> Any:

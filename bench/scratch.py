@@ -46,13 +46,17 @@ def close_django_connections() -> None:
 
 
 @contextmanager
-def migrated_database(name: str) -> Iterator[None]:
+def migrated_database(name: str, *, keep: bool = False, reuse: bool = False) -> Iterator[bool]:
     """Django set up on scratch database ``name`` of the project's server, created afresh and migrated;
-    dropped on the way out. Enter it before anything imports Django's settings."""
+    dropped on the way out unless ``keep``. With ``reuse`` an existing one is taken as it is (and migrated, and
+    kept): the value entered is whether it was reused, so the caller knows whether to load it. Enter it before
+    anything imports Django's settings."""
     from infra import local
 
     server_url = local.database_url()
-    recreate_databases(server_url, [name])
+    reused = reuse and database_exists(server_url, name)
+    if not reused:
+        recreate_databases(server_url, [name])
     os.environ["DATABASE_URL"] = with_database(server_url, name)
     try:
         import cognizes.adk  # noqa: F401  (sets Django up)
@@ -61,7 +65,17 @@ def migrated_database(name: str) -> Iterator[None]:
 
         call_command("migrate", verbosity=0)
         connections.close_all()
-        yield
+        yield reused
     finally:
         close_django_connections()
-        recreate_databases(server_url, [name], create=False)
+        if keep or reuse:
+            print(f"kept database {name}")
+        else:
+            recreate_databases(server_url, [name], create=False)
+
+
+def database_exists(server_url: str, name: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is not None

@@ -3,8 +3,9 @@
 Memories and document chunks are searched the same way: the nearest rows by
 pgvector's cosine distance (``vector``: its HNSW index, which the caller lets
 scan iteratively past rows its ``WHERE`` filters out), and the best rows by BM25
-over PostgreSQL's full-text index (``keyword``). Each CTE ranks its rows 1, 2, …;
-the caller fuses the ranks (reciprocal rank fusion) with whatever else it knows.
+over PostgreSQL's full-text index (``keyword``). Each CTE ranks its rows 1, 2, …
+(the keyword one gives the BM25 ``score`` too); the caller fuses the ranks
+(reciprocal rank fusion), or the scores, with whatever else it knows.
 
 The table needs ``id``, ``embedding`` (vector) and ``search_vector`` (tsvector of
 ``infra.text.search_text``); ``where`` is the caller's scope, one place per app,
@@ -28,8 +29,8 @@ def vector_literal(vector: Any) -> str:
 
 
 def no_ranks(id_type: str) -> str:
-    """A rank list with nothing in it: what a line without one of the lists joins instead."""
-    return f"(SELECT NULL::{id_type} AS id, NULL::bigint AS rank)"
+    """A rank list with nothing in it: what a line without one of the lists joins instead (no ``score`` either)."""
+    return f"(SELECT NULL::{id_type} AS id, NULL::bigint AS rank, NULL::float8 AS score)"
 
 
 def rank_lists(mode: str, id_type: str) -> str:
@@ -79,7 +80,8 @@ _LEXEME_QUERY = "(chr(39) || replace(replace(lexeme, chr(92), chr(92) || chr(92)
 
 
 def keyword_ranks(table: str, where: str) -> str:
-    """CTEs ending in ``keyword (id, rank)``: the ``%(candidates)s`` rows of best BM25 score for ``%(text)s``.
+    """CTEs ending in ``keyword (id, score, rank)``: the ``%(candidates)s`` rows of best BM25 ``score`` for
+    ``%(text)s``.
 
     Any of the query's words may match (an OR query), each scored by its inverse
     document frequency among the rows that match it. Each matching row's
@@ -111,7 +113,7 @@ matched_length AS (
     SELECT greatest(avg(dl), 1) AS avgdl FROM (SELECT DISTINCT id, dl FROM matched) documents
 ),
 keyword AS (
-    SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
+    SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
     FROM (
         SELECT m.id,
                sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
@@ -144,7 +146,8 @@ of a 28,853-chunk corpus, 8.7 s against 40.5 s for 1,600 (bench/knowledge_scale.
 
 
 def keyword_ranks_of(table: str, where: str, lexemes: int, id_type: str) -> str:
-    """CTEs ending in ``keyword (id, rank)``: ``keyword_ranks``' list, written for a query of ``lexemes`` lexemes.
+    """CTEs ending in ``keyword (id, score, rank)``: ``keyword_ranks``' list, written for a query of ``lexemes``
+    lexemes.
 
     The same BM25 (df and mean length over the rows that match), at about half the cost on a large scope
     (bench/keyword_list_costs.py): knowing how many lexemes the query has, the statement gives each matching row
@@ -179,7 +182,7 @@ weights AS MATERIALIZED (
     FROM (SELECT {counts}, greatest(avg(dl), 1) AS avgdl FROM matched) counted
 ),
 keyword AS (
-    SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
+    SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
     FROM (
         SELECT m.id,
                {score} AS score

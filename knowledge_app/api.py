@@ -91,8 +91,11 @@ class ChunkHitSerializer(serializers.Serializer):
     document_name = serializers.CharField()
     source_uri = serializers.CharField(allow_blank=True)
     score = serializers.FloatField(help_text="Higher is better: the fusion's, or 1/rank in a reranker's order.")
-    distance = serializers.FloatField()
-    fused_score = serializers.FloatField(help_text="The score of the fusion of vector and keyword ranks.")
+    distance = serializers.FloatField(help_text="Cosine distance to the query (0: the same meaning, 2: the opposite).")
+    fused_score = serializers.FloatField(help_text=(
+        "The fusion's score: the chunk's similarity to the query and its BM25 score (0 if not a keyword candidate), "
+        "each in standard deviations from the candidates' mean, weighed (knowledge_app.search.Fusion); can be "
+        "negative."))
     vector_rank = serializers.IntegerField(allow_null=True, help_text="The chunk's place by meaning (null: not a "
                                                                       "candidate by meaning).")
     keyword_rank = serializers.IntegerField(allow_null=True)

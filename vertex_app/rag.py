@@ -367,13 +367,13 @@ def _distance_threshold(given: dict[str, Any], store: dict[str, Any]) -> float |
 
 
 def _fusion(alpha: Any) -> Fusion:
-    """Vertex's ``hybrid_search.alpha`` (1: by meaning only, 0: by words only) as the weights of the two rank lists;
-    unset, the fusion chosen on our development data (``knowledge_app.search.FUSION``)."""
+    """Vertex's ``hybrid_search.alpha`` (1: by meaning only, 0: by words only) as the weights of the two lists'
+    standardised scores, Vertex's meaning of it; unset, the default fusion (``knowledge_app.search.FUSION``)."""
     if alpha is None:
         return FUSION
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
         raise errors.InvalidArgument("hybrid_search.alpha is a number from 0 to 1.")
-    return Fusion(vector=float(alpha), keyword=1 - float(alpha), rrf_k=FUSION.rrf_k)
+    return Fusion(vector=float(alpha), keyword=1 - float(alpha), method=FUSION.method)
 
 
 class RetrieveContextsAsTheProtoSpellsItView(RetrieveContextsView):

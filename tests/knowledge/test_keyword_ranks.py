@@ -140,7 +140,8 @@ def test_a_query_of_many_distinct_words_is_ranked_by_the_same_bm25(words):
     hold 2,000 (Chinese characters, each a word): more than a PostgreSQL select list may have."""
     characters = [chr(0x4E00 + i) for i in range(words)]
     rng = random.Random(3)
-    texts = [" ".join(rng.choice(characters[:300:3] + characters[-10:]) for _ in range(rng.randint(5, 40))) for _ in range(30)]
+    held = characters[:300:3] + characters[-10:]
+    texts = [" ".join(rng.choice(held) for _ in range(rng.randint(5, 40))) for _ in range(30)]
     chunks = _chunks_of("many words", texts)
     query = " ".join(characters)
     assert len(query) <= 4000

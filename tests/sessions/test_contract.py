@@ -278,3 +278,25 @@ async def test_padded_session_id_reads_and_deletes(service):
     assert (await service.get_session(app_name=APP, user_id="u1", session_id="order-42\n")).id == "order-42"
     await service.delete_session(app_name=APP, user_id="u1", session_id=" order-42 ")
     assert await service.get_session(app_name=APP, user_id="u1", session_id="order-42") is None
+
+
+async def test_two_gets_return_objects_a_caller_may_change_alone(service):
+    """Nothing a get returns is shared: changing one session's state, events, parts or deltas leaves the
+    next get (and the store) as it was."""
+    session = await service.create_session(app_name=APP, user_id="u1", state={"a": 1, "user:b": 2, "app:c": 3})
+    await service.append_event(session, text_event("hello", n=1))
+
+    first = await service.get_session(app_name=APP, user_id="u1", session_id=session.id)
+    first.state["a"] = "changed"
+    first.state["user:b"] = "changed"
+    first.events[0].content.parts[0].text = "changed"
+    first.events[0].content.parts.append(types.Part(text="more"))
+    first.events[0].actions.state_delta["n"] = "changed"
+    first.events.append(text_event("not stored"))
+    second = await service.get_session(app_name=APP, user_id="u1", session_id=session.id)
+
+    assert second.state == {"a": 1, "user:b": 2, "app:c": 3, "n": 1}
+    assert [part.text for part in second.events[0].content.parts] == ["hello"]
+    assert second.events[0].actions.state_delta == {"n": 1}
+    assert len(second.events) == 1
+    assert second.events[0] is not first.events[0] and second.events[0].content is not first.events[0].content
