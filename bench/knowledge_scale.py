@@ -3,7 +3,7 @@
 What is measured
 ----------------
 Search of one corpus in a table holding every app's chunks: p50/p95 latency of
-``knowledge_app.search.search_chunks`` (modes ``vector`` and ``hybrid``; the query's
+``knowledge_app.search.search_chunks`` (modes ``vector``, ``keyword`` and ``hybrid``; the query's
 embedding is given, so no model runs and only the SQL and its round trips are timed)
 and recall@10 of ``vector`` mode against exact search over the corpus's chunks.
 Targets: p95 ≤ 50 ms and recall@10 ≥ 0.95 (on a 2-core machine). Then the ingestion
@@ -51,7 +51,7 @@ and large (≥ 10,000). Queries are split evenly between the groups that exist
 scan is hardest, weigh as much as the many small ones; every figure is per group
 and over all queries. A query takes one of the corpus's chunks: its vector plus
 noise of norm 0.5 (cos ≈ 0.89 to it) and three words of its document's topic (Zipf
-within the topic), in both modes, searching that one corpus (``top_k`` 10).
+within the topic), in every mode, searching that one corpus (``top_k`` 10).
 
 * Exact baseline: the corpus's vectors as stored, top 10 by cosine with numpy
   (float64). recall@10 = |returned ∩ exact| / min(10, chunks of the corpus).
@@ -129,7 +129,7 @@ BENCH_DB = "cognizes_bench_knowledge_scale"
 K = 10
 SMALL_BELOW, LARGE_FROM = 1_000, 10_000
 GROUPS = ("small", "medium", "large")
-MODES = ("vector", "hybrid")
+MODES = ("vector", "keyword", "hybrid")
 CHUNKS, DOCUMENTS, CORPORA = "knowledge_chunks", "knowledge_documents", "knowledge_corpora"
 HNSW = "chunks_embedding_hnsw"
 PLAN_INDEXES = (HNSW, "chunks_by_corpus", "knowledge_chunks_corpus_id_d57d14b1", "chunks_search_vector")
@@ -582,7 +582,7 @@ def report_plans(queries: list[Query], measurement: Measurement) -> None:
 
 
 def explain_examples(queries: list[Query], measurement: Measurement) -> None:
-    """EXPLAIN ANALYZE of both modes' searches of the largest queried corpus and of a small one."""
+    """EXPLAIN ANALYZE of every mode's searches of the largest queried corpus and of a small one."""
     by_corpus = {q.corpus: i for i, q in enumerate(queries)}
     ordered = sorted(by_corpus, key=lambda c: queries[by_corpus[c]].size)
     for corpus in dict.fromkeys([ordered[-1], ordered[len(ordered) // 4]]):

@@ -12,12 +12,13 @@ The table needs ``id``, ``embedding`` (vector) and ``search_vector`` (tsvector o
 written against the table (the keyword CTE names it ``m``). Parameters:
 ``%(embedding)s``, ``%(text)s`` (the query as ``search_text`` gave it),
 ``%(candidates)s`` (rows per list), and BM25's ``%(n)s`` (rows in scope),
-``%(k1)s`` and ``%(b)s``.
+``%(k1)s`` and ``%(b)s``. A caller that reads the query's lexemes first (``QUERY_LEXEMES``, in
+a statement it runs anyway) can have the same BM25 list at half the cost (``keyword_ranks_of``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from infra.text import TEXT_SEARCH_CONFIG
 
@@ -86,6 +87,7 @@ def keyword_ranks(table: str, where: str) -> str:
     document frequency among the rows that match it. Each matching row's
     ``search_vector`` is read once per query lexeme, so it should be stored in
     the row (``STORAGE MAIN``): a TOASTed one is fetched and decompressed each time.
+    Memory search's; knowledge search has ``keyword_ranks_of``.
     """
     return f"""
 query AS (
@@ -118,6 +120,73 @@ keyword AS (
                    * m.tf * (%(k1)s + 1) / (m.tf + %(k1)s * (1 - %(b)s + %(b)s * m.dl / l.avgdl))) AS score
         FROM matched m JOIN document_frequency d USING (lexeme) CROSS JOIN matched_length l
         GROUP BY m.id
+        ORDER BY score DESC, m.id
+        LIMIT %(candidates)s
+    ) best
+)"""
+
+
+QUERY_LEXEMES = f"array(SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s)))"
+"""SQL: the distinct lexemes of ``%(text)s``, what ``keyword_ranks_of`` is written for (a caller reads them in the
+statement it runs before its search anyway, so they cost no round trip of their own)."""
+
+
+def lexeme_params(lexemes: Sequence[str]) -> dict[str, Any]:
+    """``keyword_ranks_of``'s parameters: each lexeme as a tsquery of it alone (``%(lexeme_queries)s``, quoted as
+    ``_LEXEME_QUERY`` quotes it) and the query matching any of them (``%(any_lexeme)s``)."""
+    queries = ["'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes]
+    return {"lexeme_queries": queries, "any_lexeme": " | ".join(queries)}
+
+
+UNROLLED_LEXEMES = 1600
+"""The most lexemes ``keyword_ranks_of`` gives a column each (PostgreSQL's select lists stop at 1,664 entries, and
+a knowledge search's query of 4,000 characters may hold 2,000 Chinese words); a longer query gets ``keyword_ranks``.
+Short of it a column each is the faster however many: 0.18 s against 1.1 s for 10 lexemes matching every chunk
+of a 28,853-chunk corpus, 8.7 s against 40.5 s for 1,600 (bench/knowledge_scale.py's database)."""
+
+
+def keyword_ranks_of(table: str, where: str, lexemes: int, id_type: str) -> str:
+    """CTEs ending in ``keyword (id, score, rank)``: ``keyword_ranks``' list, written for a query of ``lexemes``
+    lexemes.
+
+    The same BM25 (df and mean length over the rows that match), at about half the cost on a large scope
+    (bench/keyword_list_costs.py): knowing how many lexemes the query has, the statement gives each matching row
+    one row with a term frequency per lexeme, so df and the mean length are one aggregate over those rows, and
+    each lexeme's idf·(k1 + 1) and the length normalisation are computed once, not per row: ``keyword_ranks``
+    makes a row per (row, lexeme) and groups them twice, by lexeme and by row, which cost as much as reading
+    the rows. Parameters: ``lexeme_params``' and ``keyword_ranks``' (its ``%(text)s`` read only past
+    ``UNROLLED_LEXEMES``); ``id_type``: the table's (the list of a query without lexemes is empty).
+    """
+    if lexemes == 0:
+        return f"keyword AS ({no_ranks(id_type)[1:-1]} WHERE false)"
+    if lexemes > UNROLLED_LEXEMES:
+        return keyword_ranks(table, where)
+    numbered = range(1, lexemes + 1)
+    tf = TERM_FREQUENCY.format(rank="ts_rank('{{1,1,1,1}}', m.search_vector, (%(lexeme_queries)s::tsquery[])[{i}], 0)")
+    frequencies = ",\n           ".join(f"{tf.format(i=i)} AS tf{i}" for i in numbered)
+    counts = ", ".join(f"count(*) FILTER (WHERE tf{i} > 0)::float8 AS df{i}" for i in numbered)
+    weights = ",\n           ".join(f"ln(1 + (%(n)s - df{i} + 0.5) / (df{i} + 0.5)) * (%(k1)s + 1) AS w{i}"
+                                    for i in numbered)
+    score = "\n               + ".join(f"w.w{i} * m.tf{i} / (m.tf{i} + w.base + w.per_length * m.dl)" for i in numbered)
+    return f"""
+matched AS MATERIALIZED (
+    SELECT m.id, length(m.search_vector)::float8 AS dl,
+           {frequencies}
+    FROM {table} m
+    WHERE {where}
+      AND m.search_vector @@ %(any_lexeme)s::tsquery
+),
+weights AS MATERIALIZED (
+    SELECT {weights},
+           %(k1)s * (1 - %(b)s) AS base, %(k1)s * %(b)s / avgdl AS per_length
+    FROM (SELECT {counts}, greatest(avg(dl), 1) AS avgdl FROM matched) counted
+),
+keyword AS (
+    SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
+    FROM (
+        SELECT m.id,
+               {score} AS score
+        FROM matched m, weights w
         ORDER BY score DESC, m.id
         LIMIT %(candidates)s
     ) best

@@ -1,12 +1,13 @@
 """Searching an app's corpora: one SQL statement fusing the chunks' vector and BM25 lists.
 
-The two candidate lists are memory search's (``infra.hybrid_search``), over the
-chunks of the corpora asked for and nothing else: the scope is in both lists'
-WHERE clause, so another app's chunks are never candidates. The lists are fused
-by their scores (``Fusion``): each candidate of either list has a cosine
-similarity to the query and a BM25 score (0 if it is not among the keyword
-candidates); each is standardised over the candidates (z-score), and the fused
-score is their weighted sum. ``vector_distance_threshold`` drops chunks farther
+The two candidate lists are memory search's (``infra.hybrid_search``; the BM25
+list written for the query's number of lexemes, ``keyword_ranks_of``, which the
+statement before it reads), over the chunks of the corpora asked for and nothing
+else: the scope is in both lists' WHERE clause, so another app's chunks are never
+candidates. The lists are fused by their scores (``Fusion``): each candidate of
+either list has a cosine similarity to the query and a BM25 score (0 if it is not
+among the keyword candidates); each is standardised over the candidates (z-score),
+and the fused score is their weighted sum. ``vector_distance_threshold`` drops chunks farther
 than it in meaning (cosine distance, as Vertex's RagRetrievalConfig has it),
 whatever their keyword score.
 """
@@ -14,6 +15,7 @@ whatever their keyword score.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.db import connection, transaction
 
@@ -103,18 +105,26 @@ LIMIT %(top_k)s
 """
 
 MODES = ("hybrid", "vector", "keyword")
-_STATEMENTS = {  # each list alone too: what bench/knowledge_quality.py and the admin compare the fusion with
-    (mode, method): _STATEMENT.format(
-        sources=hybrid_search.rank_lists(mode, "bigint"), fused=fused,
+
+
+@lru_cache(maxsize=256)
+def _statement(mode: str, method: str, lexemes: int) -> str:
+    """The search of a query of ``lexemes`` lexemes (``hybrid_search.keyword_ranks_of`` is written for their
+    number), fused by ``method``; each list alone too: what bench/knowledge_quality.py and the admin compare the
+    fusion with."""
+    return _STATEMENT.format(
+        sources=hybrid_search.rank_lists(mode, "bigint"), fused=_FUSED[method],
         vector=hybrid_search.vector_ranks("knowledge_chunks", _SCOPE.format(p="")),
-        keyword=hybrid_search.keyword_ranks("knowledge_chunks", _SCOPE.format(p="m.")),
+        keyword=hybrid_search.keyword_ranks_of("knowledge_chunks", _SCOPE.format(p="m."), lexemes, "bigint"),
     )
-    for mode in MODES for method, fused in _FUSED.items()
-}
+
+
 # BM25's N, the chunks in scope, from their documents' counts (set with the chunks, in one transaction): a
 # corpus has tens of chunks per document, and counting a million-chunk corpus's rows would cost every search.
-_COUNT = ("SELECT coalesce(sum(chunk_count), 0) FROM knowledge_documents WHERE app_name = %(app)s"
-          " AND corpus_id = ANY(%(corpora)s) AND (%(documents)s::bigint[] IS NULL OR id = ANY(%(documents)s))")
+# With it the query's lexemes, which the search statement is written for.
+_COUNT = ("SELECT (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_documents WHERE app_name = %(app)s"
+          " AND corpus_id = ANY(%(corpora)s) AND (%(documents)s::bigint[] IS NULL OR id = ANY(%(documents)s))), "
+          + hybrid_search.QUERY_LEXEMES)
 
 
 @dataclass(frozen=True)
@@ -172,8 +182,9 @@ def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: in
     with transaction.atomic(), connection.cursor() as cursor:
         hybrid_search.scan_vectors_past_the_filter(cursor, params["candidates"])
         cursor.execute(_COUNT, params)
-        params["n"] = max(cursor.fetchone()[0], 1)
+        n, lexemes = cursor.fetchone()
+        params.update(n=max(n, 1), **hybrid_search.lexeme_params(lexemes))
         if params["n"] >= HNSW_FROM_CHUNKS and mode != "keyword":
             cursor.execute("SET LOCAL enable_sort = off")  # the nearest chunks in the index's order, not sorted
-        cursor.execute(_STATEMENTS[mode, fusion.method], params)
+        cursor.execute(_statement(mode, fusion.method, len(lexemes)), params)
         return [Hit(*row) for row in cursor.fetchall()]

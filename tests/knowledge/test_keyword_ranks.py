@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 
 from infra.embedders import DIMENSIONS
+from infra.hybrid_search import UNROLLED_LEXEMES
 from infra.text import TEXT_SEARCH_CONFIG, search_text
 from knowledge_app.models import Chunk, Corpus, Document
 from knowledge_app.search import BM25_B, BM25_K1, search_chunks
@@ -103,3 +104,49 @@ def test_a_long_chunks_words_and_vector_stay_in_its_row():
         words_toasted, embedding_toasted, text_toasted, lexemes = cursor.fetchone()
     assert lexemes > 350 and text_toasted is not None, "a row too big for the page as it is"
     assert (words_toasted, embedding_toasted) == (None, None)
+
+
+@pytest.mark.django_db
+def test_a_word_with_a_quote_in_it_is_matched_as_written():
+    """The keyword list gets the query's lexemes as tsqueries of each alone, quoted: a lexeme holding a quote (a
+    URL's path) or PostgreSQL's tsquery syntax must neither break the statement nor match another word."""
+    texts = ["the page http://h.com/p'q explains it", "the page http://h.com/p explains it", "p q & | ! nothing"]
+    chunks = _chunks_of("quoted", texts)
+
+    def found(query: str) -> list[int]:
+        return [h.chunk_id for h in search_chunks(app_name="bm25", corpus_ids=[chunks[0].corpus_id], query=query,
+                                                  mode="keyword", top_k=10, embedding=QUERY_VECTOR)]
+
+    assert found("http://h.com/p'q")[0] == chunks[0].id
+    assert found("p & q | !") == [chunks[2].id]
+
+
+@pytest.mark.django_db
+def test_a_query_of_stop_words_has_no_keyword_list_and_hybrid_search_still_finds_by_meaning():
+    chunks = _chunks_of("stop words", ["the cat sat on the mat", "a dog in the fog"])
+    search = dict(app_name="bm25", corpus_ids=[chunks[0].corpus_id], query="the of and", top_k=10,
+                  embedding=QUERY_VECTOR)
+
+    assert search_chunks(mode="keyword", **search) == []
+    hits = search_chunks(mode="hybrid", **search)
+    assert {h.chunk_id for h in hits} == {c.id for c in chunks}
+    assert all(h.keyword_rank is None and h.vector_rank is not None for h in hits)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("words", [UNROLLED_LEXEMES, 2000])
+def test_a_query_of_many_distinct_words_is_ranked_by_the_same_bm25(words):
+    """The list is written for the query's number of lexemes, a column each; a query cut at MAX_QUERY_CHARS can
+    hold 2,000 (Chinese characters, each a word): more than a PostgreSQL select list may have."""
+    characters = [chr(0x4E00 + i) for i in range(words)]
+    rng = random.Random(3)
+    held = characters[:300:3] + characters[-10:]
+    texts = [" ".join(rng.choice(held) for _ in range(rng.randint(5, 40))) for _ in range(30)]
+    chunks = _chunks_of("many words", texts)
+    query = " ".join(characters)
+    assert len(query) <= 4000
+
+    hits = search_chunks(app_name="bm25", corpus_ids=[chunks[0].corpus_id], query=query, mode="keyword",
+                         top_k=len(chunks), embedding=QUERY_VECTOR)
+
+    assert [h.chunk_id for h in hits] == _expected_ranking(chunks, query)
