@@ -13,6 +13,11 @@ UUIDs its own way, not DRF's, so only views that build their data from JSON they
 read or wrote (``rfc3339`` strings for times) use it. Anything it does not know
 goes through DRF's encoder; NaN and infinities, which pydantic-core would write as
 bare constants, go to DRF's renderer, which refuses them as before.
+
+A caller in the same process that reads the view's data rather than its bytes (the
+gRPC transcoder, which builds protobuf messages from it) marks its request with
+``DATA_ONLY``: a successful answer is then not written at all (~0.1 ms of a 50-event
+``ListEvents``); errors are written as ever.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ import pydantic_core
 from rest_framework.renderers import JSONRenderer
 
 _LINE_SEPARATOR, _PARAGRAPH_SEPARATOR = "\u2028".encode(), "\u2029".encode()
+DATA_ONLY = "cognizes.data_only"
+"""A WSGI environ key (no HTTP header can set one: those are ``HTTP_*``) saying the caller reads the response's
+``data``, so a successful one is left unwritten."""
 
 
 class FastJSONRenderer(JSONRenderer):
@@ -30,7 +38,7 @@ class FastJSONRenderer(JSONRenderer):
 
     def render(self, data: Any, accepted_media_type: str | None = None,
                renderer_context: dict[str, Any] | None = None) -> bytes:
-        if data is None:
+        if data is None or _data_only(renderer_context):
             return b""
         if self.get_indent(accepted_media_type, renderer_context or {}) is not None or not self.compact \
                 or self.ensure_ascii:
@@ -41,3 +49,11 @@ class FastJSONRenderer(JSONRenderer):
         if _LINE_SEPARATOR in out or _PARAGRAPH_SEPARATOR in out:
             out = out.replace(_LINE_SEPARATOR, b"\\u2028").replace(_PARAGRAPH_SEPARATOR, b"\\u2029")
         return out
+
+
+def _data_only(context: dict[str, Any] | None) -> bool:
+    if not context:
+        return False
+    request, response = context.get("request"), context.get("response")
+    return (request is not None and response is not None and response.status_code < 300
+            and bool(request.META.get(DATA_ONLY)))

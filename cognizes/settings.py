@@ -230,6 +230,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": ["access.parsers.LimitedJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "access.negotiation.FastContentNegotiation",
     "DEFAULT_THROTTLE_CLASSES": ["access.throttling.KeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("COGNIZES_API_RATE", "1200/min")},
     "DEFAULT_SCHEMA_CLASS": "access.schema.AutoSchema",
