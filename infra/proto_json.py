@@ -18,8 +18,9 @@ Even so, building a message from Python values costs ~15 µs per ``rawEvent``
 ``Struct`` whichever way it is done (these readers, ``Struct.update``, or wire bytes
 written in Python): 50 events were half of a gRPC ``ListEvents``. A value that is
 served again and again unchanged (a stored event, remembered by
-``vertex_app.event_cache``) is made a ``FrozenJson``: the message it is read into
-the first time is kept as its wire bytes, and later reads parse those (in C).
+``vertex_app.event_cache``) is a ``FrozenJson`` (``infra.frozen_json``): the message
+it is read into the first time is kept as its wire bytes, and later reads parse those
+(in C).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from infra.frozen_json import FrozenJson
+
 _T = FieldDescriptor
 _INTEGERS = {_T.CPPTYPE_INT32, _T.CPPTYPE_INT64, _T.CPPTYPE_UINT32, _T.CPPTYPE_UINT64}
 _FLOATS = {_T.CPPTYPE_FLOAT, _T.CPPTYPE_DOUBLE}
@@ -39,17 +42,6 @@ _STRUCT, _VALUE, _LIST, _TIMESTAMP = (
     "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue", "google.protobuf.Timestamp")
 _RFC3339 = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)")
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-
-
-class FrozenJson(dict):
-    """A dict its maker never changes once it is read: each message type it is read into keeps its wire bytes,
-    and reading it into that type again merges them instead of walking the values (the same message)."""
-
-    __slots__ = ("_wire",)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._wire: dict[Descriptor, bytes] = {}
 
 
 class _Unusual(Exception):
@@ -80,12 +72,12 @@ _SCALAR, _MESSAGE, _REPEATED_MESSAGE, _REPEATED_SCALAR, _MAP, _VALUE_FIELD = ran
 
 def _merge(data: Any, message: Message) -> None:
     if type(data) is FrozenJson:
-        wire = data._wire.get(message.DESCRIPTOR)
+        wire = data.wire(message.DESCRIPTOR)
         if wire is not None:
             message.MergeFromString(wire)  # the message is empty: the same as reading the values again
             return
         _merge_values(data, message)
-        data._wire[message.DESCRIPTOR] = message.SerializeToString()
+        data.keep_wire(message.DESCRIPTOR, message.SerializeToString())
         return
     _merge_values(data, message)
 

@@ -94,7 +94,7 @@ def test_a_value_that_is_not_json_is_refused_not_converted(value):
 
 def test_a_frozen_value_read_again_is_the_same_message_for_each_type_it_is_read_into():
     """``FrozenJson`` keeps the wire bytes of the first reading per message type and merges them after."""
-    from infra.proto_json import FrozenJson
+    from infra.frozen_json import FrozenJson
 
     event = FrozenJson(EVENT)
     expected = json_format.ParseDict(EVENT, SessionEvent(), ignore_unknown_fields=True)
@@ -108,7 +108,7 @@ def test_a_frozen_value_read_again_is_the_same_message_for_each_type_it_is_read_
 
 
 def test_a_frozen_value_the_shortcut_refuses_is_still_json_formats_to_read():
-    from infra.proto_json import FrozenJson
+    from infra.frozen_json import FrozenJson
 
     bad = FrozenJson({"rawEvent": {"x": math.nan}})
     for _ in range(2):

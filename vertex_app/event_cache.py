@@ -16,8 +16,8 @@ same ids, or another tenant's session of the same id can therefore never be
 answered from another event's entry. The database is still read (and the caller's
 scope checked) on every request; only the rendering is saved.
 
-Entries are ``FrozenJson`` (``infra.proto_json``): the gRPC transcoder keeps the
-protobuf encoding of each and merges it the next time. They are shared between
+Entries are ``FrozenJson`` (``infra.frozen_json``): their JSON text and the protobuf
+encoding the gRPC transcoder reads them as are written once, then reused. They are shared between
 requests and must not be changed by whoever receives them. At most
 ``COGNIZES_VERTEX_EVENT_CACHE`` events (default 4096) are kept, the least recently
 served going first; 0 turns the cache off.
@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from django.conf import settings
 
-from infra.proto_json import FrozenJson
+from infra.frozen_json import FrozenJson
 from sessions_app.services import StoredEvent
 
 Build = Callable[[str, StoredEvent], dict[str, Any]]

@@ -99,3 +99,27 @@ def test_an_unwritten_answer_the_shortcut_refuses_is_written_and_read_as_json():
 
     assert message.next_page_token == "7"
     assert dict(message.session_events[0].raw_event) == {"at": "2026-12-03T01:02:03Z", "text": "你好"}
+
+
+def test_a_page_of_frozen_values_is_the_same_bytes_as_the_page_written_whole():
+    """vertex_app.event_cache hands out FrozenJson events: their kept text is spliced into the page."""
+    from infra.frozen_json import FrozenJson
+
+    event = DATA[0]["sessionEvents"][0]
+    separators = {"text": "a\u2028line and a\u2029paragraph 日本"}
+    for data in ({"sessionEvents": [event, separators, event], "nextPageToken": "51"},
+                 {"sessionEvents": [event], "other": [event, 1], "empty": []}):
+        frozen = {key: [FrozenJson(item) if isinstance(item, dict) and key == "sessionEvents" else item
+                        for item in value] if isinstance(value, list) else value for key, value in data.items()}
+        for _ in range(2):  # written, then from the kept text
+            assert FastJSONRenderer().render(frozen) == FastJSONRenderer().render(data)
+            assert json.loads(FastJSONRenderer().render(frozen)) == data
+
+
+def test_a_frozen_value_holding_nan_is_refused_as_drf_refuses_it():
+    import math
+
+    from infra.frozen_json import FrozenJson
+
+    with pytest.raises(ValueError):
+        FastJSONRenderer().render({"sessionEvents": [FrozenJson({"x": math.nan})]})
