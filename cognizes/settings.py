@@ -241,9 +241,9 @@ REST_FRAMEWORK = {
 # arrives (chunked or not); one not complete within the timeout gets 408.
 COGNIZES_API_MAX_BODY_BYTES = int(os.environ.get("COGNIZES_API_MAX_BODY_BYTES", str(1024 * 1024)))
 COGNIZES_API_BODY_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_API_BODY_TIMEOUT_SECONDS", "15"))
-# Vertex SessionEvents each web and gRPC process keeps rendered (vertex_app.event_cache): an agent re-reads
-# its session's events every turn. Each is checked against its row as read; 0 turns it off.
-COGNIZES_VERTEX_EVENT_CACHE = int(os.environ.get("COGNIZES_VERTEX_EVENT_CACHE", "4096"))
+# Vertex SessionEvents each web and gRPC process keeps rendered (vertex_app.event_cache), up to this much JSON
+# text: an agent re-reads its session's events every turn. Each is checked against its row as read; 0: off.
+COGNIZES_VERTEX_EVENT_CACHE_BYTES = int(os.environ.get("COGNIZES_VERTEX_EVENT_CACHE_BYTES", str(16 * 1024 * 1024)))
 SPECTACULAR_SETTINGS = {
     "TITLE": "Cognizes API",
     "DESCRIPTION": "Sessions, events, state and long-term memory for ADK agents. "

@@ -18,9 +18,10 @@ scope checked) on every request; only the rendering is saved.
 
 Entries are ``FrozenJson`` (``infra.frozen_json``): their JSON text and the protobuf
 encoding the gRPC transcoder reads them as are written once, then reused. They are shared between
-requests and must not be changed by whoever receives them. At most
-``COGNIZES_VERTEX_EVENT_CACHE`` events (default 4096) are kept, the least recently
-served going first; 0 turns the cache off.
+requests and must not be changed by whoever receives them. Events whose JSON text
+comes to at most ``COGNIZES_VERTEX_EVENT_CACHE_BYTES`` together (default 16 MiB; the
+Python objects behind it take a few times that) are kept, the least recently served
+going first, so a few huge events cannot hold a process's memory; 0 turns it off.
 """
 
 from __future__ import annotations
@@ -38,16 +39,18 @@ Build = Callable[[str, StoredEvent], dict[str, Any]]
 
 
 class EventResources:
-    """A bounded, least-recently-used map of (session row id, session name, version) to the resource served."""
+    """A least-recently-used map of (session row id, session name, version) to the resource served, bounded by
+    the length of the resources' JSON text."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._entries: OrderedDict[tuple[int, str, int], tuple[dict[str, Any], Any, FrozenJson]] = OrderedDict()
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._entries: OrderedDict[tuple[int, str, int], tuple[dict[str, Any], Any, FrozenJson, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def resource(self, session_pk: int, session_name: str, stored: StoredEvent, build: Build) -> dict[str, Any]:
         """``build(session_name, stored)``, or the resource it gave for this very event before."""
-        if self.size <= 0:
+        if self.max_bytes <= 0:
             return build(session_name, stored)
         key = (session_pk, session_name, stored.version)
         entry = self._entries.get(key)
@@ -57,11 +60,20 @@ class EventResources:
                     self._entries.move_to_end(key)
             return entry[2]
         made = FrozenJson(build(session_name, stored))
+        try:
+            size = len(made.json())  # what a REST answer writes anyway; kept with it
+        except Exception:  # not JSON's own types: served as made, not kept (the renderer decides)
+            return dict(made)
+        if size > self.max_bytes:
+            return made
         with self._lock:
-            self._entries[key] = (stored.data, stored.raw_event, made)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.bytes -= old[3]
+            self._entries[key] = (stored.data, stored.raw_event, made, size)
+            self.bytes += size
+            while self.bytes > self.max_bytes:
+                self.bytes -= self._entries.popitem(last=False)[1][3]
         return made
 
     def __len__(self) -> int:
@@ -70,6 +82,7 @@ class EventResources:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self.bytes = 0
 
 
-events = EventResources(settings.COGNIZES_VERTEX_EVENT_CACHE)
+events = EventResources(settings.COGNIZES_VERTEX_EVENT_CACHE_BYTES)

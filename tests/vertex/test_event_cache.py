@@ -14,6 +14,7 @@ import httpx
 import pytest
 from django.db import connection
 
+from access.renderers import FastJSONRenderer
 from sessions_app import services
 from sessions_app.services import StoredEvent
 from tests.vertex.conftest import APP
@@ -85,31 +86,44 @@ def test_users_with_the_same_session_id_each_list_their_own_events(server):
             assert texts(bob, "shared") == ["bob's secret"]
 
 
+NAME = "reasoningEngines/1/sessions/s"
+
+
 def stored(version: int, text: str) -> StoredEvent:
     return StoredEvent(version, {"id": f"e{version}", "author": "user", "timestamp": 1796032800.25 + version,
                                  "content": {"role": "user", "parts": [{"text": text}]}}, None)
 
 
-def test_the_cache_keeps_at_most_its_size_the_least_recently_served_going_first():
-    cache = EventResources(size=2)
-    name = "reasoningEngines/1/sessions/s"
-    first = cache.resource(1, name, stored(1, "a"), event_resource)
-    cache.resource(1, name, stored(2, "b"), event_resource)
-    assert cache.resource(1, name, stored(1, "a"), event_resource) is first  # served again: now the most recent
-    cache.resource(1, name, stored(3, "c"), event_resource)  # version 2 goes
-
-    assert len(cache) == 2
-    assert cache.resource(1, name, stored(1, "a"), event_resource) is first
-    assert cache.resource(1, name, stored(2, "b"), event_resource) == event_resource(name, stored(2, "b"))
+def size(version: int, text: str) -> int:
+    return len(FastJSONRenderer().render(event_resource(NAME, stored(version, text))))
 
 
-def test_what_the_cache_answers_is_what_rendering_gives_and_size_zero_keeps_nothing():
-    name = "reasoningEngines/1/sessions/s"
-    cache, off = EventResources(size=10), EventResources(size=0)
+def test_the_cache_keeps_at_most_its_bytes_the_least_recently_served_going_first():
+    cache = EventResources(max_bytes=size(1, "a") + size(2, "b") + 5)
+    first = cache.resource(1, NAME, stored(1, "a"), event_resource)
+    cache.resource(1, NAME, stored(2, "b"), event_resource)
+    assert cache.resource(1, NAME, stored(1, "a"), event_resource) is first  # served again: now the most recent
+    cache.resource(1, NAME, stored(3, "c"), event_resource)  # version 2 goes
+
+    assert len(cache) == 2 and cache.bytes <= cache.max_bytes
+    assert cache.resource(1, NAME, stored(1, "a"), event_resource) is first
+    assert cache.resource(1, NAME, stored(2, "b"), event_resource) == event_resource(NAME, stored(2, "b"))
+
+
+def test_an_event_larger_than_the_whole_cache_is_served_not_kept():
+    cache = EventResources(max_bytes=size(1, "small") + 5)
+    cache.resource(1, NAME, stored(1, "small"), event_resource)
+    huge = stored(2, "长" * 10_000)
+    assert cache.resource(1, NAME, huge, event_resource) == event_resource(NAME, huge)
+    assert len(cache) == 1 and cache.bytes == size(1, "small")
+
+
+def test_what_the_cache_answers_is_what_rendering_gives_and_zero_bytes_keeps_nothing():
+    cache, off = EventResources(max_bytes=10_000), EventResources(max_bytes=0)
     for version, text in ((1, "héllo"), (1, "changed"), (2, "こんにちは")):
         event = stored(version, text)
-        assert cache.resource(7, name, event, event_resource) == event_resource(name, event)
-        assert off.resource(7, name, event, event_resource) == event_resource(name, event)
-    assert len(off) == 0
+        assert cache.resource(7, NAME, event, event_resource) == event_resource(NAME, event)
+        assert off.resource(7, NAME, event, event_resource) == event_resource(NAME, event)
+    assert len(cache) == 2 and len(off) == 0
     raw = StoredEvent(1, stored(1, "changed").data, {"verbatim": True})
-    assert cache.resource(7, name, raw, event_resource)["rawEvent"] == {"verbatim": True}
+    assert cache.resource(7, NAME, raw, event_resource)["rawEvent"] == {"verbatim": True}
