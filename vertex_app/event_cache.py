@@ -9,9 +9,9 @@ deleted with it), so a resource made once can be served again.
 
 Nothing is trusted to stay true, though: an entry is found by the session's row
 id, the name the caller spelled it by and the event's version, and used only if
-the event as read from the database now (``data`` and any verbatim ``rawEvent``)
-equals the one it was made from — a C-level comparison of the decoded JSON, much
-cheaper than rebuilding. A row rewritten in place, a database recreated with the
+the event's JSON text as read from the database now (``data`` and any verbatim
+``rawEvent``) is the text it was made from — a string comparison, so a kept event
+is neither decoded nor rebuilt. A row rewritten in place, a database recreated with the
 same ids, or another tenant's session of the same id can therefore never be
 answered from another event's entry. The database is still read (and the caller's
 scope checked) on every request; only the rendering is saved.
@@ -33,7 +33,7 @@ from typing import Any, Callable
 from django.conf import settings
 
 from infra.frozen_json import FrozenJson
-from sessions_app.services import StoredEvent
+from sessions_app.services import StoredEvent, StoredEventText
 
 Build = Callable[[str, StoredEvent], dict[str, Any]]
 
@@ -45,13 +45,13 @@ class EventResources:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
-        self._entries: OrderedDict[tuple[int, str, int], tuple[dict[str, Any], Any, FrozenJson, int]] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, str, int], tuple[Any, Any, FrozenJson, int]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def resource(self, session_pk: int, session_name: str, stored: StoredEvent, build: Build) -> dict[str, Any]:
-        """``build(session_name, stored)``, or the resource it gave for this very event before."""
+    def resource(self, session_pk: int, session_name: str, stored: StoredEventText, build: Build) -> dict[str, Any]:
+        """``build(session_name, stored.decoded())``, or the resource it gave for this very text before."""
         if self.max_bytes <= 0:
-            return build(session_name, stored)
+            return build(session_name, stored.decoded())
         key = (session_pk, session_name, stored.version)
         entry = self._entries.get(key)
         if entry is not None and entry[0] == stored.data and entry[1] == stored.raw_event:
@@ -59,7 +59,7 @@ class EventResources:
                 if key in self._entries:
                     self._entries.move_to_end(key)
             return entry[2]
-        made = FrozenJson(build(session_name, stored))
+        made = FrozenJson(build(session_name, stored.decoded()))
         try:
             size = len(made.json())  # what a REST answer writes anyway; kept with it
         except Exception:  # not JSON's own types: served as made, not kept (the renderer decides)

@@ -8,6 +8,7 @@ it was before it changed.
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
@@ -16,7 +17,7 @@ from django.db import connection
 
 from access.renderers import FastJSONRenderer
 from sessions_app import services
-from sessions_app.services import StoredEvent
+from sessions_app.services import StoredEventText
 from tests.vertex.conftest import APP
 from vertex_app.event_cache import EventResources
 from vertex_app.sessions import event_resource
@@ -89,13 +90,19 @@ def test_users_with_the_same_session_id_each_list_their_own_events(server):
 NAME = "reasoningEngines/1/sessions/s"
 
 
-def stored(version: int, text: str) -> StoredEvent:
-    return StoredEvent(version, {"id": f"e{version}", "author": "user", "timestamp": 1796032800.25 + version,
-                                 "content": {"role": "user", "parts": [{"text": text}]}}, None)
+def stored(version: int, text: str, raw: dict | None = None) -> StoredEventText:
+    """An event as find_event_page reads it: its JSON text as PostgreSQL writes jsonb."""
+    data = {"id": f"e{version}", "author": "user", "timestamp": 1796032800.25 + version,
+            "content": {"role": "user", "parts": [{"text": text}]}}
+    return StoredEventText(version, json.dumps(data, ensure_ascii=False), raw and json.dumps(raw))
+
+
+def render(event: StoredEventText) -> dict:
+    return event_resource(NAME, event.decoded())
 
 
 def size(version: int, text: str) -> int:
-    return len(FastJSONRenderer().render(event_resource(NAME, stored(version, text))))
+    return len(FastJSONRenderer().render(render(stored(version, text))))
 
 
 def test_the_cache_keeps_at_most_its_bytes_the_least_recently_served_going_first():
@@ -107,14 +114,14 @@ def test_the_cache_keeps_at_most_its_bytes_the_least_recently_served_going_first
 
     assert len(cache) == 2 and cache.bytes <= cache.max_bytes
     assert cache.resource(1, NAME, stored(1, "a"), event_resource) is first
-    assert cache.resource(1, NAME, stored(2, "b"), event_resource) == event_resource(NAME, stored(2, "b"))
+    assert cache.resource(1, NAME, stored(2, "b"), event_resource) == render(stored(2, "b"))
 
 
 def test_an_event_larger_than_the_whole_cache_is_served_not_kept():
     cache = EventResources(max_bytes=size(1, "small") + 5)
     cache.resource(1, NAME, stored(1, "small"), event_resource)
     huge = stored(2, "长" * 10_000)
-    assert cache.resource(1, NAME, huge, event_resource) == event_resource(NAME, huge)
+    assert cache.resource(1, NAME, huge, event_resource) == render(huge)
     assert len(cache) == 1 and cache.bytes == size(1, "small")
 
 
@@ -122,8 +129,8 @@ def test_what_the_cache_answers_is_what_rendering_gives_and_zero_bytes_keeps_not
     cache, off = EventResources(max_bytes=10_000), EventResources(max_bytes=0)
     for version, text in ((1, "héllo"), (1, "changed"), (2, "こんにちは")):
         event = stored(version, text)
-        assert cache.resource(7, NAME, event, event_resource) == event_resource(NAME, event)
-        assert off.resource(7, NAME, event, event_resource) == event_resource(NAME, event)
+        assert cache.resource(7, NAME, event, event_resource) == render(event)
+        assert off.resource(7, NAME, event, event_resource) == render(event)
     assert len(cache) == 2 and len(off) == 0
-    raw = StoredEvent(1, stored(1, "changed").data, {"verbatim": True})
-    assert cache.resource(7, NAME, raw, event_resource)["rawEvent"] == {"verbatim": True}
+    verbatim = stored(1, "changed", raw={"verbatim": True})  # the same data, now with a verbatim rawEvent
+    assert cache.resource(7, NAME, verbatim, event_resource)["rawEvent"] == {"verbatim": True}
