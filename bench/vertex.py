@@ -34,6 +34,10 @@ The servers are one ``uvicorn`` process and one gRPC process, each with a pool o
 20 connections as ``make run`` gives them. Rounds are interleaved (each round runs the three ways back to
 back, the order rotating); the table shows medians over rounds of the per-call
 median and p95, and operations/s over each run. Ratios are against in-process.
+``server CPU`` is what the two server processes' threads ran per call (``/proc``
+schedstat), and ``CPU vs native`` its ratio to the native call's: on a machine
+shared with other work the latencies move from run to run, the CPU a call costs
+hardly at all.
 
     .venv/bin/python bench/vertex.py [--rounds 5] [--appends 200] [--gets 100] [--events 50]
 """
@@ -81,10 +85,27 @@ TARGET = 1.3
 class Runs:
     latencies: dict[tuple[str, str], list[list[float]]] = field(default_factory=dict)
     throughput: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    server_cpu: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    """CPU seconds per call of the two server processes together (uvicorn's and the gRPC server's)."""
 
     def add(self, operation: str, mode: str, latencies: list[float], seconds: float) -> None:
         self.latencies.setdefault((operation, mode), []).append(latencies)
         self.throughput.setdefault((operation, mode), []).append(len(latencies) / seconds)
+
+
+def process_cpu(pids: list[int]) -> float:
+    """CPU seconds the processes' threads have run so far (``/proc/…/task/*/schedstat``, nanoseconds): unlike
+    time, other helpers' load barely moves it, so it says what a call costs the server when latencies are
+    noisy. (The server threads live as long as their process: a pool's, uvicorn's, grpc's.)"""
+    total = 0
+    for pid in pids:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                    total += int(stat.read().split()[0])
+            except (FileNotFoundError, ProcessLookupError):  # a thread that ended meanwhile
+                continue
+    return total / 1e9
 
 
 def event(text: str, turn: int):
@@ -243,7 +264,8 @@ class Bench:
         runs.add("get", mode, *await timed(self.args.gets, call))
 
 
-async def benchmark(base_url: str, grpc_target: str, engine_id: int, key: str, args: argparse.Namespace) -> Runs:
+async def benchmark(base_url: str, grpc_target: str, engine_id: int, key: str, args: argparse.Namespace,
+                    server_pids: list[int]) -> Runs:
     bench = Bench(base_url, grpc_target, engine_id, key, args)
     history = await bench.session_with_events(args.events)
     runs = Runs()
@@ -255,9 +277,13 @@ async def benchmark(base_url: str, grpc_target: str, engine_id: int, key: str, a
     for round_no in range(args.rounds):
         order = MODES[round_no % len(MODES):] + MODES[: round_no % len(MODES)]
         for mode in order:
+            before = process_cpu(server_pids)
             await bench.append(mode, runs)
+            runs.server_cpu.setdefault(("append", mode), []).append((process_cpu(server_pids) - before) / args.appends)
         for mode in order:
+            before = process_cpu(server_pids)
             await bench.get(mode, history, runs)
+            runs.server_cpu.setdefault(("get", mode), []).append((process_cpu(server_pids) - before) / args.gets)
         print(f"round {round_no + 1}/{args.rounds} done", flush=True)
     for client in (bench.http, bench.java, bench.native):
         await client.aclose()
@@ -268,19 +294,26 @@ def report(runs: Runs, args: argparse.Namespace) -> None:
     print(f"\n{args.rounds} interleaved rounds; append: {args.appends} calls, get: {args.gets} calls of a session "
           f"with {args.events} events. Medians over rounds.\n")
     print(f"{'operation':<8} {'way':<14} {'ops/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'vs in-process':>14} "
-          f"{'cost vs native':>15}")
+          f"{'cost vs native':>15}  {'server CPU ms':>13} {'CPU vs native':>13}")
     for operation in ("append", "get"):
         base = statistics.median(runs.throughput[operation, IN_PROCESS])
         native = statistics.median(runs.throughput[operation, NATIVE])
+        native_cpu = statistics.median(runs.server_cpu[operation, NATIVE])
         for mode in MODES:
             rate = statistics.median(runs.throughput[operation, mode])
             p50 = statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
             p95 = statistics.median(statistics.quantiles(run, n=20)[-1] for run in runs.latencies[operation, mode]) * 1000
             cost = f"{native / rate:>14.2f}x" if mode in VERTEX_WAYS else f"{'':>15}"
             verdict = ("  PASS" if native / rate <= TARGET else "  MISS") if mode in (RAW, GRPC) else ""
-            print(f"{operation:<8} {mode:<14} {rate:>8.1f} {p50:>8.2f} {p95:>8.2f} {rate / base:>13.2f}x {cost}{verdict}")
+            cpu = statistics.median(runs.server_cpu[operation, mode])
+            cpu_cost = f"{cpu / native_cpu:>12.2f}x" if mode in VERTEX_WAYS and native_cpu else f"{'':>13}"
+            print(f"{operation:<8} {mode:<14} {rate:>8.1f} {p50:>8.2f} {p95:>8.2f} {rate / base:>13.2f}x {cost}"
+                  f"{verdict or '      '} {cpu * 1000:>13.2f} {cpu_cost}")
     print(f"\ncost vs native = native HTTP ops/s / the way's ops/s; goal (issue 29): raw HTTP and gRPC <= {TARGET}x. "
-          "A Vertex get is two requests at once (the session, its events), the native one is one.")
+          "A Vertex get is two requests at once (the session, its events), the native one is one.\n"
+          "server CPU = CPU time of the uvicorn and gRPC processes' threads per call (/proc schedstat, median over "
+          "rounds): what "
+          "a call costs the server, barely moved by the machine's other load, which makes the latencies noisy.")
     print("where a call's time goes (p50): in-process = the service; raw HTTP - in-process = server and loopback; "
           "Vertex client - raw HTTP = Google's client library and ADK's conversion; gRPC - in-process = the gRPC "
           "server, transcoding and the same views, with Google's thin GAPIC client")
@@ -336,7 +369,8 @@ def main() -> None:
         server = start_server(database_url, settings.REDIS_URL, conn_max_age=0, pool_size=20, workers=1)
         grpc_server, grpc_target = start_grpc_server(database_url, settings.REDIS_URL)
         try:
-            runs = asyncio.run(benchmark(server.base_url, grpc_target, engine_id, key, args))
+            runs = asyncio.run(benchmark(server.base_url, grpc_target, engine_id, key, args,
+                                         [server.process.pid, grpc_server.pid]))
         finally:
             stop_server(server)
             grpc_server.terminate()

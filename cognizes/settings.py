@@ -230,6 +230,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": ["access.parsers.LimitedJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "access.negotiation.FastContentNegotiation",
     "DEFAULT_THROTTLE_CLASSES": ["access.throttling.KeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("COGNIZES_API_RATE", "1200/min")},
     "DEFAULT_SCHEMA_CLASS": "access.schema.AutoSchema",
@@ -240,6 +241,9 @@ REST_FRAMEWORK = {
 # arrives (chunked or not); one not complete within the timeout gets 408.
 COGNIZES_API_MAX_BODY_BYTES = int(os.environ.get("COGNIZES_API_MAX_BODY_BYTES", str(1024 * 1024)))
 COGNIZES_API_BODY_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_API_BODY_TIMEOUT_SECONDS", "15"))
+# Vertex SessionEvents each web and gRPC process keeps rendered (vertex_app.event_cache), up to this much JSON
+# text: an agent re-reads its session's events every turn. Each is checked against its row as read; 0: off.
+COGNIZES_VERTEX_EVENT_CACHE_BYTES = int(os.environ.get("COGNIZES_VERTEX_EVENT_CACHE_BYTES", str(16 * 1024 * 1024)))
 SPECTACULAR_SETTINGS = {
     "TITLE": "Cognizes API",
     "DESCRIPTION": "Sessions, events, state and long-term memory for ADK agents. "

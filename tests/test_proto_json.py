@@ -90,3 +90,28 @@ def test_a_value_that_is_not_json_is_refused_not_converted(value):
     read = ListEvents()
     assert not merge_fast({"sessionEvents": [{"rawEvent": {"x": value}}]}, read)
     assert read == ListEvents()
+
+
+def test_a_frozen_value_read_again_is_the_same_message_for_each_type_it_is_read_into():
+    """``FrozenJson`` keeps the wire bytes of the first reading per message type and merges them after."""
+    from infra.frozen_json import FrozenJson
+
+    event = FrozenJson(EVENT)
+    expected = json_format.ParseDict(EVENT, SessionEvent(), ignore_unknown_fields=True)
+    for _ in range(2):
+        page = ListEvents()
+        assert merge_fast({"sessionEvents": [event, event], "nextPageToken": "2"}, page)
+        assert list(page.session_events) == [expected, expected] and page.next_page_token == "2"
+    as_session = Session()  # the same dict as another message: read for that message, not from SessionEvent's bytes
+    assert merge_fast(event, as_session)
+    assert as_session == json_format.ParseDict(EVENT, Session(), ignore_unknown_fields=True)
+
+
+def test_a_frozen_value_the_shortcut_refuses_is_still_json_formats_to_read():
+    from infra.frozen_json import FrozenJson
+
+    bad = FrozenJson({"rawEvent": {"x": math.nan}})
+    for _ in range(2):
+        read = ListEvents()
+        assert not merge_fast({"sessionEvents": [bad]}, read)
+        assert read == ListEvents()

@@ -31,6 +31,7 @@ from django.core.wsgi import get_wsgi_application
 from google.protobuf.message import DecodeError, Message
 from rest_framework.response import Response
 
+from access.renderers import DATA_ONLY
 from vertex_app import transcoding
 from vertex_app.errors import STATUS
 
@@ -108,14 +109,15 @@ class Transcoder(grpc.GenericRpcHandler):
             context.abort(grpc.StatusCode.INTERNAL, "The response could not be written as a protocol buffer.")
 
     def dispatch(self, http: transcoding.HttpCall, context: grpc.ServicerContext) -> tuple[int, bytes, Any]:
-        """Run the REST request through the WSGI application: (status, body, the data a DRF view rendered
-        as that body, or None)."""
+        """Run the REST request through the WSGI application: (status, body, the data a DRF view answered
+        (rendered as that body, or, when its renderer honours ``DATA_ONLY``, left unwritten), or None)."""
         environ = {
             "REQUEST_METHOD": http.verb, "PATH_INFO": http.path, "QUERY_STRING": http.query,
             "SCRIPT_NAME": "", "SERVER_NAME": self.host, "SERVER_PORT": str(PORT), "HTTP_HOST": self.host,
             "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": _peer_address(context.peer()),
             "wsgi.input": io.BytesIO(http.body), "wsgi.url_scheme": self.scheme, "wsgi.errors": io.StringIO(),
             "wsgi.version": (1, 0), "wsgi.multithread": True, "wsgi.multiprocess": True, "wsgi.run_once": False,
+            DATA_ONLY: True,  # the message is built from the view's data: views that can leave it unwritten do
         }
         if http.body:
             environ.update(CONTENT_TYPE="application/json", CONTENT_LENGTH=str(len(http.body)))

@@ -40,7 +40,7 @@ from rest_framework.settings import api_settings
 from access.renderers import FastJSONRenderer
 from sessions_app import services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
-from vertex_app import filters, names
+from vertex_app import event_cache, filters, names
 from vertex_app.base import EMPTY, VertexView, operation, page_token
 from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from vertex_app.raw_events import raw_event
@@ -283,9 +283,12 @@ class EventsView(SessionLookup):
             app_name=self.app_name, session_id=session_id, only_user=self.only_user,
             after_version=after, since=since, limit=size + 1,
         )
-        self.one_of(found, session_id, write=False)
+        session = self.one_of(found, session_id, write=False)
         name = self.session_name(session_id)
-        out: dict[str, Any] = {"sessionEvents": [event_resource(name, event) for event in stored[:size]]}
+        out: dict[str, Any] = {
+            "sessionEvents": [event_cache.events.resource(session.pk, name, event, event_resource)
+                              for event in stored[:size]]
+        }
         if len(stored) > size:
             out["nextPageToken"] = str(stored[size - 1].version)
         return Response(out)

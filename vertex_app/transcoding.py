@@ -26,6 +26,7 @@ from google.cloud.aiplatform_v1beta1.types import memory_bank, memory_bank_servi
 from google.longrunning import operations_pb2
 from google.protobuf import json_format
 from google.protobuf.message import Message
+from rest_framework.renderers import JSONRenderer
 
 from infra.proto_json import merge_fast, parse_dict
 from vertex_app import errors
@@ -150,11 +151,14 @@ def response_message(rule: Rule, body: bytes, data: Any = None) -> Message:
     """The RPC's response from the REST call's JSON ``body`` (fields the proto lacks, such as ADK's extras,
     dropped), read as ``json_format`` reads it (by ``infra.proto_json``'s shortcut).
 
-    ``data``, when given, is what the view rendered as ``body``: read directly if it holds only JSON's own
+    ``data``, when given, is what the view answered as ``body``: read directly if it holds only JSON's own
     types (the renderer would have written the same values), which saves decoding the text; else the body is
-    read.
+    read — written here if the view left it unwritten (``access.renderers.DATA_ONLY``).
     """
     message = rule.response()
-    if data is not None and merge_fast(data, message):
-        return message
+    if data is not None:
+        if merge_fast(data, message):
+            return message
+        if not body:
+            body = JSONRenderer().render(data)
     return parse_dict(json.loads(body) if body else {}, message)

@@ -73,6 +73,7 @@ from sessions_app.services.state import (  # noqa: F401
 )
 from sessions_app.services.events import (  # noqa: F401
     StoredEvent,
+    StoredEventText,
     find_event_page,
     get_events_after,
     get_events_after_pk,

@@ -45,6 +45,20 @@ class StoredEvent:
     raw_event: dict[str, Any] | None
 
 
+@dataclass(frozen=True)
+class StoredEventText:
+    """A stored event as the database wrote its JSON, not yet decoded: a reader that has rendered this very
+    text before (Vertex's ListEvents, every turn) compares it and decodes nothing (``decoded`` when it must)."""
+
+    version: int
+    data: Any
+    """The event's JSON text (or, on a connection that decodes jsonb itself, the value)."""
+    raw_event: Any
+
+    def decoded(self) -> StoredEvent:
+        return StoredEvent(self.version, _json(self.data), None if self.raw_event is None else _json(self.raw_event))
+
+
 _FIND_PAGE_SQL = f"""
 SELECT s.user_id, s.id, e.version, e.data, e.raw_event
 FROM (
@@ -64,9 +78,9 @@ ORDER BY e.version
 def find_event_page(
     *, app_name: str, session_id: str, only_user: str | None = None, after_version: int = 0,
     since: float | None = None, limit: int = 100,
-) -> tuple[list[SessionRef], list[StoredEvent]]:
-    """``find_sessions`` (two at most) and, if it found one, a page of its events in order (any rawEvent kept
-    verbatim; ``since`` in epoch seconds), in one statement: for callers that know only the session's id
+) -> tuple[list[SessionRef], list[StoredEventText]]:
+    """``find_sessions`` (two at most) and, if it found one, a page of its events in order as stored text (any
+    rawEvent kept verbatim; ``since`` in epoch seconds), in one statement: for callers that know only the session's id
     (Vertex's ListEvents), one round trip, not two. The caller checks the session it gets before it shows any
     event."""
     params = {"app": app_name, "sid": session_id, "only": only_user, "after": after_version, "since": since,
@@ -75,5 +89,4 @@ def find_event_page(
         cursor.execute(_FIND_PAGE_SQL, params)
         rows = cursor.fetchall()
     refs = [SessionRef(user_id, pk) for user_id, pk in dict.fromkeys((user_id, pk) for user_id, pk, *_ in rows)]
-    return refs, [StoredEvent(version, _json(data), raw and _json(raw)) for _, _, version, data, raw in rows
-                  if version is not None]
+    return refs, [StoredEventText(version, data, raw) for _, _, version, data, raw in rows if version is not None]
