@@ -11,9 +11,11 @@ is timed by the Redis server's clock, so web processes on several hosts agree.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
-import uuid
+import os
+import secrets
 from typing import Any
 
 from django.core.cache import cache
@@ -42,6 +44,24 @@ return tonumber(oldest[2]) + window_ms - now_ms
 """-1 if the request fits (and is counted); else the milliseconds until the oldest counted one leaves the window."""
 
 
+_process = secrets.token_hex(8)
+_requests = itertools.count()
+
+
+def _member() -> str:
+    """A name for one counted request, unique across processes and hosts: a random prefix drawn once per
+    process and a counter (``uuid4`` per request read the OS's random source each time)."""
+    return f"{_process}-{next(_requests)}"
+
+
+def _new_process() -> None:
+    global _process
+    _process = secrets.token_hex(8)  # a forked child must not count under its parent's names
+
+
+os.register_at_fork(after_in_child=_new_process)
+
+
 @functools.cache
 def _take_script() -> Script:
     """The script on the process's Redis client (sent by its hash; loaded again should Redis restart)."""
@@ -67,7 +87,7 @@ class KeyRateThrottle(SimpleRateThrottle):
             return True
         try:
             wait_ms = _take_script()(
-                keys=[cache.make_key(key)], args=[self.duration * 1000, self.num_requests, uuid.uuid4().hex],
+                keys=[cache.make_key(key)], args=[self.duration * 1000, self.num_requests, _member()],
             )
         except REDIS_DOWN as error:
             logger.warning("rate limit not counted, Redis is unavailable: %s", error)

@@ -284,7 +284,7 @@ def find_whole_sessions(
 ) -> list[StoredSession]:
     """``find_sessions``, each session read whole (state, attributes; no events) in the same statement:
     for callers that know only the id and answer with the session (Vertex's GetSession), one round trip."""
-    with connection.cursor() as cursor:
+    with connection.prepared_cursor() as cursor:
         cursor.execute(_FIND_WHOLE_SQL, [app_name, session_id, only_user, only_user, limit])
         rows = cursor.fetchall()
     return [

@@ -85,7 +85,7 @@ def find_event_page(
     event."""
     params = {"app": app_name, "sid": session_id, "only": only_user, "after": after_version, "since": since,
               "limit": limit}
-    with connection.cursor() as cursor:
+    with connection.prepared_cursor() as cursor:
         cursor.execute(_FIND_PAGE_SQL, params)
         rows = cursor.fetchall()
     refs = [SessionRef(user_id, pk) for user_id, pk in dict.fromkeys((user_id, pk) for user_id, pk, *_ in rows)]
