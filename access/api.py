@@ -167,6 +167,15 @@ def filtered(filterset: type[FilterSet], query: QueryDict, queryset: QuerySet) -
     return found.qs
 
 
+def filter_values(filterset: type[FilterSet], query: QueryDict) -> dict[str, Any]:
+    """The query's filter values, read and refused as ``filtered`` does, for a view whose statement is a
+    service's rather than a queryset (a value not given is None or empty)."""
+    found = filterset(query, queryset=filterset._meta.model.objects.none())
+    if not found.is_valid():
+        raise exceptions.ValidationError(found.errors)
+    return found.form.cleaned_data
+
+
 def page_of(view: APIView, request: Request, queryset: Any, serializer: type[serializers.Serializer]) -> Response:
     """One ``Pagination`` page of ``queryset``, each row through ``serializer``: what a list endpoint answers."""
     paginator = Pagination()

@@ -46,6 +46,7 @@ from sessions_app.services.create_read import (  # noqa: F401
     get_session_owners,
     get_session_pk,
     get_session_users,
+    list_session_page,
     list_sessions,
 )
 from sessions_app.services.lifecycle import (  # noqa: F401

@@ -176,13 +176,34 @@ def get_session(
 
 
 def list_sessions(
-    *, app_name: str, user_id: str | None = None, limit: int | None = None, offset: int = 0
+    *, app_name: str, user_id: str | None = None, updated_since: datetime | None = None, limit: int | None = None,
+    offset: int = 0,
 ) -> list[StoredSession]:
-    """Sessions of an app (or of one user), oldest update first, without events; a page with ``limit``."""
+    """Sessions of an app (or of one user), oldest update first, without events; a page with ``limit``;
+    ``updated_since``: only those changed at or after that time."""
+    return _list(app_name, user_id, updated_since, limit, offset, counted=False)[0]
+
+
+def list_session_page(
+    *, app_name: str, user_id: str | None = None, updated_since: datetime | None = None, limit: int, offset: int = 0,
+) -> tuple[list[StoredSession], int]:
+    """``list_sessions``' page and how many sessions there are in all, in one prepared statement (the native
+    API's list: built with the ORM, compiling it took a third of the request's CPU)."""
+    sessions, total = _list(app_name, user_id, updated_since, limit, offset, counted=True)
+    if total is None:  # no row carried the count: there are none, or the page is past the last
+        total = (_list(app_name, user_id, updated_since, 1, 0, counted=True)[1] or 0) if offset else 0
+    return sessions, total
+
+
+def _list(
+    app_name: str, user_id: str | None, updated_since: datetime | None, limit: int | None, offset: int, *,
+    counted: bool,
+) -> tuple[list[StoredSession], int | None]:
     sql = f"""
         SELECT s.user_id, s.session_id, s.state, s.version, s.last_update_time,
                COALESCE(u.state, '{{}}'),
                COALESCE((SELECT state FROM app_states WHERE app_name = %s), '{{}}'),
+               {"count(*) OVER ()" if counted else "NULL::bigint"},
                s.create_time, s.display_name, s.labels, s.expire_time
         FROM sessions s
         LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
@@ -192,15 +213,18 @@ def list_sessions(
     if user_id is not None:
         sql += " AND s.user_id = %s"
         params.append(user_id)
+    if updated_since is not None:
+        sql += " AND s.update_time >= %s"
+        params.append(updated_since)
     sql += " ORDER BY s.last_update_time, s.user_id, s.session_id"
     if limit is not None:
         sql += " LIMIT %s OFFSET %s"
         params += [limit, offset]
-    with connection.cursor() as cursor:
+    with connection.prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     app_states: dict[str, dict[str, Any]] = {}
-    return [
+    sessions = [
         StoredSession(
             app_name=app_name,
             user_id=row_user,
@@ -212,8 +236,9 @@ def list_sessions(
             last_update_time=last_update_time,
             attributes=_attributes(*attributes),
         )
-        for row_user, sid, state, version, last_update_time, user_state, app_state, *attributes in rows
+        for row_user, sid, state, version, last_update_time, user_state, app_state, _, *attributes in rows
     ]
+    return sessions, rows[0][7] if rows else None
 
 
 def _attributes(

@@ -334,3 +334,27 @@ def test_listing_pages_carry_each_users_state_and_the_count_even_past_the_end(ap
     every_user = api.get("/api/v1/apps/shop/sessions/").json()
     assert {s["id"]: s["state"].get("user:lang") for s in every_user["results"]} == {
         "s0": "fr", "s1": "fr", "s2": "fr", "b1": "de"}
+
+
+def test_an_apps_listing_keeps_to_the_user_asked_for_and_to_a_restricted_keys_own(api):
+    """The list is one prepared statement now, not a queryset: ``?user_id=``, ``?updated_since=`` and a
+    user-restricted key must still narrow it, each alone and together."""
+    create(api, "a1")
+    for sid in ("b1", "b2"):
+        api.post("/api/v1/apps/shop/users/bob/sessions/", {"id": sid}, format="json")
+    apps = "/api/v1/apps/shop/sessions/"
+    ada_only = client_for("shop", user_id="ada")
+
+    def ids(client, **query):
+        page = client.get(apps, query).json()
+        assert page["count"] == len(page["results"])
+        return sorted(s["id"] for s in page["results"])
+
+    assert ids(api) == ["a1", "b1", "b2"]
+    assert ids(api, user_id="bob") == ["b1", "b2"]
+    assert ids(ada_only) == ["a1"]
+    assert ids(ada_only, user_id="bob") == []  # another user's sessions, even when asked for by name
+    assert ids(api, updated_since="2999-01-01T00:00:00Z") == []
+    assert ids(api, user_id="bob", updated_since="2000-01-01T00:00:00Z") == ["b1", "b2"]
+    assert api.get(f"{BASE}/sessions/", {"user_id": "bob"}).json() == {
+        "count": 0, "next": None, "previous": None, "results": []}  # ada's path, bob's name: nobody's
