@@ -55,22 +55,24 @@ class BodyLimit:
             return await _answer(send, 413, error_body(413, too_large))
         chunks: list[bytes] = []
         size, timeout = 0, settings.COGNIZES_API_BODY_TIMEOUT_SECONDS
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                return await _answer(send, 408, error_body(408, f"The request body did not arrive within {timeout} s."))
-            if message["type"] == "http.disconnect":
-                return  # the client hung up: nothing to answer, nothing was done
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                return await _answer(send, 413, error_body(413, too_large))
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        try:
+            # One timer for the whole body (asyncio.wait_for started a task per message).
+            async with asyncio.timeout(timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return  # the client hung up: nothing to answer, nothing was done
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > limit:
+                        break
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            return await _answer(send, 408, error_body(408, f"The request body did not arrive within {timeout} s."))
+        if size > limit:
+            return await _answer(send, 413, error_body(413, too_large))
         body = b"".join(chunks)
         await self.app(_with_length(scope, len(body)), replay(body, receive), send)
 
