@@ -161,19 +161,20 @@ def filtered(filterset: type[FilterSet], query: QueryDict, queryset: QuerySet) -
     A filter set alone drops such a value and answers everything (``?status=done``
     listed every status).
     """
-    found = filterset(query, queryset=queryset)
-    if not found.is_valid():
-        raise exceptions.ValidationError(found.errors)
-    return found.qs
+    return _read_filters(filterset, query, queryset).qs
 
 
 def filter_values(filterset: type[FilterSet], query: QueryDict) -> dict[str, Any]:
     """The query's filter values, read and refused as ``filtered`` does, for a view whose statement is a
     service's rather than a queryset (a value not given is None or empty)."""
-    found = filterset(query, queryset=filterset._meta.model.objects.none())
+    return _read_filters(filterset, query, filterset._meta.model.objects.none()).form.cleaned_data
+
+
+def _read_filters(filterset: type[FilterSet], query: QueryDict, queryset: QuerySet) -> FilterSet:
+    found = filterset(query, queryset=queryset)
     if not found.is_valid():
         raise exceptions.ValidationError(found.errors)
-    return found.form.cleaned_data
+    return found
 
 
 def page_of(view: APIView, request: Request, queryset: Any, serializer: type[serializers.Serializer]) -> Response:
