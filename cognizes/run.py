@@ -93,7 +93,7 @@ def _answers(url: str, children: list[subprocess.Popen]) -> bool:
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while time.monotonic() < deadline and all(child.poll() is None for child in children):
         try:
-            with urllib.request.urlopen(url, timeout=5):
+            with urllib.request.urlopen(url, timeout=5):  # nosec B310: our own http://127.0.0.1 URL
                 return True
         except OSError:
             time.sleep(0.3)

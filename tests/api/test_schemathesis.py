@@ -6,8 +6,11 @@ break the schema (negative: wrong types, out-of-range numbers, missing fields),
 with path and query parameters widened beyond the schema to what a hostile
 client sends (integers far past bigint, NUL, padding, huge and odd strings) and
 aimed at an existing session, so the calls reach the views and not only the
-router's or the scope check's 404. Bounded by ``MAX_EXAMPLES`` per operation and
-mode, so the run stays near a minute.
+router's or the scope check's 404. Beside it lie another app's session and, in the
+same app, another user's, each holding a marker: no response to the key may carry
+the marker of data its kind may not read (issue 41's "no response that carries
+another tenant's data"). Bounded by ``MAX_EXAMPLES`` per operation and mode, so the
+run stays near a minute.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ pytestmark = pytest.mark.django_db
 
 MAX_EXAMPLES = 10
 APP, USER, SESSION = "shop", "ada", "s1"
+OTHER_USER, OTHER_APP = "bob", "rival"
+OTHER_APPS_MARK, OTHER_USERS_MARK = "mark-of-the-rival-app-7f3a", "mark-of-bob-in-shop-91c2"
 
 HOSTILE_VALUES = st.one_of(
     st.integers(min_value=-(10**30), max_value=10**30),
@@ -55,7 +60,35 @@ def keep_test_connection():
 @pytest.mark.parametrize("mode", [schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE])
 def test_every_operation_never_errors_and_matches_its_schema(db, keep_test_connection, mode):
     _, key = do_create_api_key(name="schemathesis", app_name=APP)
-    sessions.do_create_session(app_name=APP, user_id=USER, session_id=SESSION, delta=sessions.StateDelta(), now=time.time())
+
+    _fuzz_every_operation(key, mode, users=[USER, USER, OTHER_USER], hidden=[OTHER_APPS_MARK])
+
+
+def test_a_user_bound_key_never_reads_another_users_or_apps_data(db, keep_test_connection):
+    _, key = do_create_api_key(name="ada's", app_name=APP, user_id=USER)
+
+    # Mostly bob's paths: hypothesis leans to a list's first choice.
+    _fuzz_every_operation(key, schemathesis.GenerationMode.POSITIVE, users=[OTHER_USER, OTHER_USER, USER],
+                          hidden=[OTHER_APPS_MARK, OTHER_USERS_MARK])
+
+
+def _seed_tenants() -> None:
+    """The key's own session, and beside it (same ids) data no key of the app, or no other user of it, may read.
+
+    Sown again before every call: an earlier call may have deleted a session or erased a user.
+    """
+    new = sessions.StateDelta
+    for app_name, user_id in ((APP, USER), (APP, OTHER_USER), (OTHER_APP, USER)):
+        sessions.do_delete_session(app_name=app_name, user_id=user_id, session_id=SESSION)
+    sessions.do_create_session(app_name=APP, user_id=USER, session_id=SESSION, delta=new(), now=time.time())
+    sessions.do_create_session(app_name=APP, user_id=OTHER_USER, session_id=SESSION, now=time.time(),
+                               delta=new(user={"note": OTHER_USERS_MARK}, session={"note": OTHER_USERS_MARK}))
+    sessions.do_create_session(app_name=OTHER_APP, user_id=USER, session_id=SESSION, now=time.time(),
+                               delta=new(app={"note": OTHER_APPS_MARK}, user={"note": OTHER_APPS_MARK},
+                                         session={"note": OTHER_APPS_MARK}))
+
+
+def _fuzz_every_operation(key: str, mode: schemathesis.GenerationMode, *, users: list[str], hidden: list[str]) -> None:
     schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 20
@@ -68,8 +101,9 @@ def test_every_operation_never_errors_and_matches_its_schema(db, keep_test_conne
         @given(case=operation.as_strategy(mode), data=st.data())
         @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
         def check(case, data) -> None:
-            _widen(case, data)
-            case.call_and_validate(
+            _seed_tenants()
+            _widen(case, data, users)
+            response = case.call_and_validate(
                 headers={"Authorization": f"Bearer {key}"},
                 # Excluded: "a schema-valid request must be accepted" (free-form JSON objects — state,
                 # metadata, events — cannot say in JSON Schema that PostgreSQL refuses NUL, so such
@@ -79,18 +113,21 @@ def test_every_operation_never_errors_and_matches_its_schema(db, keep_test_conne
                 excluded_checks=[schemathesis.checks.positive_data_acceptance,
                                  schemathesis.checks.negative_data_rejection],
             )
+            leaked = [mark for mark in hidden if mark in response.text]
+            assert not leaked, f"{case.method} {case.formatted_path} answered with data the key may not read"
 
         check()
 
 
-def _widen(case, data) -> None:
-    """Aim the call at the key's app (and mostly the existing user and session); replace some parameters with hostile values."""
+def _widen(case, data, users: list[str]) -> None:
+    """Aim the call at the key's app, at one of ``users`` and mostly the existing session; replace some parameters
+    with hostile values."""
     path = case.path_parameters or {}
     if "app_name" in path:
         path["app_name"] = APP
-    for name, usual in (("user_id", USER), ("session_id", SESSION)):
+    for name, usual in (("user_id", users), ("session_id", [SESSION, SESSION])):
         if name in path:
-            path[name] = data.draw(st.sampled_from([usual, usual, path[name]]) | PATH_VALUES)
+            path[name] = data.draw(st.sampled_from([*usual, path[name]]) | PATH_VALUES)
     for name in [n for n in path if n not in ("app_name", "user_id", "session_id")]:
         if data.draw(st.booleans()):
             path[name] = data.draw(PATH_VALUES)
