@@ -10,6 +10,7 @@ that does not exist, so ids of other tenants cannot be probed.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -98,6 +99,28 @@ def check_key_scope(key: ApiKey, app_name: str, user_id: str | None, *, write: b
     if key.read_only and write:
         raise exceptions.PermissionDenied("This API key is read-only.")
     return Scope(app_name=app_name, user_id=user_id, only_user=key.user_id or None)
+
+
+SHARED_STATE_PREFIX = "app:"
+"""ADK's prefix of state every user of the app shares (sessions_app stores it in ``app_states``)."""
+
+
+def check_state_write(scope: Scope, *states: Mapping[str, Any] | None) -> None:
+    """Refuse ``app:`` keys in state a key of one user writes (a 400 naming the prefix), on every surface.
+
+    App state is read by every user's sessions: a user-bound key that set it would
+    write into everyone else's conversations (issue 41 G). App-wide keys and staff
+    may; a user-bound key changes only its own user's and sessions' state.
+    """
+    if not scope.only_user:
+        return
+    shared = sorted({key for state in states if isinstance(state, Mapping) for key in state
+                     if isinstance(key, str) and key.startswith(SHARED_STATE_PREFIX)})
+    if shared:
+        raise exceptions.ValidationError(
+            f"A key of one user may not write app-wide state: keys with the {SHARED_STATE_PREFIX!r} prefix "
+            f"({', '.join(shared)}) are shared by every user of the app. Use an app-wide key."
+        )
 
 
 class IdConverter:
