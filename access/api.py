@@ -52,6 +52,9 @@ class ScopedView(APIView):
     scope: Scope
     changes_nothing: ClassVar[bool] = False
     """Set by a view whose POST only reads (a search): a read-only key may call it."""
+    staff_permission: ClassVar[str] = ""
+    """The model permission a staff user's session needs here (an admin page's live panel reads through the API);
+    without one, only superusers use the API by session."""
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -59,7 +62,8 @@ class ScopedView(APIView):
         if "session_id" in kwargs:  # as ADK's services: a padded id names the session created from it
             self.kwargs["session_id"] = kwargs["session_id"] = kwargs["session_id"].strip()
         write = False if self.changes_nothing else None
-        self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"), write=write)
+        self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"), write=write,
+                                 staff_permission=self.staff_permission)
 
 
 def check_url(request: Request, ids: dict[str, Any]) -> None:
@@ -74,18 +78,26 @@ def check_url(request: Request, ids: dict[str, Any]) -> None:
         raise exceptions.ParseError(f"Ids in the URL may be at most {MAX_KEY_LENGTH} characters long.")
 
 
-def check_scope(request: Request, app_name: str, user_id: str | None, *, write: bool | None = None) -> Scope:
+def check_scope(request: Request, app_name: str, user_id: str | None, *, write: bool | None = None,
+                staff_permission: str = "") -> Scope:
     """The one place that decides whether the caller may touch this app and user.
 
     ``write`` says whether the call changes anything; by default, whether its
-    method is unsafe (a search sent as POST passes ``write=False``).
+    method is unsafe (a search sent as POST passes ``write=False``). A logged-in
+    staff user reaches every app, so only a superuser may, or one holding
+    ``staff_permission`` (the admin checks the model permission of what it shows:
+    a staff user without it reads nothing here either, issue 41 D).
     """
     if write is None:
         write = request.method not in SAFE_METHODS
     if isinstance(request.auth, ApiKey):
         return check_key_scope(request.auth, app_name, user_id, write=write)
-    if getattr(request.user, "is_staff", False):
+    user = request.user
+    if getattr(user, "is_staff", False) and (user.is_superuser or staff_permission and user.has_perm(staff_permission)):
         return Scope(app_name=app_name, user_id=user_id, only_user=None)
+    if getattr(user, "is_staff", False):
+        raise exceptions.PermissionDenied(f"Staff need the permission {staff_permission} here." if staff_permission
+                                          else "Only superusers use the API with a login; send an API key.")
     raise exceptions.PermissionDenied("Staff only.")
 
 

@@ -326,6 +326,7 @@ class EventStreamView(ScopedView):
     """
 
     renderer_classes = [JSONRenderer, sse.EventStreamRenderer]
+    staff_permission = "sessions_app.view_session"  # the session page's live panel follows it
 
     @extend_schema(
         operation_id="stream_events",
