@@ -45,7 +45,7 @@ def may(model_admin: admin.ModelAdmin, request: HttpRequest, need: Need = "view"
 
 def may_view(site: admin.AdminSite, request: HttpRequest, *models: type[Model]) -> bool:
     """Whether the user may view every one of ``models`` in ``site`` (an unregistered model: no one may)."""
-    return all(model in site._registry and may(site._registry[model], request, "view") for model in models)
+    return all(site.is_registered(model) and may(site.get_model_admin(model), request, "view") for model in models)
 
 
 class ChangedByActions:
