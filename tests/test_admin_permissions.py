@@ -71,7 +71,7 @@ def _cases() -> list:
 def staff(db) -> Client:
     """A logged-in staff user with no permission at all."""
     client = Client()
-    client.force_login(get_user_model().objects.create_user("intern", password="pw-123456-x", is_staff=True))
+    client.force_login(get_user_model().objects.create_user("intern", is_staff=True))
     return client
 
 
