@@ -10,6 +10,7 @@ the prefix, and nothing is stored.
 from __future__ import annotations
 
 import datetime
+import json
 
 import grpc
 import httpx
@@ -146,3 +147,27 @@ def test_query_create_session_by_a_user_key_refuses_app_state(asgi_server):
     _refused(refused)
     assert refused.json()["error"]["status"] == "INVALID_ARGUMENT"
     assert allowed.status_code == 200 and AppState.objects.get(app_name="weather").state == {"banner": "pwned"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_seeded_with_events_that_set_app_state_is_refused_for_a_user_key(asgi_server):
+    """``streaming_agent_run_with_events`` and ``async_stream_query`` seed a new session with the caller's events."""
+    register()
+    forget_runners()
+    engine = do_get_or_create_engine(app_name="weather").engine_id
+    url = f"{asgi_server}/v1beta1/reasoningEngines/{engine}:streamQuery?alt=sse"
+    bob = do_create_api_key(name="bob", app_name="weather", user_id="bob")[1]
+    seeded = [{"author": "user", "actions": {"state_delta": {"app:banner": "pwned"}}}]
+    envelope = json.dumps({"user_id": "bob", "message": {"role": "user", "parts": [{"text": "hi"}]}, "events": seeded})
+    bodies = [
+        {"classMethod": "streaming_agent_run_with_events", "input": {"request_json": envelope}},
+        {"classMethod": "async_stream_query", "input": {"user_id": "bob", "message": "hi", "session_events": seeded}},
+    ]
+    try:
+        answers = [httpx.post(url, json=body, headers={"x-goog-api-key": bob}, timeout=60) for body in bodies]
+    finally:
+        forget_runners()
+
+    for answer in answers:
+        _refused(answer)
+    assert not Session.objects.exists() and not AppState.objects.exists()
