@@ -32,7 +32,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         obj.pk, obj.prefix = created.pk, created.prefix
         messages.warning(request, f"The new key, shown only now — copy it: {key}")
 
-    @admin.action(description="Revoke selected keys")
+    @admin.action(description="Revoke selected keys", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         for api_key in queryset.usable():
             do_revoke_api_key(api_key)

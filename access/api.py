@@ -10,6 +10,7 @@ that does not exist, so ids of other tenants cannot be probed.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -51,6 +52,9 @@ class ScopedView(APIView):
     scope: Scope
     changes_nothing: ClassVar[bool] = False
     """Set by a view whose POST only reads (a search): a read-only key may call it."""
+    staff_permission: ClassVar[str] = ""
+    """The model permission a staff user's session needs here (an admin page's live panel reads through the API);
+    without one, only superusers use the API by session."""
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
@@ -58,7 +62,8 @@ class ScopedView(APIView):
         if "session_id" in kwargs:  # as ADK's services: a padded id names the session created from it
             self.kwargs["session_id"] = kwargs["session_id"] = kwargs["session_id"].strip()
         write = False if self.changes_nothing else None
-        self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"), write=write)
+        self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"), write=write,
+                                 staff_permission=self.staff_permission)
 
 
 def check_url(request: Request, ids: dict[str, Any]) -> None:
@@ -73,18 +78,26 @@ def check_url(request: Request, ids: dict[str, Any]) -> None:
         raise exceptions.ParseError(f"Ids in the URL may be at most {MAX_KEY_LENGTH} characters long.")
 
 
-def check_scope(request: Request, app_name: str, user_id: str | None, *, write: bool | None = None) -> Scope:
+def check_scope(request: Request, app_name: str, user_id: str | None, *, write: bool | None = None,
+                staff_permission: str = "") -> Scope:
     """The one place that decides whether the caller may touch this app and user.
 
     ``write`` says whether the call changes anything; by default, whether its
-    method is unsafe (a search sent as POST passes ``write=False``).
+    method is unsafe (a search sent as POST passes ``write=False``). A logged-in
+    staff user reaches every app, so only a superuser may, or one holding
+    ``staff_permission`` (the admin checks the model permission of what it shows:
+    a staff user without it reads nothing here either, issue 41 D).
     """
     if write is None:
         write = request.method not in SAFE_METHODS
     if isinstance(request.auth, ApiKey):
         return check_key_scope(request.auth, app_name, user_id, write=write)
-    if getattr(request.user, "is_staff", False):
+    user = request.user
+    if getattr(user, "is_staff", False) and (user.is_superuser or staff_permission and user.has_perm(staff_permission)):
         return Scope(app_name=app_name, user_id=user_id, only_user=None)
+    if getattr(user, "is_staff", False):
+        raise exceptions.PermissionDenied(f"Staff need the permission {staff_permission} here." if staff_permission
+                                          else "Only superusers use the API with a login; send an API key.")
     raise exceptions.PermissionDenied("Staff only.")
 
 
@@ -98,6 +111,28 @@ def check_key_scope(key: ApiKey, app_name: str, user_id: str | None, *, write: b
     if key.read_only and write:
         raise exceptions.PermissionDenied("This API key is read-only.")
     return Scope(app_name=app_name, user_id=user_id, only_user=key.user_id or None)
+
+
+SHARED_STATE_PREFIX = "app:"
+"""ADK's prefix of state every user of the app shares (sessions_app stores it in ``app_states``)."""
+
+
+def check_state_write(scope: Scope, *states: Mapping[str, Any] | None) -> None:
+    """Refuse ``app:`` keys in state a key of one user writes (a 400 naming the prefix), on every surface.
+
+    App state is read by every user's sessions: a user-bound key that set it would
+    write into everyone else's conversations (issue 41 G). App-wide keys and staff
+    may; a user-bound key changes only its own user's and sessions' state.
+    """
+    if not scope.only_user:
+        return
+    shared = sorted({key for state in states if isinstance(state, Mapping) for key in state
+                     if isinstance(key, str) and key.startswith(SHARED_STATE_PREFIX)})
+    if shared:
+        raise exceptions.ValidationError(
+            f"A key of one user may not write app-wide state: keys with the {SHARED_STATE_PREFIX!r} prefix "
+            f"({', '.join(shared)}) are shared by every user of the app. Use an app-wide key."
+        )
 
 
 class IdConverter:

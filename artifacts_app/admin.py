@@ -10,6 +10,8 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from access.admin_views import permitted_view
+from access.stored_content import inert_response
 from artifacts_app.api import content_of
 from artifacts_app.models import Artifact, ArtifactVersion
 
@@ -57,17 +59,18 @@ class ArtifactAdmin(admin.ModelAdmin):
         return False  # artifacts are saved by agents
 
     def get_urls(self) -> list:
-        content = self.admin_site.admin_view(self.content_view)
+        content = permitted_view(self, self.content_view)
         return [path("<int:pk>/versions/<int:version>/content/", content, name="artifacts_app_artifact_content"),
                 *super().get_urls()]
 
     def content_view(self, request: HttpRequest, pk: int, version: int) -> HttpResponse:
-        """A version's content with its mime type (staff only, as every admin page)."""
+        """A version's content as a download that runs nothing (access.stored_content), to who may view artifacts."""
         stored = get_object_or_404(ArtifactVersion, artifact_id=pk, version=version)
         content = content_of(stored)
         if content is None:
             raise Http404("A file reference: its content is not stored here.")
-        return HttpResponse(content[0], content_type=content[1] or "application/octet-stream")
+        filename = stored.artifact.filename.removeprefix("user:")
+        return inert_response(content[0], mime_type=content[1], filename=filename)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -19,6 +19,7 @@ from rest_framework.response import Response
 
 from access.api import BIGINT, ScopedView, valid
 from access.parsers import PayloadTooLarge
+from access.stored_content import inert_response
 from artifacts_app import services
 from artifacts_app.models import ArtifactVersion
 
@@ -106,9 +107,7 @@ class ArtifactContentView(ScopedView):
         if content is None:
             raise Http404  # a file reference: its content is not stored here (its URI is in the version's part)
         data, mime_type = content
-        response = HttpResponse(data, content_type=mime_type or "application/octet-stream")
-        response["Content-Disposition"] = f'inline; filename="{filename.removeprefix("user:")}"'
-        return response
+        return inert_response(data, mime_type=mime_type, filename=filename.removeprefix("user:"))
 
 
 def content_of(stored: ArtifactVersion) -> tuple[bytes, str] | None:

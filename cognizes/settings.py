@@ -70,6 +70,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",  # CONTENT_SECURITY_POLICY below
 ]
 
 ROOT_URLCONF = "cognizes.urls"
@@ -222,6 +223,19 @@ STATIC_ROOT = local.VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Serve the admin's files straight from the installed apps: no collectstatic step.
 WHITENOISE_USE_FINDERS = True
+
+# Script runs only from the site's own files (issue 41 D): text a tenant stored that reached a page unescaped would
+# not run in the admin's origin. Stored content sets its own, stricter sandbox (access/stored_content.py). Swagger UI
+# starts itself with an inline script: its pages are left out. The one hash is the browsable API's "Log out" link
+# (DRF's onclick, rest_framework/templatetags/rest_framework.py), allowed as that exact text and nothing else.
+CONTENT_SECURITY_POLICY = {
+    "EXCLUDE_URL_PREFIXES": ["/api/docs/"],
+    "DIRECTIVES": {
+        "default-src": ["'self'"], "script-src": ["'self'", "'unsafe-hashes'", "'sha256-tHTC1YgZ5UbAs8E2Ib4NjuSS8R05d1nfPHtbmXq05WA='"], "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"], "object-src": ["'none'"], "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"], "form-action": ["'self'"],
+    },
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -7,13 +7,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from access.admin_views import ChangedByActions, permitted_view
 from knowledge_app import services
 from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus, Import
 from knowledge_app.rerank import RerankRefused, search_and_rerank
@@ -42,15 +42,13 @@ class CorpusAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">Search</a>', reverse("admin:knowledge_app_corpus_search", args=[corpus.pk]))
 
     def get_urls(self) -> list:
-        search = self.admin_site.admin_view(self.search_view)
+        search = permitted_view(self, self.search_view)
         return [path("<int:corpus_id>/search/", search, name="knowledge_app_corpus_search"), *super().get_urls()]
 
     def search_view(self, request: HttpRequest, corpus_id: int) -> HttpResponse:
         """Search the corpus as an agent would, showing each chunk's score, distance and place in both rank lists;
         with a rerank model, in its order, each with its fused score (and why the fused order stayed, if it did)."""
         corpus = get_object_or_404(Corpus, pk=corpus_id)
-        if not self.has_view_permission(request, corpus):
-            raise PermissionDenied
         form = SearchForm(request.GET or None)
         found = None
         if form.is_valid():
@@ -105,7 +103,7 @@ class UploadForm(forms.ModelForm):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
     list_display = ("display_name", "corpus", "app_name", "state", "chunk_count", "size_bytes", "updated_at")
     list_filter = ("status", "app_name")
     search_fields = ("display_name", "source_uri")
@@ -159,7 +157,7 @@ class DocumentAdmin(admin.ModelAdmin):
             return redirect(request.path)
         return super().response_add(request, Document.objects.get(pk=obj.pk), post_url_continue)
 
-    @admin.action(description="Index selected documents again")
+    @admin.action(description="Index selected documents again", permissions=["act"])
     def index_again(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         for document in queryset:
             services.do_reindex(document)

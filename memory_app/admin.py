@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html, format_html_join
 
+from access.admin_views import ChangedByActions
 from infra.replica import ListsFromReplica
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Memory, MemoryBankConfig, MemoryRevision
@@ -114,7 +115,7 @@ def _midnight(day: date | None) -> datetime | None:
 
 
 @admin.register(Memory)
-class MemoryAdmin(ListsFromReplica):
+class MemoryAdmin(ChangedByActions, ListsFromReplica):
     list_display = ("text", "app_name", "user_id", "kind", "status", "strength", "access_count", "last_accessed_at")
     list_filter = ("app_name", "user_id", "kind", "status", HeldAtFilter)
     search_fields = ("text",)
@@ -188,17 +189,17 @@ class MemoryAdmin(ListsFromReplica):
                 self.message_user(request, f"{memory.id}: {error}", messages.ERROR)
         self.message_user(request, f"{count} memories {done}.", messages.SUCCESS)
 
-    @admin.action(description="Forget selected memories (soft delete)")
+    @admin.action(description="Forget selected memories (soft delete)", permissions=["act"])
     def forget(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._each(request, queryset, lambda m: services.do_forget(
             memory_id=m.id, app_name=m.app_name, user_id=m.user_id, cause=_cause(request)), "forgotten")
 
-    @admin.action(description="Restore selected memories")
+    @admin.action(description="Restore selected memories", permissions=["act"])
     def restore(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._each(request, queryset, lambda m: services.do_restore(
             memory_id=m.id, app_name=m.app_name, user_id=m.user_id, cause=_cause(request)), "restored")
 
-    @admin.action(description="Roll back the last change of selected memories")
+    @admin.action(description="Roll back the last change of selected memories", permissions=["act"])
     def roll_back_last_change(self, request: HttpRequest, queryset: QuerySet) -> None:
         def roll_back(memory: Memory) -> None:
             previous = memory.revisions.order_by("-id")[1:2].first()
@@ -210,7 +211,7 @@ class MemoryAdmin(ListsFromReplica):
 
         self._each(request, queryset, roll_back, "rolled back")
 
-    @admin.action(description="Re-embed selected memories with the current embedder")
+    @admin.action(description="Re-embed selected memories with the current embedder", permissions=["act"])
     def reembed(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = services.do_reembed(queryset)
         self.message_user(request, f"{count} memories re-embedded.", messages.SUCCESS)
@@ -237,7 +238,7 @@ class ConsolidationJobAdmin(admin.ModelAdmin):
     def short_error(self, job: ConsolidationJob) -> str:
         return job.error[:80]
 
-    @admin.action(description="Run selected jobs now (here, not on a worker)")
+    @admin.action(description="Run selected jobs now (here, not on a worker)", permissions=["change"])
     def run_now(self, request: HttpRequest, queryset: QuerySet) -> None:
         failed = 0
         for job in queryset.exclude(status="done"):
@@ -249,7 +250,7 @@ class ConsolidationJobAdmin(admin.ModelAdmin):
         self.message_user(request, f"Ran {queryset.count() - failed} jobs.", messages.SUCCESS)
 
 
-@admin.action(description="Consolidate selected sessions into memory now")
+@admin.action(description="Consolidate selected sessions into memory now", permissions=["change"])
 def consolidate_sessions_now(modeladmin: SessionAdmin, request: HttpRequest, queryset: QuerySet[Session]) -> None:
     created = 0
     for session in queryset:
@@ -260,7 +261,7 @@ def consolidate_sessions_now(modeladmin: SessionAdmin, request: HttpRequest, que
     modeladmin.message_user(request, f"{queryset.count()} sessions consolidated, {created} new memories.")
 
 
-@admin.action(description="Forget the memories that came only from selected sessions")
+@admin.action(description="Forget the memories that came only from selected sessions", permissions=["change"])
 def forget_session_memories(modeladmin: SessionAdmin, request: HttpRequest, queryset: QuerySet[Session]) -> None:
     forgotten = detached = 0
     for session in queryset:

@@ -30,7 +30,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access import sse
-from access.api import Conflict, ScopedView, valid
+from access.api import Conflict, ScopedView, check_state_write, valid
 from runtime_app import turns
 from runtime_app.agents import UnknownAgent, get_runner
 from sessions_app import services
@@ -96,6 +96,7 @@ class _RunBase(ScopedView):
             except services.SessionError as error:
                 raise exceptions.ValidationError({name: [str(error)]}) from error
         data = valid(RunSerializer, request.data)
+        check_state_write(self.scope, data.get("state_delta"))
         try:
             message = turns.user_message(text=data.get("message"), content=data.get("content"))
         except turns.InvalidMessage as error:

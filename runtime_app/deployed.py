@@ -119,6 +119,17 @@ def check_call(method: Any, arguments: Any) -> Call:
                 input=arguments)
 
 
+def written_state(call: Call) -> list[Any]:
+    """The state ``call`` would store as given: create_session's ``state``, the state deltas of the events a turn
+    seeds its session with; the surface checks them against the caller's key (``access.api.check_state_write``)."""
+    if call.method.removeprefix("async_") == "create_session":
+        return [call.input.get("state")]
+    seeded = call.input.get("events" if call.method == "streaming_agent_run_with_events" else "session_events")
+    actions = [each.get("actions") for each in seeded if isinstance(each, dict)] if isinstance(seeded, list) else []
+    return [delta for each in actions if isinstance(each, dict)
+            for delta in (each.get("state_delta"), each.get("stateDelta"))]
+
+
 async def query(runner: Runner, call: Call) -> Any:
     """The answer of a method that does not stream, as JSON data."""
     name = call.method.removeprefix("async_")

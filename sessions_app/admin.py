@@ -191,7 +191,8 @@ class SessionAdmin(_VersionedStateAdmin):
     def delete_model(self, request: HttpRequest, obj: Session) -> None:
         services.do_delete_session(app_name=obj.app_name, user_id=obj.user_id, session_id=obj.session_id)
 
-    @admin.action(description="Erase the users of selected sessions (everything stored about them)")
+    @admin.action(description="Erase the users of selected sessions (everything stored about them)",
+                  permissions=["delete"])
     def erase_users(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
         users = sorted(set(queryset.values_list("app_name", "user_id")))
         for app_name, user_id in users:

@@ -29,7 +29,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access import sse
-from access.api import BIGINT, Conflict, Pagination, ScopedView, SinceFilter, filter_values, paginated, valid
+from access.api import (
+    BIGINT, Conflict, Pagination, ScopedView, SinceFilter, check_state_write, filter_values, paginated, valid,
+)
 from access.schema import filter_parameters
 from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
@@ -210,6 +212,7 @@ class SessionsView(ScopedView):
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
         """Create a session (id generated if absent) with its initial state and optional expiry."""
         data = valid(SessionCreateSerializer, request.data)
+        check_state_write(self.scope, data["state"])
         session_id = (data.get("id") or "").strip() or str(uuid.uuid4())
         try:
             stored = services.do_create_session(
@@ -303,6 +306,7 @@ class EventsView(ScopedView):
             raise ValidationError({"event": [e["msg"] + " at " + ".".join(map(str, e["loc"])) for e in error.errors()]})
         if event.partial:
             raise ValidationError({"event": ["Partial (streaming) events are not stored."]})
+        check_state_write(self.scope, event.actions.state_delta)
         new_event = to_new_event(trim_temp_state(event))
         keys = {"app_name": app_name, "user_id": user_id, "session_id": session_id}
         try:
@@ -322,6 +326,7 @@ class EventStreamView(ScopedView):
     """
 
     renderer_classes = [JSONRenderer, sse.EventStreamRenderer]
+    staff_permission = "sessions_app.view_session"  # the session page's live panel follows it
 
     @extend_schema(
         operation_id="stream_events",

@@ -13,6 +13,7 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from access.admin_views import ChangedByActions
 from infra.replica import ListsFromReplica
 from tools_app import mcp_servers, services
 from tools_app.models import McpServer, SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
@@ -81,12 +82,12 @@ class _RegistryRowAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
         for row in queryset:
             self.remove(row, actor=_actor(request))
 
-    @admin.action(description="Enable selected %(verbose_name_plural)s")
+    @admin.action(description="Enable selected %(verbose_name_plural)s", permissions=["change"])
     def enable(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = self.set_enabled(queryset, enabled=True, actor=_actor(request))
         self.message_user(request, f"Enabled {count} {self.model._meta.verbose_name_plural}.", messages.SUCCESS)
 
-    @admin.action(description="Disable selected %(verbose_name_plural)s")
+    @admin.action(description="Disable selected %(verbose_name_plural)s", permissions=["change"])
     def disable(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = self.set_enabled(queryset, enabled=False, actor=_actor(request))
         self.message_user(request, f"Disabled {count} {self.model._meta.verbose_name_plural}.", messages.SUCCESS)
@@ -242,7 +243,7 @@ class ToolExecutionAdmin(_ReadOnlyAdmin):
 
 
 @admin.register(ToolApproval)
-class ToolApprovalAdmin(_ReadOnlyAdmin):
+class ToolApprovalAdmin(ChangedByActions, _ReadOnlyAdmin):
     list_display = ("created_at", "tool_name", "status", "app_name", "user_id", "session_id", "decided_by")
     list_filter = ("status", "app_name", "tool_name")
     search_fields = ("session_id", "function_call_id")
@@ -268,11 +269,11 @@ class ToolApprovalAdmin(_ReadOnlyAdmin):
         verb = "Approved" if approved else "Rejected"
         self.message_user(request, f"{verb} {decided} call(s); {queryset.count() - decided} were already decided.")
 
-    @admin.action(description="Approve selected calls")
+    @admin.action(description="Approve selected calls", permissions=["act"])
     def approve(self, request: HttpRequest, queryset: QuerySet[ToolApproval]) -> None:
         self._decide(request, queryset, approved=True)
 
-    @admin.action(description="Reject selected calls")
+    @admin.action(description="Reject selected calls", permissions=["act"])
     def reject(self, request: HttpRequest, queryset: QuerySet[ToolApproval]) -> None:
         self._decide(request, queryset, approved=False)
 

@@ -25,6 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access import sse
+from access.api import check_state_write
 from runtime_app import deployed, turns
 from runtime_app.agents import UnknownAgent, get_runner
 from vertex_app import errors
@@ -54,7 +55,7 @@ class _CallView(VertexView):
         if call.streams != self.streaming:
             other = ":streamQuery" if call.streams else ":query"
             raise InvalidArgument(f"{call.method} is a {call.api_mode or 'standard'} method: call it with {other}.")
-        self.scope(call.user_id, write=call.writes)
+        check_state_write(self.scope(call.user_id, write=call.writes), *deployed.written_state(call))
         return runner, call
 
 

@@ -37,6 +37,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from access.api import check_state_write
 from access.renderers import FastJSONRenderer
 from sessions_app import services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
@@ -137,8 +138,9 @@ class SessionsView(SessionLookup):
         session_id = string(request.query_params.get("sessionId") or request.query_params.get("session_id"), "sessionId")
         if session_id and not SESSION_ID.match(session_id):
             raise InvalidArgument("sessionId is 1 to 128 letters, digits, '_' or '-'.")
-        self.scope(user_id, write=True)
+        scope = self.scope(user_id, write=True)
         state = mapping(body.get("session_state"), "sessionState")
+        check_state_write(scope, state)
         attributes = services.SessionAttributes(
             display_name=string(body.get("display_name"), "displayName"),
             labels=mapping(body.get("labels"), "labels"),
@@ -250,6 +252,7 @@ class AppendEventView(SessionLookup):
         event = _event(body)
         if event.partial:
             return Response({})  # streaming fragments: Cognizes stores the complete event that follows
+        check_state_write(scope, event.actions.state_delta)
         new_event = to_new_event(trim_temp_state(event))
         if body.get("raw_event") is not None and _raw(event) != _as_sent(body["raw_event"], event):
             new_event = replace(new_event, raw_json=json.dumps(_as_sent(body["raw_event"], event), ensure_ascii=False))
