@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -145,13 +146,21 @@ class ToolAdmin(_RegistryRowAdmin):
         return custom + super().get_urls()
 
     def import_view(self, request: HttpRequest) -> HttpResponse:
-        """Upload an OpenAPI document: one tool per operation, and a report of what happened."""
+        """Upload an OpenAPI document: one tool per operation, and a report of what happened.
+
+        ``admin_view`` only checks staff status, so the view checks the model permissions itself (issue 41 I):
+        adding tools needs ``add_tool``; an operation that would change an existing tool needs ``change_tool``
+        too, and is reported rejected without it.
+        """
+        if not self.has_add_permission(request):
+            raise PermissionDenied
         form = ImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             try:
                 report = services.do_import_openapi(
                     app_name=form.cleaned_data["app_name"], document=form.cleaned_data["document"].read(),
                     base_url=form.cleaned_data["base_url"], actor=_actor(request),
+                    may_change=self.has_change_permission(request),
                 )
             except InvalidOpenApi as error:
                 form.add_error("document", str(error))

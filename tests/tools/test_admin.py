@@ -66,3 +66,42 @@ def test_approve_action_decides_pending_calls(admin_client):
     )
     assert ToolApproval.objects.get().status == "approved"
     assert ToolApproval.objects.get().decided_by == "admin:admin"
+
+
+def _staff(django_user_model, client, *permissions: str):
+    """A client logged in as a staff user holding only ``permissions`` (codenames of tools_app)."""
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user("clerk", password="pw-123456-x", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="tools_app", codename__in=permissions))
+    client.force_login(user)
+    return client
+
+
+def test_staff_without_the_add_permission_cannot_import_tools_issue_41_i(client, django_user_model):
+    staff = _staff(django_user_model, client)
+    upload = SimpleUploadedFile("weather.json", json.dumps(weather_document("https://w.example")).encode())
+
+    assert staff.get("/admin/tools_app/tool/import/").status_code == 403
+    response = staff.post("/admin/tools_app/tool/import/", {"app_name": "any_app", "document": upload})
+
+    assert response.status_code == 403
+    assert not Tool.objects.exists()
+
+
+def test_staff_with_add_tool_imports_but_changes_existing_tools_only_with_change_tool(client, django_user_model):
+    services.do_import_openapi(app_name=APP, document=weather_document("https://old.example"))
+    staff = _staff(django_user_model, client, "add_tool", "view_tool")
+    document = weather_document("https://w.example")
+    document["paths"]["/forecast"] = {"get": {"operationId": "getForecast", "summary": "Tomorrow.",
+                                              "responses": {"200": {"description": "-"}}}}
+    upload = SimpleUploadedFile("weather.json", json.dumps(document).encode())
+
+    response = staff.post("/admin/tools_app/tool/import/", {"app_name": APP, "document": upload}, follow=True)
+
+    page = response.content.decode()
+    assert response.status_code == 200 and "Created 1, changed 0, unchanged 0, rejected 3." in page
+    assert "may not change" in page
+    assert Tool.objects.get(app_name=APP, name="get_weather").openapi_operation["servers"] == [
+        {"url": "https://old.example"}]
+    assert Tool.objects.filter(app_name=APP).count() == 4
