@@ -34,7 +34,7 @@ from tools_app.secret_headers import check_secret_auth
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EDITABLE_FIELDS = (
     "name", "description", "kind", "openapi_operation", "callable_path", "enabled", "requires_approval",
-    "base_url", "auth_scheme", "auth_secret_name", "auth_header_name", "timeout_seconds",
+    "base_url", "auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name", "timeout_seconds",
 )
 
 
@@ -152,7 +152,7 @@ def check_tool(tool: Tool) -> None:
             resolve_callable(tool.callable_path)
         except ToolError as e:
             errors["callable_path"] = str(e)
-    check_secret_auth(tool, errors)
+    check_secret_auth(tool, errors, app_name=tool.app_name)
     if not tool.timeout_seconds or tool.timeout_seconds <= 0:
         errors["timeout_seconds"] = "Must be positive."
     if errors:

@@ -46,7 +46,8 @@ def test_disable_action_and_edit_form_bump_versions_and_the_marker(admin_client)
         field: value for field, value in {
             "app_name": APP, "name": "get_weather", "description": "Weather now.", "kind": "openapi",
             "openapi_operation": json.dumps(weather.openapi_operation), "callable_path": "", "enabled": "on",
-            "base_url": "", "auth_scheme": "none", "auth_secret_name": "", "auth_header_name": "X-API-Key",
+            "base_url": "", "auth_scheme": "none", "auth_secret_source": "app", "auth_secret_name": "",
+            "auth_header_name": "X-API-Key",
             "timeout_seconds": "5", "versions-TOTAL_FORMS": "0", "versions-INITIAL_FORMS": "0",
         }.items()
     }
