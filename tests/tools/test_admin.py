@@ -106,3 +106,55 @@ def test_staff_with_add_tool_imports_but_changes_existing_tools_only_with_change
     assert Tool.objects.get(app_name=APP, name="get_weather").openapi_operation["servers"] == [
         {"url": "https://old.example"}]
     assert Tool.objects.filter(app_name=APP).count() == 4
+
+
+SECRET = "wx-s3cret-7f1c2e"
+
+
+def test_a_secret_added_in_the_admin_is_stored_encrypted_and_never_shown_again(admin_client):
+    from infra import encryption
+    from tools_app.models import AppSecret
+
+    added = admin_client.post("/admin/tools_app/appsecret/add/", {"app_name": APP, "name": "TOKEN", "value": SECRET})
+    assert added.status_code == 302, added.content.decode()[:2000]
+    secret = AppSecret.objects.get()
+    assert SECRET not in secret.ciphertext and encryption.decrypt(secret.ciphertext) == SECRET
+    change = f"/admin/tools_app/appsecret/{secret.pk}/change/"
+    page = admin_client.get(change).content.decode()
+    assert SECRET not in page and "••••••••" in page and 'type="password"' in page
+    assert SECRET not in admin_client.get("/admin/tools_app/appsecret/").content.decode()
+
+    refused = admin_client.post(change, {"value": "new-value\r\nX-Evil: 1"})
+    assert refused.status_code == 200 and "One line" in refused.content.decode()
+    assert "new-value" not in refused.content.decode()  # not even what was just typed
+    assert admin_client.post(change, {"value": ""}).status_code == 302  # empty: the value stays
+    assert encryption.decrypt(AppSecret.objects.get().ciphertext) == SECRET
+    assert admin_client.post(change, {"value": "rotated"}).status_code == 302
+    assert encryption.decrypt(AppSecret.objects.get().ciphertext) == "rotated"
+
+    services.do_create_tool(app_name=APP, name="convert", kind="python", callable_path="tests.tools.callables.convert_currency",
+                            auth_scheme="bearer", auth_secret_name="TOKEN")
+    kept = admin_client.post(f"/admin/tools_app/appsecret/{secret.pk}/delete/", {"post": "yes"}, follow=True)
+    assert "is sent by tool convert" in kept.content.decode() and AppSecret.objects.exists()
+
+
+def test_an_mcp_servers_headers_are_write_only_in_the_admin(admin_client):
+    from tools_app import mcp_servers
+    from tools_app.models import McpServer
+
+    server = mcp_servers.do_create_mcp_server(app_name=APP, name="up", url="https://mcp.example/mcp",
+                                              headers={"X-Tenant": "tenant-credential-9"})
+    change = f"/admin/tools_app/mcpserver/{server.pk}/change/"
+    page = admin_client.get(change).content.decode()
+    assert "tenant-credential-9" not in page and "X-Tenant: ••••••••" in page
+    form = {"app_name": APP, "name": "up", "description": "", "url": "https://mcp.example/mcp",
+            "transport": "streamable_http", "headers": "", "allowed_tools": "[]", "denied_tools": "[]",
+            "tool_name_prefix": "", "enabled": "on", "auth_scheme": "none", "auth_secret_source": "app",
+            "auth_secret_name": "", "auth_header_name": "X-API-Key", "timeout_seconds": "5", "list_cache_seconds": "60"}
+
+    assert admin_client.post(change, form).status_code == 302  # headers left empty: kept
+    assert McpServer.objects.get().headers == {"X-Tenant": "tenant-credential-9"}
+    refused = admin_client.post(change, {**form, "headers": '{"X-Tenant": "typed\\r\\nX-Evil: 1"}'})
+    assert refused.status_code == 200 and "typed" not in refused.content.decode()
+    assert admin_client.post(change, {**form, "headers": '{"X-Other": "v2"}'}).status_code == 302
+    assert McpServer.objects.get().headers == {"X-Other": "v2"}
