@@ -158,3 +158,18 @@ def test_an_mcp_servers_headers_are_write_only_in_the_admin(admin_client):
     assert refused.status_code == 200 and "typed" not in refused.content.decode()
     assert admin_client.post(change, {**form, "headers": '{"X-Other": "v2"}'}).status_code == 302
     assert McpServer.objects.get().headers == {"X-Other": "v2"}
+
+
+def test_disabling_a_row_whose_secret_the_operator_no_longer_allows_says_why_instead_of_failing(admin_client):
+    services.do_import_openapi(app_name=APP, document=weather_document("https://w.example"))
+    Tool.objects.filter(name="get_weather").update(auth_scheme="bearer", auth_secret_source="env",
+                                                   auth_secret_name="SECRET_KEY")  # as the data migration leaves it
+    ids = list(Tool.objects.values_list("pk", flat=True))
+
+    response = admin_client.post("/admin/tools_app/tool/", {"action": "disable", "_selected_action": ids}, follow=True)
+
+    page = response.content.decode()
+    assert response.status_code == 200 and "Disabled 2 tools." in page
+    assert "was left as it is" in page and "COGNIZES_ENV_SECRETS" in page
+    assert sorted(Tool.objects.values_list("name", "enabled")) == [
+        ("get_broken", False), ("get_weather", True), ("make_transfer", False)]
