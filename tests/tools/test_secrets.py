@@ -240,3 +240,20 @@ async def test_a_bad_secret_name_is_a_400(asgi_server):
         error = refused.json()["error"]
         assert refused.status_code == 400 and ("name" in (error["details"] or {}) or "at most" in error["message"]), (
             name, refused.text)
+
+
+async def test_bad_auth_fields_of_a_row_are_400s_naming_the_field(asgi_server, weather_api):
+    key = await _key()
+    await _weather_tool(weather_api)
+    await run_in_db_thread(secrets.do_set_secret, app_name=APP, name="TOKEN", value=SECRET)
+    tool = f"/api/v1/apps/{APP}/tools/get_weather/"
+    for bad, field in [
+        ({"auth_secret_source": "file"}, "auth_secret_source"),
+        ({"auth_scheme": "api_key_header", "auth_secret_name": "TOKEN", "auth_header_name": "X Api\r\nKey"},
+         "auth_header_name"),
+        ({"auth_scheme": "bearer", "auth_secret_name": "../TOKEN"}, "auth_secret_name"),
+        ({"auth_scheme": "bearer", "auth_secret_name": ""}, "auth_secret_name"),
+    ]:
+        refused = await _api(asgi_server, "PATCH", tool, key, bad)
+        assert refused.status_code == 400 and field in refused.json()["error"]["details"], (bad, refused.text)
+    assert (await run_in_db_thread(Tool.objects.get)).version == 1
