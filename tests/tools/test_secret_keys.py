@@ -135,3 +135,22 @@ def test_the_data_migration_makes_named_variables_env_references_sent_only_where
     assert _sent_headers() == {"forecast": {"Authorization": "Bearer ow-123"}, "plain": {},
                                "acme": {"X-Api-Key": "acme-456"}}
     assert _sent_headers("appb") == {"leak": {}}
+
+
+def test_the_settings_read_the_allow_list_per_app_and_the_keys_newest_first():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.processes import ROOT
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "cognizes.settings",
+           "COGNIZES_ENV_SECRETS": " weather = OPENWEATHER_KEY, ACME_KEY ;travel=ACME_KEY;;",
+           "COGNIZES_SECRET_KEYS": "new-key, old-key"}
+    script = ("import json; from django.conf import settings; "
+              "print(json.dumps([settings.COGNIZES_ENV_SECRETS, settings.COGNIZES_SECRET_KEYS]))")
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [
+        {"weather": ["OPENWEATHER_KEY", "ACME_KEY"], "travel": ["ACME_KEY"]}, ["new-key", "old-key"]]
