@@ -12,7 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
 _TAG_BY_PATH = [  # each operation's section (SPECTACULAR_SETTINGS' TAGS): the first whose fragment its path holds
-    ("tool", "Tools"), ("corpora", "Knowledge"), ("/traces/", "Traces"), ("memory-config/", "Memory bank"), ("memory-jobs/", "Memory bank"),
+    ("tool", "Tools"), ("secrets/", "Tools"), ("corpora", "Knowledge"), ("/traces/", "Traces"), ("memory-config/", "Memory bank"), ("memory-jobs/", "Memory bank"),
     ("memories", "Memories"), ("/artifacts/", "Artifacts"), ("/run/", "Agent runs"), ("/events/", "Events"),
     ("state/", "State"), ("sessions/", "Sessions"), ("users/", "Users"),
 ]

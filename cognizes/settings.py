@@ -341,6 +341,17 @@ COGNIZES_FORGET_MEMORIES_WITH_SESSIONS = _env_bool("COGNIZES_FORGET_MEMORIES_WIT
 COGNIZES_TOOL_CALLABLES = _env_list("COGNIZES_TOOL_CALLABLES", "demo_agents.weather.tools.get_weather")
 COGNIZES_TOOL_RESULT_MAX_BYTES = int(os.environ.get("COGNIZES_TOOL_RESULT_MAX_BYTES", "16384"))
 COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = _env_bool("COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK", False)
+# Secrets an app stores for its tools and MCP servers (tools_app.AppSecret) are encrypted with these Fernet keys:
+# comma-separated, newest first (it encrypts, all decrypt; `manage.py reencrypt_secrets` moves every stored secret
+# to the newest). Unset: one key derived from SECRET_KEY (infra.encryption says how to move off it).
+COGNIZES_SECRET_KEYS = _env_list("COGNIZES_SECRET_KEYS", "")
+# The only environment variables of this server an app's tools and MCP servers may send (auth_secret_source "env"),
+# per app: "weather=OPENWEATHER_KEY,ACME_KEY;travel=ACME_KEY". No other name of the environment is ever read for a row.
+COGNIZES_ENV_SECRETS = {
+    app.strip(): [name.strip() for name in names.split(",") if name.strip()]
+    for app, _, names in (item.partition("=") for item in os.environ.get("COGNIZES_ENV_SECRETS", "").split(";"))
+    if app.strip()
+}
 
 # Artifacts (artifacts_app): the largest version one save may store (ADK's save_artifact refuses more).
 # Knowledge: the largest document an upload may carry, and how long a worker may hold one it indexes

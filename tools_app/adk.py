@@ -35,10 +35,9 @@ from typing_extensions import override
 
 from infra.db_threads import run_in_db_thread
 from tools_app import mcp_servers, services
-from tools_app.models import ApprovalStatus, AuthScheme, ExecutionStatus, Tool, ToolKind
+from tools_app.models import ApprovalStatus, ExecutionStatus, Tool, ToolKind
 from tools_app.mcp_toolsets import RegistryMcpToolset
 from tools_app.openapi import build_rest_api_tool
-from tools_app.secret_headers import secret_headers
 
 logger = logging.getLogger(__name__)
 
@@ -95,10 +94,11 @@ class RegistryFunctionTool(RegistryTool, FunctionTool):
 
 
 def _secret_headers(row: Tool) -> Callable[[ReadonlyContext], dict[str, str]] | None:
-    """Headers carrying the row's secret, read from the environment at call time (never stored)."""
-    if row.auth_scheme == AuthScheme.NONE:
+    """Headers carrying the row's secret, as resolved when the registry was loaded (``load_secret_headers``)."""
+    headers = dict(row.secret_headers or {})
+    if not headers:
         return None
-    return lambda _: secret_headers(row)
+    return lambda _: dict(headers)
 
 
 def build_tool(row: Tool) -> BaseTool:

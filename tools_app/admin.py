@@ -1,4 +1,5 @@
-"""Admin for the tool registry and its audit: every edit goes through services, so agents see it at once."""
+"""Admin for the tool registry, the apps' secrets and the audit: every edit goes through services, so agents see
+it at once. Secret values and MCP server headers are write-only here too: inputs that never render a value."""
 
 from __future__ import annotations
 
@@ -7,16 +8,21 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
+from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.views.decorators.debug import sensitive_post_parameters
 
 from access.admin_views import ChangedByActions
 from infra.replica import ListsFromReplica
-from tools_app import mcp_servers, services
-from tools_app.models import McpServer, SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion
+from tools_app import mcp_servers, secrets, services
+from tools_app.models import (
+    AppSecret, McpServer, SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion,
+)
 from tools_app.openapi import InvalidOpenApi
 
 
@@ -33,7 +39,8 @@ class _SecretFieldsBeforeTimeout:
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         fields = list(super().get_fields(request, obj))  # type: ignore[misc]
-        secret = [name for name in ("auth_scheme", "auth_secret_name", "auth_header_name") if name in fields]
+        secret = [name for name in ("auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name")
+                  if name in fields]
         rest = [name for name in fields if name not in secret]
         at = rest.index("timeout_seconds") if "timeout_seconds" in rest else len(rest)
         return [*rest[:at], *secret, *rest[at:]]
@@ -84,13 +91,22 @@ class _RegistryRowAdmin(_SecretFieldsBeforeTimeout, admin.ModelAdmin):
 
     @admin.action(description="Enable selected %(verbose_name_plural)s", permissions=["change"])
     def enable(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = self.set_enabled(queryset, enabled=True, actor=_actor(request))
-        self.message_user(request, f"Enabled {count} {self.model._meta.verbose_name_plural}.", messages.SUCCESS)
+        self._set_enabled(request, queryset, enabled=True)
 
     @admin.action(description="Disable selected %(verbose_name_plural)s", permissions=["change"])
     def disable(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = self.set_enabled(queryset, enabled=False, actor=_actor(request))
-        self.message_user(request, f"Disabled {count} {self.model._meta.verbose_name_plural}.", messages.SUCCESS)
+        self._set_enabled(request, queryset, enabled=False)
+
+    def _set_enabled(self, request: HttpRequest, queryset: QuerySet, *, enabled: bool) -> None:
+        """Switch each row on its own: one that breaks a rule now (say, a secret the operator no longer allows
+        its app, issue 41 A) is said, not a server error, and the others still switch."""
+        count, plural = 0, self.model._meta.verbose_name_plural
+        for row in queryset:
+            try:
+                count += self.set_enabled([row], enabled=enabled, actor=_actor(request))
+            except services.ToolError as error:
+                self.message_user(request, f"{row} was left as it is: {error}", messages.ERROR)
+        self.message_user(request, f"{'Enabled' if enabled else 'Disabled'} {count} {plural}.", messages.SUCCESS)
 
 
 class ToolForm(forms.ModelForm):
@@ -146,13 +162,21 @@ class ToolAdmin(_RegistryRowAdmin):
         return custom + super().get_urls()
 
     def import_view(self, request: HttpRequest) -> HttpResponse:
-        """Upload an OpenAPI document: one tool per operation, and a report of what happened."""
+        """Upload an OpenAPI document: one tool per operation, and a report of what happened.
+
+        ``admin_view`` only checks staff status, so the view checks the model permissions itself (issue 41 I):
+        adding tools needs ``add_tool``; an operation that would change an existing tool needs ``change_tool``
+        too, and is reported rejected without it.
+        """
+        if not self.has_add_permission(request):
+            raise PermissionDenied
         form = ImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             try:
                 report = services.do_import_openapi(
                     app_name=form.cleaned_data["app_name"], document=form.cleaned_data["document"].read(),
                     base_url=form.cleaned_data["base_url"], actor=_actor(request),
+                    may_change=self.has_change_permission(request),
                 )
             except InvalidOpenApi as error:
                 form.add_error("document", str(error))
@@ -171,13 +195,48 @@ class ToolAdmin(_RegistryRowAdmin):
         return render(request, "admin/tools_app/tool/import.html", context)
 
 
+MASK = "••••••••"
+"""What stands for a stored value: always the same, so it tells nothing of the value (not even its length)."""
+
+
+class _NeverRendered(forms.Textarea):
+    """A text box that never shows a value: neither the stored one nor one just typed (a form with errors)."""
+
+    def format_value(self, value: Any) -> str:
+        return ""
+
+
+class _WriteOnlyJSONField(forms.JSONField):
+    """JSON typed in to replace the stored value; left empty, the stored value stays (it is never shown)."""
+
+    widget = _NeverRendered
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        return data not in (None, "") and super().has_changed(initial, data)
+
+
 class McpServerForm(forms.ModelForm):
-    """Run the rules of MCP server rows on the edited one, so a bad edit is a form error, not a crash."""
+    """Run the rules of MCP server rows on the edited one, so a bad edit is a form error, not a crash.
+
+    Its headers are write-only (they may carry a tenant's credentials): typed in whole to replace them.
+    """
+
+    headers = _WriteOnlyJSONField(
+        required=False,
+        help_text='Write-only: type all the headers to replace them, e.g. {"X-Tenant": "acme"} ({} removes them); '
+        "left empty, the stored ones stay. A credential belongs in the auth fields.",
+    )
 
     class Meta:
         model = McpServer
         exclude = ("version", "discovered_tools", "discovered_at")
         widgets = {"url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 60ch"})}
+
+    def clean_headers(self) -> Any:
+        headers = self.cleaned_data.get("headers")
+        if headers is None:
+            return self.instance.headers if self.instance.pk else {}
+        return headers
 
     def _post_clean(self) -> None:
         super()._post_clean()
@@ -201,11 +260,91 @@ class McpServerAdmin(_RegistryRowAdmin):
     list_display = ("name", "app_name", "url", "transport", "enabled", "requires_approval", "version", "discovered_at")
     list_filter = ("app_name", "transport", "enabled", "requires_approval")
     search_fields = ("name", "description", "url")
-    readonly_fields = ("version", "pretty_discovered_tools", "discovered_at", "created_at", "updated_at")
+    readonly_fields = ("version", "masked_headers", "pretty_discovered_tools", "discovered_at", "created_at",
+                       "updated_at")
+
+    @admin.display(description="headers sent")
+    def masked_headers(self, server: McpServer) -> str:
+        headers = server.headers if isinstance(server.headers, dict) else {}
+        return ", ".join(f"{name}: {MASK}" for name in sorted(headers)) or "-"
 
     @admin.display(description="tools it listed last")
     def pretty_discovered_tools(self, server: McpServer) -> str:
         return _pretty(server.discovered_tools)
+
+
+class AppSecretForm(forms.ModelForm):
+    """A secret's value is typed in a password box that never renders it; left empty on a change, it stays."""
+
+    value = forms.CharField(
+        required=False, strip=False, widget=forms.PasswordInput(render_value=False),
+        help_text="Stored encrypted and never shown again. On a change, leave it empty to keep the current value.",
+    )
+
+    class Meta:
+        model = AppSecret
+        fields = ("app_name", "name")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        value = data.get("value") or ""
+        if not self.instance.pk and not value:
+            self.add_error("value", "The secret's value.")
+        if value:
+            try:
+                secrets.check_secret(name=data.get("name") or self.instance.name, value=value)
+            except services.InvalidTool as error:
+                for field, message in error.errors.items():
+                    self.add_error(field if field in self.fields else None, message)
+        return data
+
+
+@admin.register(AppSecret)
+class AppSecretAdmin(admin.ModelAdmin):
+    """An app's secrets: names and times, a masked value; set, replaced and deleted through ``tools_app.secrets``."""
+
+    form = AppSecretForm
+    list_display = ("name", "app_name", "masked_value", "updated_at")
+    list_filter = ("app_name",)
+    search_fields = ("name",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: AppSecret | None = None) -> tuple[str, ...]:
+        """A stored secret keeps its app and name (rows name it); only its value changes."""
+        return ("app_name", "name", "masked_value", "created_at", "updated_at") if obj else ()
+
+    @admin.display(description="value")
+    def masked_value(self, secret: AppSecret) -> str:
+        return MASK
+
+    @method_decorator(sensitive_post_parameters("value"))
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        """The value is kept out of error reports (Django's filter of POST data)."""
+        return super().changeform_view(request, *args, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: AppSecret, form: forms.ModelForm, change: bool) -> None:
+        value = form.cleaned_data.get("value")
+        if value:
+            saved, _ = secrets.do_set_secret(app_name=obj.app_name, name=obj.name, value=value, actor=_actor(request))
+            obj.pk = saved.pk
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
+        """A secret rows still send is not deleted: the page says which rows, instead of stripping their credentials."""
+        secret = self.get_object(request, object_id)
+        users = secrets.get_secret_users(secret) if secret is not None else []
+        if users and self.has_delete_permission(request, secret):
+            self.message_user(request, f"{secret} is sent by {', '.join(users)}: change them first.", messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:tools_app_appsecret_change", args=[secret.pk]))
+        return super().delete_view(request, object_id, extra_context)
+
+    def delete_model(self, request: HttpRequest, obj: AppSecret) -> None:
+        secrets.do_delete_secret(obj, actor=_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[AppSecret]) -> None:
+        for secret in queryset:
+            try:
+                secrets.do_delete_secret(secret, actor=_actor(request))
+            except secrets.SecretInUse as error:
+                self.message_user(request, str(error), messages.ERROR)
 
 
 class _ReadOnlyAdmin(ListsFromReplica):

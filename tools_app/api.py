@@ -1,9 +1,11 @@
-"""HTTP API for the tool registry (CRUD + OpenAPI import), external MCP servers, the audit (read-only) and approvals.
+"""HTTP API for the tool registry (CRUD + OpenAPI import), external MCP servers, the app's secrets, the audit
+(read-only) and approvals.
 
 Tools belong to an app, so their URLs are app-wide; a key restricted to one
 user may read the registry but not change it, and sees only its user's
 executions and approvals. Writes call ``tools_app.services``, the same rules
-as the admin's.
+as the admin's. Secrets and an MCP server's headers are write-only: no
+response carries a value (issue 41 A), only names and times.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from rest_framework.response import Response
 
 from access.api import BIGINT, Conflict, ScopedView, SinceFilter, filtered, page_of, paginated, valid
 from access.schema import filter_parameters
-from tools_app import mcp_servers, services
-from tools_app.models import AuthScheme, McpServer, McpTransport, Tool, ToolApproval, ToolExecution, ToolKind
+from tools_app import mcp_servers, secrets, services
+from tools_app.models import (
+    AppSecret, AuthScheme, McpServer, McpTransport, SecretSource, Tool, ToolApproval, ToolExecution, ToolKind,
+)
 from tools_app.openapi import InvalidOpenApi
 
 # ---- serializers -------------------------------------------------------------------------------
@@ -32,8 +36,8 @@ class ToolSerializer(serializers.ModelSerializer):
         model = Tool
         fields = [
             "name", "description", "kind", "openapi_operation", "callable_path", "parameters_schema", "enabled",
-            "requires_approval", "version", "base_url", "auth_scheme", "auth_secret_name", "auth_header_name",
-            "timeout_seconds", "created_at", "updated_at",
+            "requires_approval", "version", "base_url", "auth_scheme", "auth_secret_source", "auth_secret_name",
+            "auth_header_name", "timeout_seconds", "created_at", "updated_at",
         ]
 
 
@@ -47,7 +51,13 @@ class ToolWriteSerializer(serializers.Serializer):
     requires_approval = serializers.BooleanField(required=False)
     base_url = serializers.CharField(required=False, allow_blank=True)
     auth_scheme = serializers.ChoiceField(choices=AuthScheme.choices, required=False)
-    auth_secret_name = serializers.CharField(required=False, allow_blank=True, help_text="Env variable name.")
+    auth_secret_source = serializers.ChoiceField(
+        choices=SecretSource.choices, required=False,
+        help_text="'app' (default): one of the app's secrets (secrets/); 'env': a variable COGNIZES_ENV_SECRETS allows.",
+    )
+    auth_secret_name = serializers.CharField(
+        required=False, allow_blank=True, help_text="Name of the secret the header carries (never its value).",
+    )
     auth_header_name = serializers.CharField(required=False)
     timeout_seconds = serializers.FloatField(required=False, min_value=0.001)
 
@@ -62,13 +72,20 @@ class ToolPatchSerializer(ToolWriteSerializer):
 
 
 class McpServerSerializer(serializers.ModelSerializer):
+    header_names = serializers.SerializerMethodField(
+        help_text="The names of the headers the row sends; their values are write-only (they may carry credentials).")
+
     class Meta:
         model = McpServer
         fields = [
-            "name", "description", "url", "transport", "headers", "allowed_tools", "denied_tools", "tool_name_prefix",
-            "enabled", "requires_approval", "auth_scheme", "auth_secret_name", "auth_header_name", "timeout_seconds",
-            "list_cache_seconds", "version", "discovered_tools", "discovered_at", "created_at", "updated_at",
+            "name", "description", "url", "transport", "header_names", "allowed_tools", "denied_tools",
+            "tool_name_prefix", "enabled", "requires_approval", "auth_scheme", "auth_secret_source", "auth_secret_name",
+            "auth_header_name", "timeout_seconds", "list_cache_seconds", "version", "discovered_tools", "discovered_at",
+            "created_at", "updated_at",
         ]
+
+    def get_header_names(self, server: McpServer) -> list[str]:
+        return sorted(server.headers) if isinstance(server.headers, dict) else []
 
 
 class McpServerWriteSerializer(serializers.Serializer):
@@ -76,14 +93,21 @@ class McpServerWriteSerializer(serializers.Serializer):
     description = serializers.CharField(required=False, allow_blank=True)
     url = serializers.CharField(max_length=2048, help_text="The server's MCP endpoint (http or https).")
     transport = serializers.ChoiceField(choices=McpTransport.choices, required=False)
-    headers = serializers.JSONField(required=False, help_text='Extra headers sent as they are: {"X-Tenant": "acme"}.')
+    headers = serializers.JSONField(
+        required=False, help_text='Extra headers sent as they are: {"X-Tenant": "acme"}; write-only (names shown).')
     allowed_tools = serializers.JSONField(required=False, help_text="The server's tool names agents get; [] all.")
     denied_tools = serializers.JSONField(required=False, help_text="The server's tool names agents never get.")
     tool_name_prefix = serializers.CharField(max_length=32, required=False, allow_blank=True)
     enabled = serializers.BooleanField(required=False)
     requires_approval = serializers.BooleanField(required=False)
     auth_scheme = serializers.ChoiceField(choices=AuthScheme.choices, required=False)
-    auth_secret_name = serializers.CharField(required=False, allow_blank=True, help_text="Env variable name.")
+    auth_secret_source = serializers.ChoiceField(
+        choices=SecretSource.choices, required=False,
+        help_text="'app' (default): one of the app's secrets (secrets/); 'env': a variable COGNIZES_ENV_SECRETS allows.",
+    )
+    auth_secret_name = serializers.CharField(
+        required=False, allow_blank=True, help_text="Name of the secret the header carries (never its value).",
+    )
     auth_header_name = serializers.CharField(required=False)
     timeout_seconds = serializers.FloatField(required=False, min_value=0.001)
     list_cache_seconds = serializers.FloatField(required=False, min_value=0)
@@ -95,6 +119,19 @@ class McpServerPatchSerializer(McpServerWriteSerializer):
     expected_version = serializers.IntegerField(
         required=False, min_value=1, max_value=BIGINT,
         help_text="The version you last read; 409 Conflict if the server row moved on.",
+    )
+
+
+class AppSecretSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AppSecret
+        fields = ["name", "created_at", "updated_at"]
+
+
+class SecretWriteSerializer(serializers.Serializer):
+    value = serializers.CharField(
+        write_only=True, trim_whitespace=False,
+        help_text="The secret (an API key, a token): stored encrypted, sent only by the app's rows naming it, never shown.",
     )
 
 
@@ -148,7 +185,8 @@ def _check_can_manage(view: ScopedView) -> None:
 def _raise_for(error: services.ToolError) -> None:
     if isinstance(error, services.InvalidTool):
         raise exceptions.ValidationError(error.errors) from error
-    if isinstance(error, (services.StaleTool, services.ToolExists, services.ApprovalAlreadyDecided)):
+    if isinstance(error, (services.StaleTool, services.ToolExists, services.ApprovalAlreadyDecided,
+                          secrets.SecretInUse)):
         raise Conflict(str(error)) from error
     raise exceptions.ValidationError(str(error)) from error
 
@@ -313,6 +351,58 @@ class McpServerView(ScopedView):
         """Remove an MCP server; agents stop getting its tools."""
         _check_can_manage(self)
         mcp_servers.do_delete_mcp_server(_mcp_server(app_name, name), actor=_actor(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _check_whole_app(view: ScopedView) -> None:
+    """Secrets are the app's: only a key of the whole app (not read-only, which ``ScopedView`` refuses) sets them."""
+    if view.scope.only_user:
+        raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's secrets.")
+
+
+def _secret(app_name: str, name: str) -> AppSecret:
+    secret = secrets.get_secret(app_name=app_name, name=name)
+    if secret is None:
+        raise Http404
+    return secret
+
+
+class SecretsView(ScopedView):
+    """The app's secrets, by name: what its tools and MCP servers send (``auth_secret_name``). Values are write-only."""
+
+    @extend_schema(operation_id="list_secrets", responses=paginated(AppSecretSerializer))
+    def get(self, request: Request, app_name: str) -> Response:
+        """The names of the app's secrets and when each was set; never a value."""
+        return page_of(self, request, secrets.get_secrets(app_name=app_name), AppSecretSerializer)
+
+
+class SecretView(ScopedView):
+    @extend_schema(operation_id="get_secret", responses=AppSecretSerializer)
+    def get(self, request: Request, app_name: str, name: str) -> Response:
+        """When the secret was set (its value is never shown)."""
+        return Response(AppSecretSerializer(_secret(app_name, name)).data)
+
+    @extend_schema(operation_id="set_secret", request=SecretWriteSerializer,
+                   responses={200: AppSecretSerializer, 201: AppSecretSerializer})
+    def put(self, request: Request, app_name: str, name: str) -> Response:
+        """Store or replace the secret (201 when new); rows naming it send the new value from their next turn."""
+        _check_whole_app(self)
+        data = valid(SecretWriteSerializer, request.data)
+        try:
+            secret, created = secrets.do_set_secret(app_name=app_name, name=name, value=data["value"],
+                                                    actor=_actor(request))
+        except services.ToolError as error:
+            _raise_for(error)
+        return Response(AppSecretSerializer(secret).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(operation_id="delete_secret", responses={204: None})
+    def delete(self, request: Request, app_name: str, name: str) -> Response:
+        """Remove the secret; 409 while a tool or MCP server of the app sends it."""
+        _check_whole_app(self)
+        try:
+            secrets.do_delete_secret(_secret(app_name, name), actor=_actor(request))
+        except services.ToolError as error:
+            _raise_for(error)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -12,7 +12,6 @@ server is briefly down.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from tools_app.models import MAX_NAME_LENGTH, McpServer, McpTransport, Tool
-from tools_app.secret_headers import check_secret_auth
+from tools_app.secret_headers import HEADER_NAME, check_secret_auth, load_secret_headers
 from tools_app.services import (
     NAME_PATTERN,
     InvalidTool,
@@ -33,11 +32,10 @@ from tools_app.services import (
 
 EDITABLE_FIELDS = (
     "name", "description", "url", "transport", "headers", "allowed_tools", "denied_tools", "tool_name_prefix",
-    "enabled", "requires_approval", "auth_scheme", "auth_secret_name", "auth_header_name", "timeout_seconds",
-    "list_cache_seconds",
+    "enabled", "requires_approval", "auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name",
+    "timeout_seconds", "list_cache_seconds",
 )
 MAX_TIMEOUT_SECONDS = 600.0
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
 _RESERVED_HEADERS = {"content-type", "content-length", "accept", "host", "mcp-session-id", "mcp-protocol-version"}
 """Headers the MCP transport sets itself: a row overriding them would break the protocol, not configure it."""
 
@@ -52,11 +50,11 @@ def _check_headers(value: Any, errors: dict[str, str]) -> None:
         errors["headers"] = 'An object of header names and values, e.g. {"X-Tenant": "acme"}.'
         return
     for name, header_value in value.items():
-        if not _HEADER_NAME.match(name) or name.lower() in _RESERVED_HEADERS:
+        if not isinstance(name, str) or not HEADER_NAME.match(name) or name.lower() in _RESERVED_HEADERS:
             errors["headers"] = f"{name!r} is not a header a row may set."
         elif name.lower() == "authorization":
-            errors["headers"] = ("Authorization carries a secret, which a row never stores: set auth_scheme 'bearer' "
-                                 "and auth_secret_name to the environment variable holding the token.")
+            errors["headers"] = ("Authorization carries a credential: store it as a secret of the app and set "
+                                 "auth_scheme 'bearer' and auth_secret_name to its name.")
         elif not isinstance(header_value, str) or any(c in header_value for c in "\r\n\0"):
             errors["headers"] = f"The value of {name!r} must be text on one line."
 
@@ -76,7 +74,7 @@ def check_mcp_server(server: McpServer) -> None:
     _check_names(server.denied_tools, errors, "denied_tools")
     if server.tool_name_prefix and not NAME_PATTERN.match(server.tool_name_prefix):
         errors["tool_name_prefix"] = "Letters, digits and underscores, not starting with a digit."
-    check_secret_auth(server, errors)
+    check_secret_auth(server, errors, app_name=server.app_name)
     if not isinstance(server.timeout_seconds, (int, float)) or not 0 < server.timeout_seconds <= MAX_TIMEOUT_SECONDS:
         errors["timeout_seconds"] = f"Positive, at most {MAX_TIMEOUT_SECONDS:g}."
     if not isinstance(server.list_cache_seconds, (int, float)) or server.list_cache_seconds < 0:
@@ -147,9 +145,11 @@ def get_enabled_mcp_servers(*, app_name: str) -> list[McpServer]:
 
 def get_enabled_registry(*, app_name: str) -> tuple[int, list[Tool], list[McpServer]]:
     """The registry version, the app's enabled tools and its enabled MCP servers (the version read first,
-    as ``services.get_enabled_tools`` says why)."""
+    as ``services.get_enabled_tools`` says why), each with its ``secret_headers`` resolved."""
     version, tools = get_enabled_tools(app_name=app_name)
-    return version, tools, get_enabled_mcp_servers(app_name=app_name)
+    servers = get_enabled_mcp_servers(app_name=app_name)
+    load_secret_headers([*tools, *servers])
+    return version, tools, servers
 
 
 def describe(server: McpServer) -> dict[str, Any]:

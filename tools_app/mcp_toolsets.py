@@ -11,8 +11,8 @@ row. On top of ADK's toolset it:
 * keeps the tools the server listed last (on the row, ``discovered_tools``),
   so while it is down agents still see them and a call says why it failed,
   and waits a little before asking a failing server again;
-* sends the row's headers, with its secret read from the environment
-  (``tools_app.secret_headers``), and checks the URL against
+* sends the row's headers, with its secret as resolved when the registry
+  was loaded (``tools_app.secret_headers``), and checks the URL against
   ``COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK`` as OpenAPI tools do;
 * closes its MCP sessions once the row changed and no call still runs.
 """
@@ -36,7 +36,6 @@ from typing_extensions import override
 from infra.db_threads import run_in_db_thread
 from tools_app import mcp_servers
 from tools_app.models import McpServer, McpTransport
-from tools_app.secret_headers import secret_headers
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +113,7 @@ class RegistryMcpToolset(McpToolset):
     """The tools of one ``McpServer`` row, as ``DatabaseToolset`` offers them."""
 
     def __init__(self, row: McpServer) -> None:
-        headers = {**row.headers, **secret_headers(row)}
+        headers = {**row.headers, **(row.secret_headers or {})}
         params: StreamableHTTPConnectionParams | SseConnectionParams
         if row.transport == McpTransport.SSE:
             params = SseConnectionParams(url=row.url, headers=headers, timeout=row.timeout_seconds,

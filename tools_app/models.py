@@ -24,24 +24,61 @@ class AuthScheme(models.TextChoices):
     API_KEY_HEADER = "api_key_header", "API key in a header"
 
 
-class SecretAuth(models.Model):
-    """A secret a row sends in a header, named by the environment variable that holds it (never stored).
+class SecretSource(models.TextChoices):
+    APP = "app", "A secret of the app (stored encrypted: its secrets/ API, admin App secrets)"
+    ENV = "env", "An environment variable the operator allows the app (COGNIZES_ENV_SECRETS)"
 
-    Shared by registry tools and external MCP servers: one way to name a secret,
-    one place that reads it (``tools_app.secrets``).
+
+class SecretAuth(models.Model):
+    """A secret a row sends in a header, named: one of the app's own secrets, or an allow-listed env variable.
+
+    Shared by registry tools and external MCP servers: one way to name a secret, one place that checks and
+    reads it (``tools_app.secrets``). The row never holds the value; the server's environment is reachable
+    only by names the operator's ``COGNIZES_ENV_SECRETS`` gives the row's app (issue 41 A).
     """
 
     auth_scheme = models.CharField(max_length=32, choices=AuthScheme.choices, default=AuthScheme.NONE)
+    auth_secret_source = models.CharField(
+        max_length=16, choices=SecretSource.choices, default=SecretSource.APP,
+        help_text="Where the secret is: one of the app's stored secrets ('app'), or an environment variable the "
+        "operator allows the app in COGNIZES_ENV_SECRETS ('env').",
+    )
     auth_secret_name = models.CharField(
         max_length=128, blank=True,
-        help_text="Name of the environment variable holding the secret; the secret itself is never stored.",
+        help_text="Name of the app's secret (or of the allowed environment variable); the row never holds the value.",
     )
     auth_header_name = models.CharField(
         max_length=128, default="X-API-Key", help_text="Header that carries an API key (scheme 'api_key_header')."
     )
 
+    secret_headers: dict[str, str] | None = None
+    """The headers carrying the secret, resolved on the database threads when the registry is loaded
+    (``tools_app.secrets.load_secret_headers``): held in memory by the toolset built from the row, never a field."""
+
     class Meta:
         abstract = True
+
+
+class AppSecret(models.Model):
+    """A secret an app keeps for its tools and MCP servers (an API key, a token), encrypted at rest.
+
+    Write-only on every surface: ``tools_app.secrets`` alone encrypts and decrypts ``ciphertext``
+    (``infra.encryption``), and nothing shows it, masked or not.
+    """
+
+    app_name = models.CharField(max_length=128, help_text="The app whose tools and MCP servers may send it.")
+    name = models.CharField(max_length=128, help_text="What rows call it (auth_secret_name); unique within the app.")
+    ciphertext = models.TextField(help_text="The value, Fernet-encrypted (infra.encryption); never shown.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True, help_text="When the value was last set (or re-encrypted).")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["app_name", "name"], name="appsecret_unique_name_per_app")]
+        ordering = ["app_name", "name"]
+        verbose_name = "app secret"
+
+    def __str__(self) -> str:
+        return f"{self.app_name}/{self.name}"
 
 
 class ToolQuerySet(models.QuerySet["Tool"]):
@@ -120,7 +157,8 @@ class McpServer(SecretAuth):
     transport = models.CharField(max_length=32, choices=McpTransport.choices, default=McpTransport.STREAMABLE_HTTP)
     headers = models.JSONField(
         default=dict, blank=True,
-        help_text='Extra HTTP headers sent as they are ({"X-Tenant": "acme"}); put secrets in the auth fields.',
+        help_text='Extra HTTP headers sent as they are ({"X-Tenant": "acme"}); write-only like a secret (the API and '
+        "the admin show their names only). A credential belongs in the auth fields.",
     )
     allowed_tools = models.JSONField(
         default=list, blank=True, help_text="The server's tool names agents may call; empty: all of them."

@@ -34,7 +34,7 @@ from tools_app.secret_headers import check_secret_auth
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EDITABLE_FIELDS = (
     "name", "description", "kind", "openapi_operation", "callable_path", "enabled", "requires_approval",
-    "base_url", "auth_scheme", "auth_secret_name", "auth_header_name", "timeout_seconds",
+    "base_url", "auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name", "timeout_seconds",
 )
 
 
@@ -152,7 +152,7 @@ def check_tool(tool: Tool) -> None:
             resolve_callable(tool.callable_path)
         except ToolError as e:
             errors["callable_path"] = str(e)
-    check_secret_auth(tool, errors)
+    check_secret_auth(tool, errors, app_name=tool.app_name)
     if not tool.timeout_seconds or tool.timeout_seconds <= 0:
         errors["timeout_seconds"] = "Must be positive."
     if errors:
@@ -260,7 +260,9 @@ class ImportReport:
         return {"created": self.created, "changed": self.changed, "unchanged": self.unchanged, "rejected": self.rejected}
 
 
-def _import_operation(app_name: str, operation: ParsedOperation, base_url: str, actor: str, report: ImportReport) -> None:
+def _import_operation(
+    app_name: str, operation: ParsedOperation, base_url: str, actor: str, report: ImportReport, *, may_change: bool,
+) -> None:
     existing = Tool.objects.filter(app_name=app_name, name=operation.name).first()
     fields = {"description": operation.description, "openapi_operation": operation.document}
     if base_url:
@@ -273,6 +275,8 @@ def _import_operation(app_name: str, operation: ParsedOperation, base_url: str, 
             report.rejected[operation.name] = "A Python tool of the app already has this name."
         elif all(getattr(existing, key) == value for key, value in fields.items()):
             report.unchanged.append(operation.name)
+        elif not may_change:
+            report.rejected[operation.name] = "The app already has this tool, and this import may not change tools."
         else:
             do_update_tool(existing, changes=fields, actor=actor)
             report.changed.append(operation.name)
@@ -280,12 +284,17 @@ def _import_operation(app_name: str, operation: ParsedOperation, base_url: str, 
         report.rejected[operation.name] = str(e)
 
 
-def do_import_openapi(*, app_name: str, document: str | bytes | dict[str, Any], base_url: str = "", actor: str = "") -> ImportReport:
+def do_import_openapi(
+    *, app_name: str, document: str | bytes | dict[str, Any], base_url: str = "", actor: str = "",
+    may_change: bool = True,
+) -> ImportReport:
     """Create or update one tool per operation of an OpenAPI 3 document.
 
     A document that is not usable as a whole raises ``InvalidOpenApi`` and
     changes nothing; operations that break a registry rule one by one are
-    reported as rejected while the others are imported.
+    reported as rejected while the others are imported. ``may_change=False``
+    (an admin user who may add tools but not change them) only adds: an
+    operation that would change an existing tool is reported as rejected.
     """
     operations = parse_operations(load_document(document))
     names = [operation.name for operation in operations]
@@ -295,7 +304,7 @@ def do_import_openapi(*, app_name: str, document: str | bytes | dict[str, Any], 
     report = ImportReport()
     with transaction.atomic():
         for operation in operations:
-            _import_operation(app_name, operation, base_url, actor, report)
+            _import_operation(app_name, operation, base_url, actor, report, may_change=may_change)
     return report
 
 

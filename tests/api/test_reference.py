@@ -40,6 +40,7 @@ def test_every_operation_is_in_a_section_of_its_resource_in_the_readmes_order(sc
     assert tagged[("GET", prefix + "sessions/{session_id}/events/stream/")] == ["Events"]
     assert tagged[("DELETE", prefix)] == ["Users"]
     assert tagged[("GET", "/api/v1/apps/{app_name}/tool-approvals/")] == ["Tools"]
+    assert tagged[("PUT", "/api/v1/apps/{app_name}/secrets/{name}/")] == ["Tools"]  # an app's tools' secrets
     readme = (settings.BASE_DIR / "README.md").read_text()
     api_section = readme[readme.index("## HTTP API"):readme.index("## Vertex AI Agent Engine compatibility")]
     positions = [api_section.find(f"**{name}**") for name in sections]

@@ -20,7 +20,7 @@ from tests.processes import ROOT, free_port
 from tests.tools.test_agent_run import APP, executions
 from tests.tools.test_agent_run import Agent as RegistryAgent
 from cognizes.adk import approval_message
-from tools_app import direct, mcp_servers, services
+from tools_app import direct, mcp_servers, secrets, services
 from tools_app.models import McpServer, ToolApproval
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -113,15 +113,17 @@ def _text(result: dict) -> dict:
 async def test_an_agent_calls_a_registered_servers_tools_with_its_secret_headers_each_call_audited(
     asgi_server, upstream, monkeypatch
 ):
-    monkeypatch.setenv("UPSTREAM_KEY", "s3cret-upstream")
     key = await _key()
+    stored = await _api(asgi_server, "PUT", f"/api/v1/apps/{APP}/secrets/UPSTREAM_KEY/", key, {"value": "s3cret-upstream"})
+    assert stored.status_code == 201 and "s3cret" not in stored.text
     created = await _api(asgi_server, "POST", SERVERS, key, {
         "name": "upstream", "url": upstream, "description": "Echoes, in any language.",
         "headers": {"X-Tenant": "acme"}, "auth_scheme": "api_key_header", "auth_header_name": "X-Api-Key",
         "auth_secret_name": "UPSTREAM_KEY", "denied_tools": ["delete_everything"],
     })
     assert created.status_code == 201, created.text
-    assert "s3cret" not in created.text  # the row names the secret, never holds it
+    assert "s3cret" not in created.text and "acme" not in created.text  # the row names the secret; headers write-only
+    assert created.json()["header_names"] == ["X-Tenant"]
     agent = Agent()
     session_id = await agent.start()
 
@@ -153,12 +155,13 @@ async def test_an_agent_calls_a_registered_servers_tools_with_its_secret_headers
     assert [tool.name for tool in await direct.offered_tools(APP)] == []
 
 
-async def test_allow_and_deny_lists_and_edits_reach_the_running_agent(asgi_server, upstream, caplog):
+async def test_allow_and_deny_lists_and_edits_reach_the_running_agent(asgi_server, upstream, caplog, settings):
     caplog.set_level(logging.WARNING, logger="tools_app.secret_headers")  # whatever level earlier tests left the root at
+    settings.COGNIZES_ENV_SECRETS = {APP: ["NOT_SET_ANYWHERE"]}
     key = await _key()
     await _api(asgi_server, "POST", SERVERS, key, {
-        "name": "upstream", "url": upstream, "denied_tools": ["delete_everything"],
-        "auth_scheme": "api_key_header", "auth_header_name": "X-Api-Key", "auth_secret_name": "NOT_SET_ANYWHERE"})
+        "name": "upstream", "url": upstream, "denied_tools": ["delete_everything"], "auth_scheme": "api_key_header",
+        "auth_header_name": "X-Api-Key", "auth_secret_source": "env", "auth_secret_name": "NOT_SET_ANYWHERE"})
     agent = Agent()
     session_id = await agent.start()
     assert await _answer(agent, session_id, "delete_everything {}") == "I have no tool delete_everything."
@@ -291,13 +294,14 @@ def _admin_form(**changes: str) -> dict[str, str]:
         "app_name": APP, "name": "upstream", "description": "", "url": "https://mcp.example/mcp",
         "transport": "streamable_http", "headers": '{"X-Tenant": "acme"}', "allowed_tools": "[]",
         "denied_tools": '["delete_everything"]', "tool_name_prefix": "", "enabled": "on", "auth_scheme": "bearer",
-        "auth_secret_name": "UPSTREAM_TOKEN", "auth_header_name": "X-API-Key", "timeout_seconds": "5",
+        "auth_secret_source": "app", "auth_secret_name": "UPSTREAM_TOKEN", "auth_header_name": "X-API-Key", "timeout_seconds": "5",
         "list_cache_seconds": "60",
     }
     return {key: value for key, value in {**form, **changes}.items() if value is not None}
 
 
 def test_staff_add_and_edit_servers_in_the_admin_and_a_bad_edit_changes_nothing(admin_client, client, django_user_model):
+    secrets.do_set_secret(app_name=APP, name="UPSTREAM_TOKEN", value="t0ken-upstream")
     assert admin_client.post("/admin/tools_app/mcpserver/add/", _admin_form()).status_code == 302
     server = McpServer.objects.get()
     assert (server.headers, server.denied_tools, server.auth_secret_name, server.version) == (

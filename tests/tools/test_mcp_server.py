@@ -23,7 +23,7 @@ from infra.db_threads import run_in_db_thread
 from tests.tools.conftest import WeatherApi, weather_document
 from tests.tools.fake_llm import ToolCallingLlm
 from tests.api.test_body_limits import _exchange, _head
-from tools_app import direct, services
+from tools_app import direct, secrets, services
 from tools_app.models import Tool, ToolApproval, ToolExecution
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -75,7 +75,7 @@ async def test_the_sdk_client_lists_the_registry_live_and_calls_with_the_rows_se
     asgi_server, weather_api, monkeypatch
 ):
     await _register(weather_api)
-    monkeypatch.setenv("WEATHER_TOKEN", "s3cret")
+    await run_in_db_thread(secrets.do_set_secret, app_name=APP, name="WEATHER_TOKEN", value="s3cret")
     await run_in_db_thread(services.do_update_tool, await _tool("get_weather"),
                            changes={"auth_scheme": "bearer", "auth_secret_name": "WEATHER_TOKEN"})
     async with httpx2.AsyncClient(headers=await _key(user_id="ada")) as http:
