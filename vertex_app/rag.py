@@ -30,7 +30,7 @@ from rest_framework.response import Response
 from access.api import check_scope, check_url
 from access.models import ApiKey
 from knowledge_app import imports, services
-from knowledge_app.import_sources import ImportsNotConfigured
+from knowledge_app.import_sources import ImportsNotConfigured, SourceNotFound
 from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Corpus, Document, DocumentStatus
 from knowledge_app.rerank import RerankRefused, search_and_rerank
@@ -193,7 +193,7 @@ class RagFileView(RagView):
 
 class RagImportView(RagView):
     def post(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
-        """Import files from the server's import root (gs:// and file:// URIs): an operation a worker runs."""
+        """Import files from the app's import folder (gs:// and file:// URIs): an operation a worker runs."""
         self.manage()
         corpus = self.corpus(corpus_id)
         asked = rag_import.import_request(request.data)
@@ -202,6 +202,8 @@ class RagImportView(RagView):
                                               chunk_overlap=asked.chunk_overlap)
         except ImportsNotConfigured as off:
             raise errors.FailedPrecondition(str(off)) from off
+        except SourceNotFound as missing:  # another app's path too: 404 alike, so nothing of it is learnt
+            raise errors.NotFound(str(missing)) from missing
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         name = names.operation(names.rag_corpus(self.prefix, corpus.id), f"import-{record.id}")
