@@ -101,6 +101,10 @@ def check_source(uri: str, folder: Folder) -> Source:
     """What ``uri`` names in the app's folder; SourceNotFound if nothing there, KnowledgeError saying why else."""
     if not isinstance(uri, str) or not uri.strip():
         raise KnowledgeError("Each URI to import is a non-empty string.")
+    try:
+        uri.encode()
+    except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800"): no path has it, and no reply may echo it
+        raise KnowledgeError("A URI to import is text without lone surrogates (\\ud800-\\udfff).") from None
     uri = uri.strip()
     parts = _parts(uri, folder)
     try:

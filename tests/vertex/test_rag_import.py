@@ -15,6 +15,7 @@ is shortened so the tests stay fast.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 
@@ -272,3 +273,17 @@ def test_an_import_whose_worker_died_mid_way_runs_again_counting_each_file_once(
     recovered = Import.objects.get(id=record.id)
     assert (progress.imported, progress.skipped, progress.failed) == (3, 1, 1)  # handbook.md imported, not skipped
     assert recovered.attempts == 2 and recovered.added_count == 3 and Document.objects.count() == 3
+
+
+@pytest.mark.parametrize("uri", ["gs://handbooks/" + "x" * 600, "gs://handbooks/a\x00b", "file:///a%00b",
+                                 "gs://handbooks/\ud800", "file:///%ED%A0%80", "gs://" + "a/" * 3000,
+                                 "file://elsewhere/x", "file:///", "gs:///x", "gs://handbooks/prices.csv/x"])
+def test_hostile_uris_get_a_4xx_that_says_what_is_wrong_and_nothing_is_stored(server, root, uri):
+    headers = {"x-goog-api-key": server.key, "Content-Type": "application/json"}
+    created = httpx.post(f"{server.base_url}v1beta1/ragCorpora", headers=headers, json={"displayName": "H"})
+    corpus = created.json()["response"]["name"]
+    body = '{"importRagFilesConfig": {"gcsSource": {"uris": [%s]}}}' % json.dumps(uri)  # a lone surrogate as sent
+    refused = httpx.post(f"{server.base_url}v1beta1/{corpus}/ragFiles:import", headers=headers, content=body)
+    assert refused.status_code in (400, 404), refused.text
+    assert refused.json()["error"]["message"] and str(root) not in refused.json()["error"]["message"]
+    assert not Import.objects.exists()
