@@ -26,8 +26,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from knowledge_app.metadata import InvalidMetadata, checked
 from access.models import MAX_KEY_LENGTH
+from knowledge_app.metadata import InvalidMetadata, checked
 from knowledge_app.models import Corpus, Document, DocumentStatus
 
 ADK_MEMORY_PREFIX = "adk-memory-v1."
@@ -142,8 +142,8 @@ def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: st
     try:
         with transaction.atomic():
             document = Document.objects.create(
-                corpus=corpus, app_name=corpus.app_name, user_id=user_id, display_name=display_name or filename or digest[:12],
-                description=description,
+                corpus=corpus, app_name=corpus.app_name, user_id=user_id,
+                display_name=display_name or filename or digest[:12], description=description,
                 source_uri=filename, mime_type=guessed, size_bytes=len(data), content_hash=digest, content=data,
                 chunk_size=chunking and chunking[0], chunk_overlap=chunking and chunking[1], metadata=metadata or {},
             )
