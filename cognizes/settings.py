@@ -358,10 +358,10 @@ COGNIZES_ENV_SECRETS = {
 # (a worker killed mid-document leaves it to be run again once this has passed).
 COGNIZES_KNOWLEDGE_MAX_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_BYTES", str(50 * 1024 * 1024)))
 COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEASE_SECONDS", "120"))
-# RAG Engine's ragFiles:import reads files from this directory only (unset: imports are refused).
-# gs://BUCKET/path is ROOT/BUCKET/path (a bucket kept here by gsutil rsync or mounted by gcsfuse
-# imports with unchanged code); file:///abs/path is taken when it lies under ROOT. Every app's
-# keys may import anything under it: put here only what all of them may read.
+# RAG Engine's ragFiles:import reads files from this directory only (unset: imports are refused),
+# one folder per app: app A's gs://BUCKET/path is ROOT/A/BUCKET/path (a bucket kept there by gsutil
+# rsync or mounted by gcsfuse imports with unchanged code); its file:///abs/path is taken only in
+# ROOT/A. No app reads another's folder, and links are never followed (knowledge_app.import_sources).
 COGNIZES_KNOWLEDGE_IMPORT_ROOT = os.environ.get("COGNIZES_KNOWLEDGE_IMPORT_ROOT", "")
 # Knowledge search's rerank stage (knowledge_app.rerank): a model orders the fused candidates. With
 # COGNIZES_RERANK_MODEL set, searches that do not say otherwise are reranked by it; unset, only those

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.tool_context import ToolContext
 
 from infra.db_threads import run_in_db_thread
 from knowledge_app import services
@@ -31,18 +32,20 @@ def knowledge_tool(app_name: str, corpora: Sequence[int | str]) -> FunctionTool:
         found = services.corpora(app_name).filter(display_name__in=names).values_list("id", flat=True)
         return list(services.corpora(app_name).filter(id__in=ids).values_list("id", flat=True)) + list(found)
 
-    def search(query: str) -> list[dict[str, Any]]:
-        hits = search_and_rerank(app_name=app_name, corpus_ids=corpus_ids(), query=query, top_k=PASSAGES).hits
+    def search(query: str, user_id: str) -> list[dict[str, Any]]:
+        hits = search_and_rerank(app_name=app_name, user_id=user_id, corpus_ids=corpus_ids(), query=query,
+                                 top_k=PASSAGES).hits
         return [{"text": hit.text, "document": hit.document_name, "heading": hit.heading, "source": hit.source_uri}
                 for hit in hits]
 
-    async def search_knowledge(query: str) -> dict[str, Any]:
+    async def search_knowledge(query: str, tool_context: ToolContext) -> dict[str, Any]:
         """Searches the documents this agent may read (handbooks, product docs, notes) for passages that answer
         the query. Use it for facts the documents hold; quote what it returns and name the document.
 
         Args:
           query: What to find, as a question or key words.
         """
-        return {"passages": await run_in_db_thread(search, query)}
+        # The turn's user's documents and the app's, never another user's (issue 41 H), as that user's key would.
+        return {"passages": await run_in_db_thread(search, query, tool_context.user_id)}
 
     return FunctionTool(search_knowledge)

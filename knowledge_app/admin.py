@@ -104,10 +104,10 @@ class UploadForm(forms.ModelForm):
 
 @admin.register(Document)
 class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
-    list_display = ("display_name", "corpus", "app_name", "state", "chunk_count", "size_bytes", "updated_at")
+    list_display = ("display_name", "corpus", "app_name", "user_id", "state", "chunk_count", "size_bytes", "updated_at")
     list_filter = ("status", "app_name")
-    search_fields = ("display_name", "source_uri")
-    readonly_fields = ("corpus", "app_name", "display_name", "description", "metadata", "source_uri", "mime_type", "size_bytes", "content_hash",
+    search_fields = ("display_name", "source_uri", "user_id")
+    readonly_fields = ("corpus", "app_name", "user_id", "display_name", "description", "metadata", "source_uri", "mime_type", "size_bytes", "content_hash",
                        "chunk_size", "chunk_overlap", "status", "progress", "error", "chunk_count", "attempts", "lease_until", "created_at", "updated_at",
                        "indexed_at")
     exclude = ("content",)

@@ -4,8 +4,9 @@ A document is uploaded as the request body itself (its Content-Type the document
 ``?filename=`` naming it) or as the ``file`` field of a multipart form; it answers
 201 ``pending`` at once, and a worker indexes it (``GET`` it to follow: ``running``,
 ``active`` with its chunk count, or ``failed`` with the reason). The same bytes
-again answer 200 with the document already there. Managing corpora and documents
-takes a key of the whole app; a key of one user may read and search them.
+again answer 200 with the document already there. Managing corpora and the app's
+documents takes a key of the whole app; a key of one user may read and search them, and
+upload documents of its own, which only it and the app's keys see (and it alone changes).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class CorpusSerializer(serializers.ModelSerializer):
 class DocumentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Document
-        fields = ["id", "corpus_id", "display_name", "description", "source_uri", "mime_type", "size_bytes", "content_hash",
+        fields = ["id", "corpus_id", "user_id", "display_name", "description", "source_uri", "mime_type", "size_bytes", "content_hash",
                   "metadata", "chunk_size", "chunk_overlap", "status", "progress", "error", "chunk_count", "attempts", "created_at",
                   "updated_at", "indexed_at"]
 
@@ -121,10 +122,16 @@ def _corpus(view: ScopedView, corpus_id: int) -> Corpus:
     return corpus
 
 
-def _document(view: ScopedView, corpus_id: int, document_id: int) -> Document:
-    document = services.documents(view.scope.app_name, corpus_id).filter(id=document_id).first()
+def _document(view: ScopedView, corpus_id: int, document_id: int, *, write: bool = False) -> Document:
+    document = services.documents(view.scope.app_name, corpus_id, user_id=view.scope.only_user).filter(
+        id=document_id).first()
     if document is None:
         raise Http404
+    if write:
+        try:
+            services.check_document_write(document, user_id=view.scope.only_user)
+        except services.DocumentNotYours as refused:
+            raise exceptions.PermissionDenied(str(refused)) from refused
     return document
 
 
@@ -169,13 +176,14 @@ class DocumentsView(ScopedView):
     def get(self, request: Request, app_name: str, corpus_id: int) -> Response:
         """The corpus's documents with their indexing status, oldest first."""
         _corpus(self, corpus_id)
-        return page_of(self, request, services.documents(app_name, corpus_id).order_by("id"), DocumentSerializer)
+        return page_of(self, request, services.documents(app_name, corpus_id, user_id=self.scope.only_user).order_by(
+            "id"), DocumentSerializer)
 
     @extend_schema(operation_id="upload_document", request={"*/*": OpenApiTypes.BINARY},
                    parameters=[UploadParameters], responses={201: DocumentSerializer, 200: DocumentSerializer})
     def post(self, request: Request, app_name: str, corpus_id: int) -> Response:
-        """Upload a document: indexed by a worker (201 pending); the same bytes again answer 200, unchanged."""
-        _manage(self)
+        """Upload a document: indexed by a worker (201 pending); the same bytes again answer 200, unchanged. With a key
+        of one user the document is that user's."""
         corpus = _corpus(self, corpus_id)
         given = valid(UploadParameters, request.query_params)
         limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
@@ -193,7 +201,8 @@ class DocumentsView(ScopedView):
             added = services.do_add_document(corpus, data=data, filename=filename, mime_type=mime_type,
                                              display_name=given["display_name"], description=given["description"],
                                              chunk_size=given.get("chunk_size"),
-                                             chunk_overlap=given.get("chunk_overlap"), metadata=given.get("metadata"))
+                                             chunk_overlap=given.get("chunk_overlap"), metadata=given.get("metadata"),
+                                             user_id=self.scope.only_user or "")
         except services.TooLarge as error:
             raise PayloadTooLarge(str(error)) from error
         except services.KnowledgeError as error:
@@ -211,8 +220,7 @@ class DocumentView(ScopedView):
     @extend_schema(operation_id="set_document_metadata", request=MetadataSerializer, responses=DocumentSerializer)
     def patch(self, request: Request, app_name: str, corpus_id: int, document_id: int) -> Response:
         """Replace the document's metadata (it is not indexed again: only which searches keep it changes)."""
-        _manage(self)
-        document = _document(self, corpus_id, document_id)
+        document = _document(self, corpus_id, document_id, write=True)
         try:
             services.do_set_metadata(document, valid(MetadataSerializer, request.data)["metadata"])
         except services.KnowledgeError as error:
@@ -222,8 +230,7 @@ class DocumentView(ScopedView):
     @extend_schema(operation_id="delete_document", responses={204: None})
     def delete(self, request: Request, app_name: str, corpus_id: int, document_id: int) -> Response:
         """Delete the document with its chunks."""
-        _manage(self)
-        services.do_delete_document(_document(self, corpus_id, document_id))
+        services.do_delete_document(_document(self, corpus_id, document_id, write=True))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -248,7 +255,8 @@ class CorpusSearchView(ScopedView):
         data = valid(ChunkSearchSerializer, request.data)
         try:
             found = search_and_rerank(
-                app_name=app_name, corpus_ids=[corpus.id], query=data["query"], top_k=data["top_k"],
+                app_name=app_name, user_id=self.scope.only_user, corpus_ids=[corpus.id], query=data["query"],
+                top_k=data["top_k"],
                 vector_distance_threshold=data.get("vector_distance_threshold"), rerank=data["rerank"],
                 rerank_model=data.get("rerank_model"),
                 metadata=[(key, "=", value) for key, value in data.get("metadata", {}).items()])

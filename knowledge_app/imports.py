@@ -1,4 +1,4 @@
-"""Imports: files under the import root added to a corpus by a worker, then indexed like uploads.
+"""Imports: files of the app's import folder added to a corpus by a worker, then indexed like uploads.
 
 The request only checks the URIs (``import_sources``: no listing) and stores an ``Import``;
 ten thousand files are listed and added by a worker, never in a request. Each file is added
@@ -6,7 +6,7 @@ as an upload is (``services.do_add_document``), so the same bytes already in the
 that document: counted skipped. A file of a format no parser takes is still added, and fails
 on its document with the parser's reason, as its upload would: the format rule stays the
 parser's alone, and the client sees which files failed and why in the corpus's file list.
-Files that cannot even be stored (unreadable, empty, too large, a link out of the root) are
+Files that cannot even be stored (unreadable, empty, too large, a link, which is never followed) are
 counted failed, the first of them kept with why on the import.
 
 An import is done, as Vertex's is, once every document it added is indexed or failed
@@ -25,7 +25,6 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -76,9 +75,9 @@ def do_create_import(corpus: Corpus, *, uris: list[str], chunk_size: int | None 
     """Check the URIs and have a worker import them (once this transaction commits); nothing is stored if refused."""
     if not uris:
         raise services.KnowledgeError("Name at least one file or directory to import.")
-    root = import_sources.import_root()
+    folder = import_sources.import_folder(corpus.app_name)
     for uri in uris:
-        import_sources.check_source(uri, root)
+        import_sources.check_source(uri, folder)
     if chunk_size is not None or chunk_overlap is not None:
         services.check_chunking(corpus.chunk_size if chunk_size is None else chunk_size,
                                 corpus.chunk_overlap if chunk_overlap is None else chunk_overlap)
@@ -135,12 +134,12 @@ def do_run_import(import_id: int) -> str:
 
 def _run(record: Import) -> str:
     try:
-        root = import_sources.import_root()
-        sources = [import_sources.check_source(uri, root) for uri in record.uris]
+        folder = import_sources.import_folder(record.app_name)
+        sources = [import_sources.check_source(uri, folder) for uri in record.uris]
     except services.KnowledgeError as refused:  # changed since the request: the root, or a file gone
         _finish(record, status=ImportStatus.FAILED, error=str(refused))
         return f"failed: {refused}"
-    files = _unique(file for source in sources for file in import_sources.files_of(source, root))
+    files = _unique(file for source in sources for file in import_sources.files_of(source, folder))
     Import.objects.filter(id=record.id).update(files_found=len(files))
     earlier = set(record.documents.values_list("id", flat=True))  # added by a run killed before this one
     chunking = {name: value for name, value in (("chunk_size", record.chunk_size),
@@ -151,7 +150,7 @@ def _run(record: Import) -> str:
             renewed = _renew(record)
             if renewed is None:  # the lease ran out and another worker took it: its counts will be the ones
                 return "lost its lease: left to the worker that took it over"
-            taken = _add_batch(record, remaining, tally, earlier, ours, chunking)
+            taken = _add_batch(record, folder, remaining, tally, earlier, ours, chunking)
             Import.objects.filter(id=record.id).update(**tally.fields(), updated_at=timezone.now())
         record.lease_until = renewed  # once committed: a batch rolled back leaves the lease as it was
         if not taken:
@@ -160,8 +159,8 @@ def _run(record: Import) -> str:
     return f"{len(files)} files: {tally.added} added, {tally.skipped} skipped, {tally.refused} refused"
 
 
-def _add_batch(record: Import, remaining: Iterator[import_sources.SourceFile], tally: _Tally, earlier: set[int],
-               ours: set[int], chunking: dict[str, int]) -> int:
+def _add_batch(record: Import, folder: import_sources.Folder, remaining: Iterator[import_sources.SourceFile],
+               tally: _Tally, earlier: set[int], ours: set[int], chunking: dict[str, int]) -> int:
     """Add files until a batch is full; how many were taken (0: none were left).
 
     A file is added if its document is new, or was added by an earlier run of this import (and not yet
@@ -170,7 +169,7 @@ def _add_batch(record: Import, remaining: Iterator[import_sources.SourceFile], t
     taken, read, links = 0, 0, []
     for file in remaining:
         taken += 1
-        data = _read(file, tally)
+        data = _read(folder, file, tally)
         if data is not None:
             read += len(data)
             try:
@@ -192,24 +191,27 @@ def _add_batch(record: Import, remaining: Iterator[import_sources.SourceFile], t
     return taken
 
 
-def _read(file: import_sources.SourceFile, tally: _Tally) -> bytes | None:
-    """The file's bytes (at most one more than a document may have: do_add_document refuses those), or None."""
+def _read(folder: import_sources.Folder, file: import_sources.SourceFile, tally: _Tally) -> bytes | None:
+    """The file's bytes (at most one more than a document may have: do_add_document refuses those), or None.
+
+    Read from a descriptor opened without following links (``import_sources.read_file``): the file listed may
+    have been swapped for a link since (issue 41 C), which is refused, not followed.
+    """
     if file.problem:
         tally.refuse(f"{file.uri}: {file.problem}")
         return None
     try:
-        with open(file.path, "rb") as opened:
-            return opened.read(settings.COGNIZES_KNOWLEDGE_MAX_BYTES + 1)
+        return import_sources.read_file(folder, file, settings.COGNIZES_KNOWLEDGE_MAX_BYTES + 1)
     except OSError as error:
-        tally.refuse(f"{file.uri}: could not be read ({error.strerror or error})")
+        tally.refuse(f"{file.uri}: {import_sources.why(error)}")
         return None
 
 
 def _unique(files: Iterator[import_sources.SourceFile]) -> list[import_sources.SourceFile]:
     """Each file once, though two URIs (a directory and a file in it) name it."""
-    seen: dict[Path, import_sources.SourceFile] = {}
+    seen: dict[tuple[str, ...], import_sources.SourceFile] = {}
     for file in files:
-        seen.setdefault(file.path, file)
+        seen.setdefault(file.parts, file)
     return list(seen.values())
 
 

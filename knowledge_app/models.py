@@ -4,7 +4,8 @@ A document keeps the bytes it was uploaded with, so it can be parsed and chunked
 again (a new chunking, a new embedder); its chunks are replaced all at once when
 it is (re)indexed, so a search sees its old chunks or its new ones, never half.
 Every row carries its app: the one scope every query filters by
-(``knowledge_app.services``).
+(``knowledge_app.services``); a document uploaded with a key of one user carries that
+user too, and other users' keys never see it (issue 41 H).
 """
 
 from __future__ import annotations
@@ -48,11 +49,24 @@ class DocumentStatus(models.TextChoices):
     FAILED = "failed", "failed"
 
 
+class DocumentQuerySet(models.QuerySet["Document"]):
+    def seen_by(self, user_id: str | None) -> DocumentQuerySet:
+        """The documents a caller sees: the app's and, for a key of one user, that user's (``user_id`` None: all).
+
+        The one statement of the rule in the ORM; ``knowledge_app.search._OWNERS`` is its twin in the search SQL.
+        """
+        return self if user_id is None else self.filter(user_id__in=["", user_id])
+
+
 class Document(models.Model):
     """One file of a corpus (Vertex: a RagFile), indexed by a worker: pending → running → active, or failed."""
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents")
     app_name = models.CharField(max_length=MAX_KEY_LENGTH)
+    user_id = models.CharField(
+        max_length=MAX_KEY_LENGTH, blank=True, default="",
+        help_text="The user it belongs to (uploaded with a key of that user): only that user's keys and the app's "
+                  "see it. Empty: the app's, seen by all its keys.")
     display_name = models.CharField(max_length=512)
     description = models.TextField(blank=True)
     source_uri = models.CharField(max_length=2048, blank=True, help_text="Where it came from (a file name, a URL).")
@@ -81,9 +95,12 @@ class Document(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     indexed_at = models.DateTimeField(null=True, blank=True)
 
+    objects = DocumentQuerySet.as_manager()
+
     class Meta:
         db_table = "knowledge_documents"
-        constraints = [models.UniqueConstraint(fields=["corpus", "content_hash"], name="documents_unique_content")]
+        constraints = [models.UniqueConstraint(fields=["corpus", "user_id", "content_hash"],
+                                               name="documents_unique_content_per_owner")]
         indexes = [
             models.Index(fields=["app_name", "corpus", "id"], name="documents_by_corpus"),
             models.Index(fields=["status", "lease_until"], name="documents_by_status"),

@@ -67,8 +67,13 @@ planner scans a corpus exactly at any size (its cost model sees no gain in the i
 MAX_QUERY_CHARS = 4000
 """A longer query is cut here: its embedding reads 512 tokens anyway, and BM25 over 10,000 words would scan."""
 
+_OWNERS = "(%(user)s::text IS NULL OR user_id IN ('', %(user)s))"
+"""The documents a caller may see (``Document.objects.seen_by``, in SQL): the app's, and its user's if the key
+is one user's; ``%(user)s`` NULL for the whole app's key. Issue 41 H: in the scope, never filtered after."""
 _SCOPE = ("{p}app_name = %(app)s AND {p}corpus_id = ANY(%(corpora)s)"
-          " AND (%(documents)s::bigint[] IS NULL OR {p}document_id = ANY(%(documents)s))")
+          " AND (%(documents)s::bigint[] IS NULL OR {p}document_id = ANY(%(documents)s))"
+          " AND (%(user)s::text IS NULL OR {p}document_id IN (SELECT id FROM knowledge_documents"
+          " WHERE app_name = %(app)s AND corpus_id = ANY(%(corpora)s) AND " + _OWNERS + "))")
 
 _FUSED = {
     "scores": """
@@ -123,7 +128,8 @@ def _statement(mode: str, method: str, lexemes: int) -> str:
 # corpus has tens of chunks per document, and counting a million-chunk corpus's rows would cost every search.
 # With it the query's lexemes, which the search statement is written for.
 _COUNT = ("SELECT (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_documents WHERE app_name = %(app)s"
-          " AND corpus_id = ANY(%(corpora)s) AND (%(documents)s::bigint[] IS NULL OR id = ANY(%(documents)s))), "
+          " AND corpus_id = ANY(%(corpora)s) AND (%(documents)s::bigint[] IS NULL OR id = ANY(%(documents)s))"
+          " AND " + _OWNERS + "), "
           + hybrid_search.QUERY_LEXEMES)
 
 
@@ -153,24 +159,28 @@ class Hit:
 def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: int = 10,
                   vector_distance_threshold: float | None = None, mode: str = "hybrid",
                   fusion: Fusion = FUSION, embedding: list[float] | None = None,
-                  document_ids: list[int] | None = None, metadata: list[Condition] | None = None) -> list[Hit]:
+                  document_ids: list[int] | None = None, metadata: list[Condition] | None = None,
+                  user_id: str | None = None) -> list[Hit]:
     """The chunks of ``corpus_ids`` (the app's) that best answer ``query``, best first.
 
     ``document_ids``: only these documents' chunks (Vertex's ``rag_file_ids``); ``metadata``: only those of the
     documents whose metadata meet these conditions (``knowledge_app.metadata``; ``InvalidMetadata`` for one that
     cannot be applied). ``embedding``: the query's, if the caller has it (a benchmark comparing fusions embeds each
-    question once).
+    question once). ``user_id``: the user of a key restricted to one user, whose documents and the app's are
+    searched (another user's never); None: every document of the corpora (the app's key, staff).
     """
     query = query[:MAX_QUERY_CHARS]
     if metadata:
-        kept = Document.objects.filter(app_name=app_name, corpus_id__in=corpus_ids).filter(matching(metadata))
+        kept = Document.objects.filter(app_name=app_name, corpus_id__in=corpus_ids).seen_by(user_id).filter(
+            matching(metadata))
         if document_ids is not None:
             kept = kept.filter(id__in=document_ids)
         document_ids = list(kept.values_list("id", flat=True))
     if not corpus_ids or not query.strip() or document_ids == []:
         return []
     params = {
-        "app": app_name, "corpora": list(corpus_ids), "documents": document_ids, "text": search_text(query),
+        "app": app_name, "corpora": list(corpus_ids), "documents": document_ids, "user": user_id,
+        "text": search_text(query),
         "embedding": hybrid_search.vector_literal(
             embedding if embedding is not None else get_embedder().embed_query(query)),
         "candidates": max(CANDIDATES, top_k), "top_k": top_k, "k1": BM25_K1, "b": BM25_B,

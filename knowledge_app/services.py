@@ -1,5 +1,12 @@
 """Corpora and documents: every read and write of knowledge goes through here, scoped by app in one place.
 
+A document uploaded with a key of one user is that user's (``Document.user_id``): ``documents`` is
+the one queryset every read of documents starts from, and with the caller's user it holds only the
+app's documents and that user's, never another user's (issue 41 H: ADK's VertexAiRagMemoryService
+keeps each user's sessions as files of one corpus). The search SQL applies the same rule
+(``knowledge_app.search``). The same bytes are one document per owner, so an upload never answers
+with, or changes, another user's document.
+
 A document is stored at once and indexed later, by a worker (``knowledge_app.ingestion``):
 an upload answers as soon as its bytes are safe, with the document ``pending``. The
 same bytes uploaded again to a corpus are the document already there, not a second one.
@@ -7,6 +14,8 @@ same bytes uploaded again to a corpus are the document already there, not a seco
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import mimetypes
 from dataclasses import dataclass
@@ -17,8 +26,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from access.models import MAX_KEY_LENGTH
 from knowledge_app.metadata import InvalidMetadata, checked
 from knowledge_app.models import Corpus, Document, DocumentStatus
+
+ADK_MEMORY_PREFIX = "adk-memory-v1."
+"""ADK 2.13's ``VertexAiRagMemoryService`` names each session's file ``adk-memory-v1.<app>.<user>.<session>``, each
+part unpadded base64url (``vertex_ai_rag_memory_service._build_source_display_name``)."""
 
 
 class KnowledgeError(ValueError):
@@ -29,14 +43,29 @@ class TooLarge(KnowledgeError):
     pass
 
 
+class DocumentNotYours(KnowledgeError):
+    """A key of one user asked to change a document of the app's (403: it may see it, not change it)."""
+
+
 def corpora(app_name: str) -> QuerySet[Corpus]:
     """The app's corpora: the one scope of every knowledge query."""
     return Corpus.objects.filter(app_name=app_name)
 
 
-def documents(app_name: str, corpus_id: int) -> QuerySet[Document]:
-    """The corpus's documents, without their bytes (up to 50 MB each: only indexing reads them, by itself)."""
-    return Document.objects.filter(app_name=app_name, corpus_id=corpus_id).defer("content")
+def documents(app_name: str, corpus_id: int, *, user_id: str | None) -> QuerySet[Document]:
+    """The corpus's documents the caller may see, without their bytes (up to 50 MB each: only indexing reads them).
+
+    ``user_id``: the user of a key restricted to one user (the app's documents and that user's), None for the
+    whole app's key, staff and the server itself (all). Keyword-only and required, so no caller forgets it.
+    """
+    return Document.objects.filter(app_name=app_name, corpus_id=corpus_id).seen_by(user_id).defer("content")
+
+
+def check_document_write(document: Document, *, user_id: str | None) -> None:
+    """A key of one user changes only the documents it uploaded; the app's key changes any."""
+    if user_id is not None and document.user_id != user_id:
+        raise DocumentNotYours("A key restricted to one user changes only the files uploaded with a key of that "
+                               "user; this one is the app's.")
 
 
 def get_corpus(app_name: str, corpus_id: int) -> Corpus | None:
@@ -80,12 +109,15 @@ class Added:
 
 def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: str = "", display_name: str = "",
                     description: str = "", chunk_size: int | None = None, chunk_overlap: int | None = None,
-                    metadata: dict[str, Any] | None = None) -> Added:
+                    metadata: dict[str, Any] | None = None, user_id: str = "") -> Added:
     """Store a document and have a worker index it (once this transaction commits); the same bytes: the one there.
 
     ``chunk_size`` / ``chunk_overlap``: this document's chunking instead of the corpus's (Vertex sets it per file;
     ``chunking_for``). The same bytes again with another chunking are indexed again with it, and with ``metadata``
-    take those (``knowledge_app.metadata``: what searches may filter on).
+    take those (``knowledge_app.metadata``: what searches may filter on). ``user_id``: the user of the key it was
+    uploaded with, whose document it is ("": the app's); the same bytes are the one there only if it is the same
+    owner's. A file the app's key uploads under ADK's memory-file name for a user is that user's
+    (``get_memory_file_user``).
     """
     if not data:
         raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
@@ -93,30 +125,51 @@ def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: st
     if len(data) > limit:
         raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
     chunking = chunking_for(corpus, chunk_size, chunk_overlap)
+    user_id = user_id or get_memory_file_user(display_name)
     if metadata is not None:
         metadata = _checked(metadata)
     digest = hashlib.sha256(data).hexdigest()
-    known = documents(corpus.app_name, corpus.id).filter(content_hash=digest).first()
+    owned = documents(corpus.app_name, corpus.id, user_id=user_id or None).filter(user_id=user_id)
+    known = owned.filter(content_hash=digest).first()
     if known is not None:
         if metadata is not None and known.metadata != metadata:
             do_set_metadata(known, metadata)
         if chunking is not None and known.chunking != chunking:
             Document.objects.filter(id=known.id).update(chunk_size=chunking[0], chunk_overlap=chunking[1])
             do_reindex(known)
-        return Added(documents(corpus.app_name, corpus.id).get(id=known.id), created=False)
+        return Added(owned.get(id=known.id), created=False)
     guessed = mime_type.split(";")[0].strip() or mimetypes.guess_type(filename)[0] or "application/octet-stream"
     try:
         with transaction.atomic():
             document = Document.objects.create(
-                corpus=corpus, app_name=corpus.app_name, display_name=display_name or filename or digest[:12],
-                description=description,
+                corpus=corpus, app_name=corpus.app_name, user_id=user_id,
+                display_name=display_name or filename or digest[:12], description=description,
                 source_uri=filename, mime_type=guessed, size_bytes=len(data), content_hash=digest, content=data,
                 chunk_size=chunking and chunking[0], chunk_overlap=chunking and chunking[1], metadata=metadata or {},
             )
     except IntegrityError:  # the same bytes, uploaded at the same moment by another request
-        return Added(documents(corpus.app_name, corpus.id).get(content_hash=digest), created=False)
+        return Added(owned.get(content_hash=digest), created=False)
     _enqueue_on_commit(document.id)
     return Added(document, created=True)
+
+
+def get_memory_file_user(display_name: str) -> str:
+    """The user a file named as ADK's ``VertexAiRagMemoryService`` names a user's session is for; "" for any other.
+
+    That service, run with the app's key, keeps every user's sessions in one corpus and filters by user only in the
+    client: a file it names for a user is that user's, so other users' keys never see it (issue 41 H). Only its
+    unambiguous v1 names are read (not the legacy dotted ones, which any "a.b.c" file name would match).
+    """
+    if not display_name.startswith(ADK_MEMORY_PREFIX):
+        return ""
+    parts = display_name[len(ADK_MEMORY_PREFIX):].split(".")
+    if len(parts) != 3:
+        return ""
+    try:
+        user = base64.b64decode(parts[1] + "=" * (-len(parts[1]) % 4), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return ""
+    return user if 0 < len(user) <= MAX_KEY_LENGTH and "\x00" not in user else ""
 
 
 def do_set_metadata(document: Document, metadata: dict[str, Any]) -> None:

@@ -2,7 +2,8 @@
 
 One API call (or one admin action) against data in every app: sessions and
 events, user state, memories and revisions, consolidation jobs, artifacts with
-their versions and bytes, tool calls, approvals, sandbox runs, A2A tasks, traces and spans.
+their versions and bytes, tool calls, approvals, sandbox runs, A2A tasks, traces and spans, and the
+knowledge documents that are theirs (uploaded with their keys).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from google.genai import types
 
 from access.models import ApiKey
 from cognizes.adk import PostgresArtifactService
+from knowledge_app.models import Corpus, Document
 from memory_app import consolidation
 from memory_app.services import Candidate, do_remember
 from sessions_app import services as sessions
@@ -51,6 +53,9 @@ def fill(user_id: str, trace_id: str) -> None:
                            state="TASK_STATE_COMPLETED", data={"id": f"t-{user_id}"})
     record_trace(trace_id, session_id="s1")
     Trace.objects.filter(trace_id=trace_id).update(app_name=APP, user_id=user_id)
+    corpus, _ = Corpus.objects.get_or_create(app_name=APP, display_name="Memories")  # the app's: it stays
+    Document.objects.create(corpus=corpus, app_name=APP, user_id=user_id, display_name="s1.txt",
+                            content_hash=user_id, content=f"{user_id}'s session".encode())
 
 
 def rows() -> dict[str, int]:
@@ -72,7 +77,7 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
     before = rows()
     assert {t for t in before if before[t] > only_bob[t]} >= {
         "sessions", "events", "user_states", "memories", "memory_revisions", "consolidation_jobs", "artifacts",
-        "artifact_versions", "artifact_contents", "traces", "spans",
+        "artifact_versions", "artifact_contents", "traces", "spans", "knowledge_documents",
         *(model._meta.db_table for model in (ToolExecution, ToolApproval, SandboxExecution, A2aTask)),
     }
 

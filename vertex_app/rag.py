@@ -3,8 +3,9 @@ uploads, imports, ``:retrieveContexts``.
 
 What agentplatform 2.6 and ADK 2.13 send (``../shared/vertex-rag-wire.md``): a corpus is a
 ``ragCorpora/{id}`` (under ``projects/{p}/locations/{l}/`` in project mode), the app the
-caller's key is for owns it; a RagFile is a document. Bodies are read in either spelling
-(``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable protocol: a
+caller's key is for owns it; a RagFile is a document, its user's if a key of one user uploaded it (only
+that user's keys and the app's see it: ``knowledge_app.services.documents``, and the search's SQL).
+Bodies are read in either spelling (``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable protocol: a
 start call answers with an ``x-goog-upload-url`` whose signed token is the capability (the
 client sends no key with the bytes), and the bytes come in one ``upload, finalize`` call;
 or, from python-aiplatform, one multipart form. Imports read the server's import root, on a
@@ -30,7 +31,7 @@ from rest_framework.response import Response
 from access.api import check_scope, check_url
 from access.models import ApiKey
 from knowledge_app import imports, services
-from knowledge_app.import_sources import ImportsNotConfigured
+from knowledge_app.import_sources import ImportsNotConfigured, SourceNotFound
 from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Corpus, Document, DocumentStatus
 from knowledge_app.rerank import RerankRefused, search_and_rerank
@@ -83,6 +84,7 @@ class RagView(VertexSurface):
         return f"google.cloud.aiplatform.{version}.{name}"
 
     def manage(self) -> None:
+        """Corpora, and files other than a user's own uploads, are the whole app's key's to change."""
         if self.caller.only_user:
             raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's corpora.")
 
@@ -165,14 +167,15 @@ class RagFilesView(RagView):
     def get(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
         """List a corpus's files, a page at a time."""
         corpus = self.corpus(corpus_id)
-        documents = services.documents(self.app_name, corpus.id).order_by("id")
+        documents = services.documents(self.app_name, corpus.id, user_id=self.caller.only_user).order_by("id")
         return Response(page(request, documents, "ragFiles", self.file_json))
 
 
 class RagFileView(RagView):
     def document(self, corpus_id: str, file_id: str) -> Document:
         corpus = self.corpus(corpus_id)
-        found = services.documents(self.app_name, corpus.id).filter(id=int(file_id)).first() \
+        found = services.documents(self.app_name, corpus.id, user_id=self.caller.only_user).filter(
+            id=int(file_id)).first() \
             if file_id.isdigit() else None
         if found is None:
             raise errors.NotFound(f"ragFiles/{file_id} does not exist.")
@@ -183,9 +186,12 @@ class RagFileView(RagView):
         return Response(self.file_json(self.document(corpus_id, file_id)))
 
     def delete(self, request: Request, corpus_id: str, file_id: str, **kwargs: Any) -> Response:
-        """Delete a file and its chunks: an operation, done when it returns."""
-        self.manage()
+        """Delete a file and its chunks: an operation, done when it returns (a key of one user: its own files)."""
         document = self.document(corpus_id, file_id)
+        try:
+            services.check_document_write(document, user_id=self.caller.only_user)
+        except services.DocumentNotYours as refused:
+            raise exceptions.PermissionDenied(str(refused)) from refused
         services.do_delete_document(document)
         corpus = names.rag_corpus(self.prefix, document.corpus_id)  # the corpus's operations answer its polls
         return Response(operation(names.operation(corpus, f"delete-{time.time_ns()}"), kind=EMPTY))
@@ -193,7 +199,7 @@ class RagFileView(RagView):
 
 class RagImportView(RagView):
     def post(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
-        """Import files from the server's import root (gs:// and file:// URIs): an operation a worker runs."""
+        """Import files from the app's import folder (gs:// and file:// URIs): an operation a worker runs."""
         self.manage()
         corpus = self.corpus(corpus_id)
         asked = rag_import.import_request(request.data)
@@ -202,6 +208,8 @@ class RagImportView(RagView):
                                               chunk_overlap=asked.chunk_overlap)
         except ImportsNotConfigured as off:
             raise errors.FailedPrecondition(str(off)) from off
+        except SourceNotFound as missing:  # another app's path too: 404 alike, so nothing of it is learnt
+            raise errors.NotFound(str(missing)) from missing
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         name = names.operation(names.rag_corpus(self.prefix, corpus.id), f"import-{record.id}")
@@ -244,7 +252,7 @@ class RagUploadView(RagView):
         try:
             added = services.do_add_document(corpus, data=data, filename=grant["file"], mime_type=grant["type"],
                                              display_name=grant["name"], description=grant.get("description", ""),
-                                             **grant.get("chunking", {}))
+                                             user_id=grant.get("user", ""), **grant.get("chunking", {}))
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         response = Response({"ragFile": self.file_json(added.document)})
@@ -252,7 +260,8 @@ class RagUploadView(RagView):
         return response
 
     def start(self, request: Request, corpus_id: str) -> Response:
-        self.manage()
+        """A key of one user uploads too: the file is that user's (``services.documents``), as ADK's
+        VertexAiRagMemoryService, given each user's key, keeps each user's sessions."""
         protocol = request.headers.get("X-Goog-Upload-Protocol", "").lower()
         if protocol == "multipart":
             return self.multipart(request, corpus_id)
@@ -262,7 +271,7 @@ class RagUploadView(RagView):
         corpus = self.corpus(corpus_id)
         body = wire.message(request.data or {}, _UPLOAD_SPEC)
         filename = request.headers.get("X-Goog-Upload-File-Name", "")
-        grant = {"app": self.app_name, "corpus": corpus.id, "file": filename,
+        grant = {"app": self.app_name, "user": self.caller.only_user or "", "corpus": corpus.id, "file": filename,
                  "name": (body.get("rag_file") or {}).get("display_name") or filename,
                  "description": (body.get("rag_file") or {}).get("description") or "",
                  "type": request.headers.get("X-Goog-Upload-Header-Content-Type", ""),
@@ -299,7 +308,8 @@ class RagUploadView(RagView):
             added = services.do_add_document(
                 corpus, data=upload.read(limit + 1), filename=upload.name, mime_type=upload.content_type or "",
                 display_name=(body.get("rag_file") or {}).get("display_name") or upload.name,
-                description=(body.get("rag_file") or {}).get("description") or "", **chunking(body.get("upload_rag_file_config")))
+                description=(body.get("rag_file") or {}).get("description") or "", user_id=self.caller.only_user or "",
+                **chunking(body.get("upload_rag_file_config")))
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         return Response({"ragFile": self.file_json(added.document)})
@@ -335,7 +345,7 @@ class RetrieveContextsView(RagView):
         metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None)]
         try:
             hits = search_and_rerank(
-                app_name=self.app_name, corpus_ids=corpus_ids, query=text, top_k=top_k,
+                app_name=self.app_name, user_id=self.caller.only_user, corpus_ids=corpus_ids, query=text, top_k=top_k,
                 vector_distance_threshold=_distance_threshold(given, store),
                 document_ids=sorted(file_ids) if files_named else None, metadata=metadata,
                 fusion=_fusion((config.get("hybrid_search") or {}).get(

@@ -2,8 +2,8 @@
 
 agentplatform 2.6 sends ``{"importRagFilesConfig": {"gcsSource": {"uris": […]},
 "ragFileTransformationConfig": {"rag_file_chunking_config": {"fixed_length_chunking": {…}}}, …}}``
-(``../shared/vertex-rag-wire.md`` §1). The URIs are read from the server's import root
-(``knowledge_app.import_sources``: ``gs://`` as a directory per bucket, and ``file://``); the
+(``../shared/vertex-rag-wire.md`` §1). The URIs are read from the app's folder under the server's
+import root (``knowledge_app.import_sources``: ``gs://`` as a directory per bucket, and ``file://``); the
 other sources of the proto's ``import_source`` oneof (Drive, Slack, Jira, SharePoint) are
 services a self-hosted server cannot reach, refused saying what is taken instead. The oneof
 has no inline source: bytes in the request are ``ragFiles:upload``'s.
@@ -59,8 +59,8 @@ def import_request(data: Any) -> ImportRequest:
     for field, service in _UNREACHABLE.items():
         if config.get(field):
             raise FailedPrecondition(
-                f"Cognizes cannot reach {service}: copy the files into a directory under the server's import root "
-                "and import them as gcsSource URIs (gs://BUCKET/path for ROOT/BUCKET/path, or file:///path), "
+                f"Cognizes cannot reach {service}: copy the files into a directory in the app's import folder "
+                "and import them as gcsSource URIs (gs://BUCKET/path for ROOT/<app>/BUCKET/path, or file:///path), "
                 "or upload each one (ragFiles:upload).")
     uris = (config.get("gcs_source") or {}).get("uris")
     if not uris:

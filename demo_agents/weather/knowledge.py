@@ -30,4 +30,4 @@ def add_handbook() -> list[Document]:
     )
     for path in sorted(FILES.glob("*.md")):
         services.do_add_document(corpus, data=path.read_bytes(), filename=path.name, mime_type="text/markdown")
-    return list(services.documents(APP_NAME, corpus.id).filter(status=DocumentStatus.PENDING).order_by("id"))
+    return list(services.documents(APP_NAME, corpus.id, user_id=None).filter(status=DocumentStatus.PENDING).order_by("id"))

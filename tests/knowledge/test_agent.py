@@ -19,10 +19,12 @@ from tools_app.models import ToolExecution
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _indexed_handbook(app_name: str, filename: str = "handbook.md", text: str = HANDBOOK) -> Corpus:
-    corpus = Corpus.objects.create(app_name=app_name, display_name="Handbook", chunk_size=40, chunk_overlap=5)
+def _indexed_handbook(app_name: str, filename: str = "handbook.md", text: str = HANDBOOK, *,
+                      corpus: Corpus | None = None, user_id: str = "") -> Corpus:
+    corpus = corpus or Corpus.objects.create(app_name=app_name, display_name="Handbook", chunk_size=40,
+                                             chunk_overlap=5)
     data = text.encode()
-    document = Document.objects.create(corpus=corpus, app_name=app_name, display_name=filename,
+    document = Document.objects.create(corpus=corpus, app_name=app_name, user_id=user_id, display_name=filename,
                                        source_uri=filename, mime_type="text/markdown", size_bytes=len(data),
                                        content_hash=hashlib.sha256(data).hexdigest(), content=data)
     assert do_ingest(document.id).endswith("chunks")
@@ -46,6 +48,22 @@ async def test_an_agent_searches_the_corpora_it_was_given_and_the_call_is_audite
     assert events[-1].content.parts[0].text.startswith("Done: {'passages'")
     audited = await run_in_db_thread(lambda: list(ToolExecution.objects.filter(tool_name="search_knowledge")))
     assert [(e.app_name, e.status) for e in audited] == [("shop", "succeeded")]
+
+
+async def test_the_tool_searches_as_the_turns_user_never_finding_another_users_documents():
+    """Issue 41 H: a document uploaded with bob's key is bob's; the agent of ada's turn never finds it."""
+    corpus = await run_in_db_thread(_indexed_handbook, "shop")
+    notes = "Bob's private deal: 40 days of paid leave a year, agreed with the director."
+    await run_in_db_thread(_indexed_handbook, "shop", "bobs-deal.md", notes, corpus=corpus, user_id="bob")
+    agent = LlmAgent(name="helper", model=ScriptedLlm(tool_name="search_knowledge", argument="query"))
+    runner = runner_for(agent, app_name="shop", knowledge=["Handbook"], memory="off")
+    message = types.Content(role="user", parts=[types.Part(text="How many days of paid leave does Bob get?")])
+
+    for user, sees_bobs in (("ada", False), ("bob", True)):
+        events = [e async for e in runner.run_async(user_id=user, session_id=f"s-{user}", new_message=message)]
+        [response] = [p.function_response.response for e in events for p in e.content.parts or []
+                      if p.function_response]
+        assert ("bobs-deal.md" in {passage["document"] for passage in response["passages"]}) is sees_bobs, user
 
 
 def test_a_long_document_shows_its_progress_while_it_is_embedded(monkeypatch):

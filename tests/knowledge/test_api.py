@@ -226,3 +226,40 @@ def test_a_read_only_key_searches_but_changes_nothing(celery_worker):
     assert found.status_code == 200 and "leave" in found.json()[0]["text"]
     assert reader.post(BASE, {"display_name": "Mine"}, format="json").status_code == 403
     assert _upload(reader, corpus_id, b"more", "more.txt", "text/plain").status_code == 403
+
+
+def test_a_users_key_uploads_documents_of_its_own_that_other_users_keys_never_see(celery_worker):
+    """Issue 41 H on the native API: bob's document is bob's; ada's key neither lists, reads, changes nor finds
+    it (by search, with or without a metadata filter); the app's document is seen by both and changed by neither."""
+    app, ada, bob = client_for("shop"), client_for("shop", user_id="ada"), client_for("shop", user_id="bob")
+    corpus_id = _corpus(app)
+    shared = _upload(app, corpus_id, HANDBOOK.encode(), "handbook.md").json()
+    private = "Bob's private deal: 40 days of paid leave a year."
+    bobs = _upload(bob, corpus_id, private.encode(), 'deal.md&metadata={"team": "sales"}')
+    assert bobs.status_code == 201 and bobs.json()["user_id"] == "bob" and shared["user_id"] == ""
+    bobs = bobs.json()
+    assert _indexed(app, corpus_id, bobs["id"])["status"] == "active"
+    assert _indexed(app, corpus_id, shared["id"])["status"] == "active"
+
+    def listed(api) -> set[int]:
+        return {d["id"] for d in api.get(f"{BASE}{corpus_id}/documents/").json()["results"]}
+
+    def found(api, **given) -> set[int]:
+        answer = api.post(f"{BASE}{corpus_id}/search/", {"query": "private deal paid leave", "top_k": 50, **given},
+                          format="json")
+        assert answer.status_code == 200, answer.json()
+        return {hit["document_id"] for hit in answer.json()}
+
+    both = {shared["id"], bobs["id"]}
+    assert listed(app) == listed(bob) == found(app) == found(bob) == both
+    assert listed(ada) == found(ada) == {shared["id"]} and found(ada, metadata={"team": "sales"}) == set()
+    assert found(bob, metadata={"team": "sales"}) == {bobs["id"]}
+    mine = f"{BASE}{corpus_id}/documents/{bobs['id']}/"
+    assert ada.get(mine).status_code == ada.get(mine + "chunks/").status_code == 404
+    assert ada.patch(mine, {"metadata": {}}, format="json").status_code == ada.delete(mine).status_code == 404
+    theirs = f"{BASE}{corpus_id}/documents/{shared['id']}/"
+    refused = bob.delete(theirs)
+    assert refused.status_code == 403 and "uploaded with a key of that user" in str(refused.json())
+    assert bob.patch(mine, {"metadata": {"team": "support"}}, format="json").status_code == 200
+    assert bob.delete(mine).status_code == 204
+    assert set(Document.objects.values_list("id", flat=True)) == {shared["id"]}

@@ -1,9 +1,10 @@
 """RAG Engine's ``ragFiles:import`` from the server's import root, through agentplatform's ``rag.import_files``.
 
 A directory of files in several formats and scripts is imported as ``gs://BUCKET`` (the bucket a
-directory under ``COGNIZES_KNOWLEDGE_IMPORT_ROOT``) by a real worker; the operation is polled
+directory in the app's folder under ``COGNIZES_KNOWLEDGE_IMPORT_ROOT``) by a real worker; the operation is polled
 until every file is indexed, with honest counts; importing again skips what is there. What the
-server cannot or must not read (outside the root, ``..``, Drive) is refused, nothing stored.
+server cannot or must not read (another app's folder, outside the root, ``..``, links, Drive) is refused,
+nothing stored; a link swapped in between listing and reading is not followed.
 
 agentplatform's ``import_files`` first asks Google Cloud Storage whether each bucket belongs to
 the client's project (``_gcs_utils.GcsUtils._verify_bucket_ownership``) and gives up when it
@@ -14,6 +15,7 @@ is shortened so the tests stay fast.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 
@@ -26,6 +28,7 @@ from knowledge_app import imports, services
 from knowledge_app.models import Document, DocumentStatus, Import, ImportStatus
 from tests.knowledge.files import docx_bytes
 from tests.knowledge.test_api import HANDBOOK
+from tests.vertex.conftest import APP
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,9 +56,12 @@ def _sdk(monkeypatch):
 
 @pytest.fixture
 def root(settings, tmp_path):
-    """The import root, with a bucket ``handbooks`` of files in several formats and scripts, and a file outside it."""
+    """The import root, with the app's bucket ``handbooks`` of files in several formats and scripts, another app's
+    bucket ``forecasts``, and a file outside the root."""
     root = tmp_path / "imports"
-    bucket = root / "handbooks"
+    bucket = root / APP / "handbooks"
+    (root / "weather" / "forecasts").mkdir(parents=True)
+    (root / "weather" / "forecasts" / "secret.txt").write_text(SECRET)
     (bucket / "policies" / "old").mkdir(parents=True)
     (bucket / ".git").mkdir()
     (bucket / "policies" / "handbook.md").write_text(HANDBOOK)
@@ -72,6 +78,7 @@ def root(settings, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text(SECRET)
     os.symlink(outside, bucket / "policies" / "link.txt")  # a link out of the root: failed, not read
+    os.symlink(bucket / "prices.csv", bucket / "prices-link.csv")  # a link within the bucket: not followed either
     settings.COGNIZES_KNOWLEDGE_IMPORT_ROOT = str(root)
     return root
 
@@ -91,7 +98,7 @@ def test_a_bucket_directory_is_imported_indexed_and_searchable_and_importing_aga
     done = rag.import_files(name=corpus.name, import_config=config)
 
     print(f"imported and indexed in {time.monotonic() - started:.1f} s")
-    assert (done.imported_rag_files_count, done.skipped_rag_files_count, done.failed_rag_files_count) == (6, 1, 3)
+    assert (done.imported_rag_files_count, done.skipped_rag_files_count, done.failed_rag_files_count) == (6, 1, 4)
     files = {f.display_name: f for f in rag.list_files(name=corpus.name).rag_files}
     assert sorted(files) == sorted(["handbook.md", "中文.txt", "правила.txt", "prices.csv", "welcome.html",
                                     "security.docx", "logo.png"])
@@ -100,7 +107,8 @@ def test_a_bucket_directory_is_imported_indexed_and_searchable_and_importing_aga
     record = Import.objects.get()
     assert (record.chunk_size, record.chunk_overlap) == (512, 64)
     assert sorted(record.failures) == ["gs://handbooks/empty.txt is empty (0 bytes): there is nothing to index.",
-                                       "gs://handbooks/policies/link.txt: a link to outside the import root"]
+                                       "gs://handbooks/policies/link.txt: a link (links are not followed)",
+                                       "gs://handbooks/prices-link.csv: a link (links are not followed)"]
     assert not any(SECRET.encode() in bytes(d.content) for d in Document.objects.all())
 
     for query, source in (("会议室要提前多久预订", "gs://handbooks/policies/中文.txt"),
@@ -111,8 +119,8 @@ def test_a_bucket_directory_is_imported_indexed_and_searchable_and_importing_aga
         assert [context.source_uri for context in found] == [source], query
 
     again = rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": [
-        "gs://handbooks/", f"file://{root}/handbooks/policies"]}})  # a file named twice is one file
-    assert (again.imported_rag_files_count, again.skipped_rag_files_count, again.failed_rag_files_count) == (0, 8, 2)
+        "gs://handbooks/", f"file://{root}/{APP}/handbooks/policies"]}})  # a file named twice is one file
+    assert (again.imported_rag_files_count, again.skipped_rag_files_count, again.failed_rag_files_count) == (0, 8, 3)
     assert Document.objects.count() == 7
 
 
@@ -121,7 +129,7 @@ def test_an_import_is_an_operation_polled_at_its_name_and_only_the_apps_key_read
     corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
     headers = {"x-goog-api-key": server.key}
     started = httpx.post(f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import", headers=headers, json={
-        "importRagFilesConfig": {"gcsSource": {"uris": [f"file://{root}/handbooks/policies/handbook.md"]}}})
+        "importRagFilesConfig": {"gcsSource": {"uris": [f"file://{root}/{APP}/handbooks/policies/handbook.md"]}}})
     assert started.status_code == 200, started.text
     name = started.json()["name"]
     assert name.startswith(corpus.name + "/operations/import-")
@@ -145,16 +153,73 @@ def test_an_import_is_an_operation_polled_at_its_name_and_only_the_apps_key_read
     assert elsewhere.status_code == 404
 
 
-def test_uris_outside_the_root_are_refused_and_nothing_is_stored(rag, root):
+def test_uris_outside_the_apps_folder_are_refused_and_nothing_is_stored(rag, root):
     corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
-    for uri in ("gs://handbooks/../../outside.txt", "gs://../outside.txt", f"file://{root.parent}/outside.txt",
-                "gs://handbooks/policies/link.txt", "/etc/hostname"):
+    malformed = ("gs://handbooks/../../outside.txt", "gs://../outside.txt", "gs://handbooks/policies/link.txt",
+                 "/etc/hostname")
+    elsewhere = ("gs://forecasts/secret.txt", f"file://{root}/weather/forecasts/secret.txt",  # another app's
+                 f"file://{root.parent}/outside.txt", "file:///etc/hostname", "gs://weather/forecasts/secret.txt")
+    for uri in malformed + elsewhere:
         with pytest.raises(ClientError) as refused:  # with a URI that is taken: the import is refused as a whole
             rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": ["gs://handbooks/prices.csv",
                                                                                       uri]}})
-        assert refused.value.code == 400 and refused.value.status == "INVALID_ARGUMENT", uri
-        assert uri in refused.value.message and str(root) not in refused.value.message  # the root's place untold
+        expected = (400, "INVALID_ARGUMENT") if uri in malformed else (404, "NOT_FOUND")
+        assert (refused.value.code, refused.value.status) == expected, uri
+        assert uri in refused.value.message, uri
+        assert str(root) not in refused.value.message.replace(uri, ""), uri  # the root's place untold
     assert not Import.objects.exists() and not Document.objects.exists()
+
+
+def test_another_apps_key_finds_none_of_this_apps_files_and_imports_its_own(server, root):
+    """A bucket belongs to the app whose folder holds it: weather's key imports gs://forecasts, and this app's
+    bucket, by either spelling, is as unknown to it as a bucket no one has (404, nothing read)."""
+    weather = {"x-goog-api-key": server.key_for(app_name="weather")}
+    created = httpx.post(f"{server.base_url}v1beta1/ragCorpora", headers=weather, json={"displayName": "Forecasts"})
+    corpus = created.json()["response"]["name"]
+    for uri in ("gs://handbooks/prices.csv", f"file://{root}/{APP}/handbooks/prices.csv", "gs://nowhere/x.txt"):
+        refused = httpx.post(f"{server.base_url}v1beta1/{corpus}/ragFiles:import", headers=weather,
+                             json={"importRagFilesConfig": {"gcsSource": {"uris": [uri]}}})
+        assert refused.status_code == 404, (uri, refused.text)
+        assert refused.json()["error"]["message"] == f"{uri} does not exist in this app's import folder." \
+            or "only in the app's own folder" in refused.json()["error"]["message"]
+    assert not Import.objects.exists()
+    taken = httpx.post(f"{server.base_url}v1beta1/{corpus}/ragFiles:import", headers=weather,
+                       json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://forecasts"]}}})
+    assert taken.status_code == 200, taken.text
+    assert Import.objects.get().uris == ["gs://forecasts"]
+
+
+def test_a_file_swapped_for_a_link_between_listing_and_reading_is_not_followed(root, tmp_path, monkeypatch):
+    """Issue 41 C: the worker lists the bucket, then reads each file. Between the two, a listed file and a listed
+    directory are replaced on disk by links to outside the root: neither is followed, the outside never read."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "中文.txt").write_text(SECRET + " (a directory swapped)")
+    policies = root / APP / "handbooks" / "policies"
+    corpus = services.do_create_corpus(app_name=APP, display_name="Handbooks")
+    record = Import.objects.create(corpus=corpus, app_name=APP, uris=["gs://handbooks/policies"])
+    real_batch, swapped = imports._add_batch, []
+
+    def swap_then_add(*args, **kwargs):
+        if not swapped:  # the files are listed; none read yet
+            (policies / "handbook.md").unlink()
+            os.symlink(tmp_path / "outside.txt", policies / "handbook.md")
+            (policies / "old" / "中文.txt").unlink()
+            (policies / "old").rmdir()
+            os.symlink(elsewhere, policies / "old")
+            swapped.append(True)
+        return real_batch(*args, **kwargs)
+
+    monkeypatch.setattr(imports, "_add_batch", swap_then_add)
+    imports.do_run_import(record.id)
+
+    assert swapped
+    assert not any(SECRET.encode() in bytes(d.content) for d in Document.objects.all())
+    record.refresh_from_db()
+    assert sorted(record.failures) == ["gs://handbooks/policies/handbook.md: a link (links are not followed)",
+                                       "gs://handbooks/policies/link.txt: a link (links are not followed)",
+                                       "gs://handbooks/policies/old/中文.txt: a link (links are not followed)"]
+    assert sorted(Document.objects.values_list("display_name", flat=True)) == ["правила.txt", "中文.txt"]
 
 
 def test_imports_are_refused_naming_the_setting_while_no_root_is_configured(rag, settings):
@@ -180,8 +245,8 @@ def test_a_google_drive_source_is_refused_saying_what_is_taken_instead(rag, root
 def test_an_import_whose_worker_died_mid_way_runs_again_counting_each_file_once(root, monkeypatch, celery_worker):
     """Killed after its first batch, mid-way through the second: sent again once its lease ran out, each file
     counted once (the first batch's document as imported, not as already there)."""
-    corpus = services.do_create_corpus(app_name="shop", display_name="Handbooks")
-    record = Import.objects.create(corpus=corpus, app_name="shop", uris=["gs://handbooks/policies"])  # no message
+    corpus = services.do_create_corpus(app_name=APP, display_name="Handbooks")
+    record = Import.objects.create(corpus=corpus, app_name=APP, uris=["gs://handbooks/policies"])  # no message
     monkeypatch.setattr(imports, "BATCH_FILES", 2)
     real_add, calls = services.do_add_document, []
 
@@ -208,3 +273,17 @@ def test_an_import_whose_worker_died_mid_way_runs_again_counting_each_file_once(
     recovered = Import.objects.get(id=record.id)
     assert (progress.imported, progress.skipped, progress.failed) == (3, 1, 1)  # handbook.md imported, not skipped
     assert recovered.attempts == 2 and recovered.added_count == 3 and Document.objects.count() == 3
+
+
+@pytest.mark.parametrize("uri", ["gs://handbooks/" + "x" * 600, "gs://handbooks/a\x00b", "file:///a%00b",
+                                 "gs://handbooks/\ud800", "file:///%ED%A0%80", "gs://" + "a/" * 3000,
+                                 "file://elsewhere/x", "file:///", "gs:///x", "gs://handbooks/prices.csv/x"])
+def test_hostile_uris_get_a_4xx_that_says_what_is_wrong_and_nothing_is_stored(server, root, uri):
+    headers = {"x-goog-api-key": server.key, "Content-Type": "application/json"}
+    created = httpx.post(f"{server.base_url}v1beta1/ragCorpora", headers=headers, json={"displayName": "H"})
+    corpus = created.json()["response"]["name"]
+    body = '{"importRagFilesConfig": {"gcsSource": {"uris": [%s]}}}' % json.dumps(uri)  # a lone surrogate as sent
+    refused = httpx.post(f"{server.base_url}v1beta1/{corpus}/ragFiles:import", headers=headers, content=body)
+    assert refused.status_code in (400, 404), refused.text
+    assert refused.json()["error"]["message"] and str(root) not in refused.json()["error"]["message"]
+    assert not Import.objects.exists()

@@ -7,6 +7,7 @@ loses that event. The corpus here cuts at 40 tokens, so every session spans chun
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from asgiref.sync import sync_to_async
 from google.adk.events import Event
@@ -69,3 +70,77 @@ async def test_sessions_added_are_found_whole_in_every_language_and_only_for_the
     found = await memory.search_memory(app_name="mover", user_id="bob", query="Where did I move?")
     assert _texts(found) == [BOB[0][1]] and found.memories[0].author == "user"
     assert _texts(await memory.search_memory(app_name="mover", user_id="carol", query="Lisbon")) == []
+
+
+
+async def _two_sessions_indexed(alices, bobs) -> Document:
+    """alice's session added by ``alices`` service, bob's by ``bobs``; alice's file, once both are indexed."""
+    await alices.add_session_to_memory(_session("s1", "alice", ALICE))
+    await bobs.add_session_to_memory(_session("s2", "bob", BOB))
+
+    def indexed() -> bool:
+        return Document.objects.filter(status=DocumentStatus.ACTIVE).count() == 2
+
+    assert await eventually(sync_to_async(indexed), timeout=120)
+    return await sync_to_async(lambda: Document.objects.defer("content").get(user_id="alice"))()
+
+
+async def _bob_sees_nothing_of_alices(server, corpus_id: int, alices: Document, bob_key: str) -> None:
+    """bob's key, by any client, asks for alice's file by name and searches the whole corpus: nothing of hers."""
+    name = f"ragCorpora/{corpus_id}"
+    bob, app = {"x-goog-api-key": bob_key}, {"x-goog-api-key": server.key}
+    async with httpx.AsyncClient(base_url=server.base_url + "v1beta1/") as http:
+        async def retrieve(headers, **resource) -> list[str]:
+            answer = await http.post(server.base_url + "v1beta1/:retrieveContexts", headers=headers, json={
+                "vertexRagStore": {"rag_resources": [{"rag_corpus": name, **resource}]},
+                "query": {"text": "Lisbon river Tokyo Kazan Porto bridges", "similarity_top_k": 50}})
+            assert answer.status_code == 200, answer.text
+            return [c["sourceDisplayName"] for c in answer.json().get("contexts", {}).get("contexts", [])]
+
+        listed = {f["displayName"] for f in (await http.get(f"{name}/ragFiles", headers=bob)).json()["ragFiles"]}
+        assert len(listed) == 1 and alices.display_name not in listed  # bob's own file only
+        assert (await http.get(f"{name}/ragFiles/{alices.id}", headers=bob)).status_code == 404
+        assert (await http.delete(f"{name}/ragFiles/{alices.id}", headers=bob)).status_code == 404
+        assert await retrieve(bob, rag_file_ids=[str(alices.id)]) == []
+        assert set(await retrieve(bob)) == listed
+        assert alices.display_name in await retrieve(app)  # the app's key sees every user's
+        assert len((await http.get(f"{name}/ragFiles", headers=app)).json()["ragFiles"]) == 2
+
+    native = f"{server.base_url}api/v1/apps/{APP}/corpora/{corpus_id}/"
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {bob_key}"}) as http:
+        assert alices.id not in {d["id"] for d in (await http.get(native + "documents/")).json()["results"]}
+        assert (await http.get(native + f"documents/{alices.id}/")).status_code == 404
+        assert (await http.get(native + f"documents/{alices.id}/chunks/")).status_code == 404
+        assert (await http.delete(native + f"documents/{alices.id}/")).status_code == 404
+        hits = (await http.post(native + "search/", json={"query": "Lisbon river", "top_k": 50})).json()
+        assert alices.id not in {hit["document_id"] for hit in hits}
+        # alice's bytes uploaded by bob: a new document of bob's, not an answer naming (or changing) hers
+        content = await sync_to_async(lambda: bytes(Document.objects.get(id=alices.id).content))()
+        copied = await http.post(native + "documents/?filename=copy.txt", content=content,
+                                 headers={"Content-Type": "text/plain"})
+    assert copied.status_code == 201 and copied.json()["id"] != alices.id and copied.json()["user_id"] == "bob"
+    assert await sync_to_async(Document.objects.filter(id=alices.id, user_id="alice").exists)()
+
+
+async def test_sessions_added_with_the_apps_key_are_their_users_files_other_users_keys_get_none(
+        memory, server, celery_worker):
+    """Issue 41 H as reported: ADK's service, run with the app's key, keeps every user's sessions in one corpus and
+    filters by user only in the client; bob's own key, asking the server directly, gets nothing of alice's."""
+    alices = await _two_sessions_indexed(memory, memory)
+    assert alices.display_name.startswith("adk-memory-v1.")
+    bob_key = await sync_to_async(server.key_for)(user_id="bob")
+    await _bob_sees_nothing_of_alices(server, alices.corpus_id, alices, bob_key)
+
+
+async def test_each_user_adds_sessions_with_a_key_of_their_own_and_other_users_keys_get_none(server, celery_worker):
+    """With a key per user, ADK's service uploads each user's sessions (a key of one user may upload: the file is
+    its user's) and finds them; the other user's key gets nothing of them."""
+    corpus = await sync_to_async(services.do_create_corpus)(app_name=APP, display_name="Memories", chunk_size=40,
+                                                           chunk_overlap=8)
+    keys = {user: await sync_to_async(server.key_for)(user_id=user) for user in ("alice", "bob")}
+    memories = {user: VertexAiRagMemoryService(base_url=server.base_url, api_key=key, rag_corpus=str(corpus.id),
+                                               similarity_top_k=10) for user, key in keys.items()}
+    alices = await _two_sessions_indexed(memories["alice"], memories["bob"])
+    found = _texts(await memories["alice"].search_memory(app_name="mover", user_id="alice", query="Where do I live?"))
+    assert ALICE[2][1] in found
+    await _bob_sees_nothing_of_alices(server, corpus.id, alices, keys["bob"])
