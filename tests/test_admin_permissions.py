@@ -34,9 +34,6 @@ EXEMPT = {
 STOCK_REDIRECT = re.compile(r"(_history|^None)$")
 """Django's history view and the bare ``<id>/`` redirect answer 302 for an object that does not exist, before
 they check a permission (Django's own order); for one that does, they refuse as every other view."""
-NOT_YET = {"tools_app_tool_import": "issue 41 I: the OpenAPI import view, fixed on another branch"}
-
-
 def _walk(patterns: list, prefix: str = "") -> list[tuple[str, str]]:
     found = []
     for pattern in patterns:
@@ -62,8 +59,7 @@ def _cases() -> list:
         url = _url(route)
         if url is None or name in EXEMPT:
             continue
-        marks = [pytest.mark.xfail(reason=NOT_YET[name], strict=False)] if name in NOT_YET else []
-        cases.append(pytest.param(url, name, id=f"{name}:{route}", marks=marks))
+        cases.append(pytest.param(url, name, id=f"{name}:{route}"))
     return cases
 
 
@@ -101,7 +97,7 @@ def test_the_custom_views_are_the_known_ones():
     stock = re.compile(r"_(changelist|add|change|delete|history|password_change)$")
     custom = {name for _, name in _walk(admin.site.get_urls())
               if name not in EXEMPT and name not in ("None", "app_list", "autocomplete") and not stock.search(name)}
-    assert custom == {"artifacts_app_artifact_content", "knowledge_app_corpus_search", *NOT_YET}
+    assert custom == {"artifacts_app_artifact_content", "knowledge_app_corpus_search", "tools_app_tool_import"}
 
 
 def test_the_view_permission_opens_the_artifact_content_and_the_corpus_search():
