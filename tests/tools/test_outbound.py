@@ -196,3 +196,33 @@ async def test_tls_to_a_pinned_address_verifies_the_certificate_of_the_hostname(
         server.server_close()
 
     assert (response.status_code, response.text) == (200, "ok")
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_openapi_tool_whose_name_rebinds_to_loopback_is_not_reached_either(listener, monkeypatch, settings):
+    """OpenAPI tools are pinned by ADK itself (``rest_api_tool._send_pinned_async``): held here, beside MCP's."""
+    from infra.db_threads import run_in_db_thread
+    from tests.tools.conftest import weather_document
+    from tools_app import services
+    from tools_app.adk import build_tool
+    from tools_app.models import Tool
+
+    settings.COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = False
+    monkeypatch.setenv("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")
+    port, reached = listener
+    await run_in_db_thread(services.do_import_openapi, app_name="shop",
+                           document=weather_document(f"http://rebind.test:{port}"))
+    row = await run_in_db_thread(lambda: Tool.objects.get(app_name="shop", name="get_weather"))
+    resolver = Resolver("rebind.test", PUBLIC, "127.0.0.1")
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    tool = build_tool(row)
+    tool.timeout_seconds = 1
+
+    try:
+        answer = await tool.call(args={"city": "Paris"}, tool_context=None)
+    except Exception as error:  # the public address is not reachable from the test machine
+        answer = {"error": str(error)}
+
+    assert "error" in answer
+    assert reached == []
+    assert resolver.lookups == 1  # the check's: the connection went to the address it returned
