@@ -37,6 +37,20 @@ BIGINT = 2**63 - 1
 """The largest id, version or offset PostgreSQL stores: integer inputs stop here (a larger one is a 400, not a 500)."""
 
 
+def parse_id(value: object) -> int | None:
+    """The row id (or offset) ``value`` spells, if it is 1–19 ASCII digits within ``BIGINT``; None for anything else.
+
+    Every id read from a path, a page token or a name goes through here: ``str.isdigit`` is also true for '²'
+    (which ``int()`` refuses: a 500 before) and for other scripts' digits, and an id past bigint made PostgreSQL
+    fail the query (issue 41 K). None is the caller's 404 or 400.
+    """
+    text = value if isinstance(value, str) else str(value)
+    if not (0 < len(text) <= 19 and text.isascii() and text.isdigit()):
+        return None
+    number = int(text)
+    return number if number <= BIGINT else None
+
+
 @dataclass(frozen=True)
 class Scope:
     app_name: str
@@ -163,11 +177,21 @@ class Pagination(LimitOffsetPagination):
     default_limit = 100
     max_limit = 1000
 
+    def get_limit(self, request: Request) -> int | None:
+        _check_whole_number(request, self.limit_query_param)
+        return super().get_limit(request)
+
     def get_offset(self, request: Request) -> int:
-        offset = super().get_offset(request)
-        if offset > BIGINT:
-            raise exceptions.ValidationError({"offset": [f"Ensure this value is at most {BIGINT}."]})
-        return offset
+        _check_whole_number(request, self.offset_query_param)
+        return super().get_offset(request)
+
+
+def _check_whole_number(request: Request, name: str) -> None:
+    """A paging parameter given must be ASCII digits within bigint: DRF quietly answered the first page for
+    ``offset=²`` or ``offset=abc``, as if it had been read (issue 41 K)."""
+    value = request.query_params.get(name)
+    if value not in (None, "") and parse_id(value) is None:
+        raise exceptions.ValidationError({name: [f"Ensure this value is a whole number from 0 to {BIGINT}."]})
 
 
 class _UtcTimeField(IsoDateTimeField):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
 from django.conf import settings
@@ -18,7 +19,8 @@ class PayloadTooLarge(exceptions.APIException):
 
 class LimitedJSONParser(JSONParser):
     """JSON bodies up to ``COGNIZES_API_MAX_BODY_BYTES``: a larger body is refused before it is parsed, and one
-    nested deeper than ``MAX_JSON_DEPTH`` or holding NUL after it."""
+    nested deeper than ``MAX_JSON_DEPTH``, holding NUL or a number past a double's range after it (NaN and
+    Infinity, which JSON has not, are refused by DRF's strict parsing)."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
         limit = settings.COGNIZES_API_MAX_BODY_BYTES
@@ -33,7 +35,7 @@ class LimitedJSONParser(JSONParser):
             data = super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError("The JSON is nested too deeply.") from None
-        _refuse_unstorable(data)
+        refuse_unstorable(data)
         return data
 
 
@@ -41,8 +43,9 @@ MAX_JSON_DEPTH = 100
 """Deeper JSON is refused: what reads it later (ADK's models, the Vertex translation) recurses per level."""
 
 
-def _refuse_unstorable(data: Any) -> None:
-    """Refuse JSON nested deeper than ``MAX_JSON_DEPTH``, or holding NUL (PostgreSQL cannot store it); no recursion."""
+def refuse_unstorable(data: Any) -> None:
+    """Refuse JSON nested deeper than ``MAX_JSON_DEPTH``, or holding NUL or an infinite number (PostgreSQL's jsonb
+    stores neither; the number also overflowed ``int()`` in the views); no recursion."""
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
@@ -56,4 +59,8 @@ def _refuse_unstorable(data: Any) -> None:
         elif isinstance(value, str) and "\x00" in value:
             raise exceptions.ParseError(
                 "Text may not contain NUL (\\u0000) characters; PostgreSQL cannot store them."
+            )
+        elif isinstance(value, float) and not math.isfinite(value):  # 1e400: Python reads it as inf
+            raise exceptions.ParseError(
+                "Numbers must be finite: a number beyond ±1.8e308 (such as 1e400) cannot be stored or compared."
             )

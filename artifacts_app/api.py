@@ -14,6 +14,7 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -92,6 +93,8 @@ class ArtifactContentView(ScopedView):
                 _key(app_name, user_id, session_id, filename), part={"inline_data": {"mime_type": mime_type}},
                 data=data, mime_type=mime_type, custom_metadata=None, now=time.time(),
             )
+        except services.InvalidArtifact as error:
+            raise ValidationError({"artifact": [str(error)]}) from error
         except services.ArtifactError as error:
             raise PayloadTooLarge(str(error)) from error
         return Response({"filename": filename, "version": version}, status=status.HTTP_201_CREATED)

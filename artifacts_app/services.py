@@ -24,6 +24,10 @@ class ArtifactError(Exception):
     """A save refused (too large, not a kind of part an artifact can be)."""
 
 
+class InvalidArtifact(ArtifactError):
+    """A save refused for what it is named or typed: a name or media type longer than is kept."""
+
+
 @dataclass(frozen=True)
 class Key:
     """Where an artifact lives: ``session_id`` is "" for a user's artifact (a ``user:`` name)."""
@@ -52,6 +56,8 @@ def do_save(
     limit = settings.COGNIZES_ARTIFACT_MAX_BYTES
     if size > limit:
         raise ArtifactError(f"The artifact is {size} bytes; the most one version may hold is {limit}.")
+    _check_length(key.filename, "A filename", Artifact)
+    _check_length(mime_type or "", "A media type (Content-Type)", ArtifactVersion)
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(_NEXT_VERSION_SQL, [key.app_name, key.user_id, key.session_id, key.filename])
@@ -64,6 +70,13 @@ def do_save(
             with _binary_cursor() as cursor:
                 cursor.execute("INSERT INTO artifact_contents (version_id, data) VALUES (%s, %b)", [stored.pk, data])
     return version
+
+
+def _check_length(value: str, label: str, model: type[Artifact] | type[ArtifactVersion]) -> None:
+    """Refuse text longer than its column, naming the limit (PostgreSQL's DataError was a 500: issue 41 K)."""
+    limit = model._meta.get_field("filename" if model is Artifact else "mime_type").max_length
+    if limit is not None and len(value) > limit:
+        raise InvalidArtifact(f"{label} may have at most {limit} characters (this one has {len(value)}).")
 
 
 def get_version(key: Key, version: int | None = None) -> ArtifactVersion | None:

@@ -9,6 +9,7 @@ as a lookup. A condition ``(key, op, value)`` compares the document's value of
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -40,7 +41,21 @@ def checked(metadata: Any) -> dict[str, Any]:
         values = value if isinstance(value, list) else [value]
         if not all(isinstance(item, _SCALARS) for item in values):
             raise InvalidMetadata(f"Metadata {key!r}: a value is a string, number or boolean, or a list of them.")
+        for item in values:
+            check_storable(key, item)
     return metadata
+
+
+def check_storable(key: str, value: Any) -> None:
+    """Refuse what PostgreSQL's jsonb cannot hold: NaN and infinite numbers (``1e400`` reads as inf), and NUL in text.
+
+    Metadata arrive by more ways than a JSON body the API's parser checks (a query parameter, python-aiplatform's
+    Python-literal form part), so the store checks them itself (issue 41 K: each was a 500).
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidMetadata(f"Metadata {key!r}: a number must be finite (not NaN, nor beyond ±1.8e308).")
+    if isinstance(value, str) and "\x00" in value:
+        raise InvalidMetadata(f"Metadata {key!r}: text may not contain NUL (\\u0000) characters.")
 
 
 def check_key(key: str) -> None:
@@ -56,6 +71,7 @@ def matching(conditions: Iterable[Condition]) -> Q:
         if op not in OPERATORS or not isinstance(value, _SCALARS):
             raise InvalidMetadata(f"Compare metadata {key!r} with one of {', '.join(OPERATORS)} to a string, "
                                   "number or boolean.")
+        check_storable(key, value)
         if op in ("=", "!="):
             equal = Q(metadata__contains={key: value}) | Q(metadata__contains={key: [value]})
             kept &= equal if op == "=" else ~equal

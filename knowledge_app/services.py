@@ -82,6 +82,7 @@ def do_create_corpus(*, app_name: str, display_name: str, description: str = "",
                      chunk_overlap: int = 200) -> Corpus:
     if not display_name.strip():
         raise KnowledgeError("A corpus needs a display name.")
+    _check_lengths(Corpus, display_name=display_name.strip())
     check_chunking(chunk_size, chunk_overlap)
     return Corpus.objects.create(app_name=app_name, display_name=display_name.strip(), description=description,
                                  chunk_size=chunk_size, chunk_overlap=chunk_overlap)
@@ -138,7 +139,7 @@ def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: st
             Document.objects.filter(id=known.id).update(chunk_size=chunking[0], chunk_overlap=chunking[1])
             do_reindex(known)
         return Added(owned.get(id=known.id), created=False)
-    guessed = mime_type.split(";")[0].strip() or mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    guessed = check_document_fields(filename=filename, mime_type=mime_type, display_name=display_name)
     try:
         with transaction.atomic():
             document = Document.objects.create(
@@ -170,6 +171,26 @@ def get_memory_file_user(display_name: str) -> str:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return ""
     return user if 0 < len(user) <= MAX_KEY_LENGTH and "\x00" not in user else ""
+
+
+def check_document_fields(*, filename: str, mime_type: str, display_name: str = "") -> str:
+    """The media type a document of these names is stored with (the type's own, else the name's guess); a
+    ``KnowledgeError`` if a name or the type is longer than what is kept, said before an upload's bytes are sent."""
+    guessed = mime_type.split(";")[0].strip() or mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    _check_lengths(Document, display_name=display_name or filename, source_uri=filename, mime_type=guessed)
+    return guessed
+
+
+_LABELS = {"display_name": "A display name", "source_uri": "A file name", "mime_type": "A media type (Content-Type)"}
+
+
+def _check_lengths(model: type[Corpus] | type[Document], **values: str) -> None:
+    """Refuse text longer than its column with a message naming the limit (it was PostgreSQL's DataError, a 500:
+    issue 41 K). Refused, not cut: a name kept shorter than given would no longer be the one the caller knows."""
+    for name, value in values.items():
+        limit = model._meta.get_field(name).max_length
+        if limit is not None and len(value) > limit:
+            raise KnowledgeError(f"{_LABELS[name]} may have at most {limit} characters (this one has {len(value)}).")
 
 
 def do_set_metadata(document: Document, metadata: dict[str, Any]) -> None:

@@ -43,7 +43,7 @@ def named_span(question: str, reference: datetime) -> Span | None:
         if match:
             try:
                 return build(match, reference)
-            except ValueError:  # "February 30, 2023"
+            except (ValueError, OverflowError):  # "February 30, 2023"; "99999999999 days ago" is before year 1
                 return None
     return None
 
@@ -86,6 +86,6 @@ _PATTERNS = [
     (r"\blast (week|weekend)\b", lambda m, r: Span(r - timedelta(days=8), r)),
     (r"\blast month\b", lambda m, r: _month(*((r.year, r.month - 1) if r.month > 1 else (r.year - 1, 12)), r)),
     (r"\blast year\b", lambda m, r: _year(r.year - 1, r)),
-    (r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten) (day|week|month|year)s? ago\b",
+    (r"\b([0-9]+|a|an|one|two|three|four|five|six|seven|eight|nine|ten) (day|week|month|year)s? ago\b",
      lambda m, r: _ago(int(m[1]) if m[1].isdigit() else _NUMBERS[m[1]], m[2], r)),
 ]

@@ -13,7 +13,8 @@ row. On top of ADK's toolset it:
   and waits a little before asking a failing server again;
 * sends the row's headers, with its secret as resolved when the registry
   was loaded (``tools_app.secret_headers``), and checks the URL against
-  ``COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK`` as OpenAPI tools do;
+  ``COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK`` as OpenAPI tools do, connecting to the
+  address it checked (``tools_app.outbound``: no DNS rebinding);
 * closes its MCP sessions once the row changed and no call still runs.
 """
 
@@ -36,6 +37,7 @@ from typing_extensions import override
 from infra.db_threads import run_in_db_thread
 from tools_app import mcp_servers
 from tools_app.models import McpServer, McpTransport
+from tools_app.outbound import pinned_client
 
 logger = logging.getLogger(__name__)
 
@@ -117,10 +119,12 @@ class RegistryMcpToolset(McpToolset):
         params: StreamableHTTPConnectionParams | SseConnectionParams
         if row.transport == McpTransport.SSE:
             params = SseConnectionParams(url=row.url, headers=headers, timeout=row.timeout_seconds,
-                                         sse_read_timeout=max(SSE_READ_TIMEOUT_SECONDS, row.timeout_seconds))
+                                         sse_read_timeout=max(SSE_READ_TIMEOUT_SECONDS, row.timeout_seconds),
+                                         httpx_client_factory=pinned_client)
         else:
             params = StreamableHTTPConnectionParams(url=row.url, headers=headers, timeout=row.timeout_seconds,
-                                                    sse_read_timeout=row.timeout_seconds)
+                                                    sse_read_timeout=row.timeout_seconds,
+                                                    httpx_client_factory=pinned_client)
         super().__init__(
             connection_params=params, tool_name_prefix=row.tool_name_prefix or None,
             tool_list_cache_ttl_seconds=row.list_cache_seconds or None, require_confirmation=row.requires_approval,

@@ -16,7 +16,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from access.api import Scope, check_scope, check_url
+from access.api import Scope, check_scope, check_url, parse_id
 from access.authentication import BearerKeyAuthentication
 from vertex_app import errors, names, wire
 from vertex_app.auth import GoogleApiKeyAuthentication
@@ -108,6 +108,7 @@ def page_token(value: Any) -> int:
     """The offset a ``pageToken`` this server handed out stands for."""
     if value in (None, ""):
         return 0
-    if not str(value).isdigit() or len(str(value)) > 12:
+    offset = parse_id(value)
+    if offset is None or offset >= 10**12:
         raise errors.InvalidArgument("pageToken is not one this server gave out.")
-    return int(value)
+    return offset

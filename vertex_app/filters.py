@@ -7,6 +7,7 @@ list call then says which fields it knows; anything else is a 400, never ignored
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -105,11 +106,14 @@ def _value(kind: str, raw: str) -> Any:
         return unquote(raw)
     if raw in ("true", "false"):
         return raw == "true"
-    try:
+    if raw.isascii() and raw.lstrip("-").isdigit():
         return int(raw)
-    except ValueError:
-        pass
     try:
-        return float(raw)
+        number = float(raw)
     except ValueError:
         return raw
+    if math.isfinite(number):
+        return number
+    if raw.lstrip("+-").isalpha():  # nan, inf, Infinity: words, compared as text (jsonb holds no such number)
+        return raw
+    raise InvalidArgument(f"The number {raw} in the filter is out of range (beyond ±1.8e308).")

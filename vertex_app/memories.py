@@ -28,6 +28,7 @@ from django.db.models import QuerySet
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from access.api import parse_id
 from access.models import MAX_KEY_LENGTH
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevision, RevisionAction
@@ -505,7 +506,7 @@ class RevisionView(RevisionsView):
 
 def _revision_id(text: str) -> int | None:
     """A revision id as the database holds them (a bigint), or None for anything else."""
-    return int(text) if text.isdigit() and len(text) <= 18 else None
+    return parse_id(text)
 
 
 def _remember(app_name: str, user_id: str, candidates: list[services.Candidate], **options: Any) -> None:

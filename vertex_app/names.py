@@ -20,9 +20,11 @@ from __future__ import annotations
 import re
 import time
 
-_GENERATE = re.compile(r"^generate-(\d{1,18})$")
-_SESSION = re.compile(r"reasoningEngines/(\d+)/sessions/([^/:]+)$")
-_ENGINE = re.compile(r"^(?:projects/[^/]+/locations/[^/]+/)?reasoningEngines/(\d{1,19})$")
+from access.api import parse_id
+
+_GENERATE = re.compile(r"^generate-([0-9]{1,18})$")
+_SESSION = re.compile(r"reasoningEngines/([0-9]+)/sessions/([^/:]+)$")
+_ENGINE = re.compile(r"^(?:projects/[^/]+/locations/[^/]+/)?reasoningEngines/([0-9]{1,19})$")
 TYPE_PREFIX = "type.googleapis.com/"
 
 
@@ -72,7 +74,8 @@ def location_operation(operation_id: str, *, project: str | None = None, locatio
 
 def issued_operation(operation_id: str) -> bool:
     """Whether Cognizes could have handed out this id for an operation done when returned (a past nanosecond)."""
-    return operation_id.isdigit() and len(operation_id) <= 19 and int(operation_id) <= time.time_ns()
+    issued = parse_id(operation_id)
+    return issued is not None and issued <= time.time_ns()
 
 
 def names_engine(value: str, *, engine_id: int, app_name: str) -> bool:

@@ -17,19 +17,21 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import time
 from typing import Any, ClassVar
 
 from django.conf import settings
 from django.core import signing
 from rest_framework import exceptions
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import check_scope, check_url
+from access.api import check_scope, check_url, parse_id
 from access.models import ApiKey
+from access.parsers import LimitedJSONParser, refuse_unstorable
 from knowledge_app import imports, services
 from knowledge_app.import_sources import ImportsNotConfigured, SourceNotFound
 from knowledge_app.metadata import InvalidMetadata
@@ -89,7 +91,8 @@ class RagView(VertexSurface):
             raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's corpora.")
 
     def corpus(self, corpus_id: str) -> Corpus:
-        corpus = services.get_corpus(self.app_name, int(corpus_id)) if corpus_id.isdigit() else None
+        number = parse_id(corpus_id)
+        corpus = services.get_corpus(self.app_name, number) if number is not None else None
         if corpus is None:
             raise errors.NotFound(f"ragCorpora/{corpus_id} does not exist.")
         return corpus
@@ -150,12 +153,12 @@ class RagOperationView(RagView):
         kind, _, issued = operation_id.partition("-")
         name = names.operation(names.rag_corpus(self.prefix, corpus_id), operation_id)
         if kind == "import":
-            record = imports.get_import(self.app_name, self.corpus(corpus_id).id, int(issued)) \
-                if issued.isdigit() and len(issued) <= 18 else None
+            number = parse_id(issued)
+            record = imports.get_import(self.app_name, self.corpus(corpus_id).id, number) if number is not None else None
             if record is None:
                 raise errors.NotFound(f"Operation {operation_id} does not exist.")
             return Response(rag_import.import_operation(name, record, imports.get_progress(record)))
-        if kind not in ("create", "delete") or not issued.isdigit() or int(issued) > time.time_ns():
+        if kind not in ("create", "delete") or not names.issued_operation(issued):
             raise errors.NotFound(f"Operation {operation_id} does not exist.")
         if kind == "delete":
             return Response(operation(name, kind=EMPTY))
@@ -174,9 +177,9 @@ class RagFilesView(RagView):
 class RagFileView(RagView):
     def document(self, corpus_id: str, file_id: str) -> Document:
         corpus = self.corpus(corpus_id)
+        number = parse_id(file_id)
         found = services.documents(self.app_name, corpus.id, user_id=self.caller.only_user).filter(
-            id=int(file_id)).first() \
-            if file_id.isdigit() else None
+            id=number).first() if number is not None else None
         if found is None:
             raise errors.NotFound(f"ragFiles/{file_id} does not exist.")
         return found
@@ -220,7 +223,7 @@ class RagUploadView(RagView):
     """``upload/v1beta1/{corpus}/ragFiles:upload``: the resumable start (with a key), then the bytes (its token);
     or the whole file in one multipart form."""
 
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [LimitedJSONParser, MultiPartParser]
 
     def get_permissions(self) -> list[Any]:
         return [AllowAny()] if "upload_id" in self.request.query_params else super().get_permissions()
@@ -278,6 +281,7 @@ class RagUploadView(RagView):
                  "chunking": chunking(body.get("upload_rag_file_config"))}
         try:
             services.chunking_for(corpus, **grant["chunking"])
+            services.check_document_fields(filename=filename, mime_type=grant["type"], display_name=grant["name"])
         except services.KnowledgeError as error:  # said now, not after the bytes are sent
             raise errors.InvalidArgument(str(error)) from error
         url = request.build_absolute_uri(request.path) + "?upload_id=" + signing.dumps(grant, salt=UPLOAD_SALT)
@@ -302,6 +306,7 @@ class RagUploadView(RagView):
                 given = ast.literal_eval(raw)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 raise errors.InvalidArgument("The 'metadata' part is neither JSON nor a Python literal.") from None
+        refuse_unstorable(given)  # what the body's parser refuses (NUL, 1e400), refused here too
         body = wire.message(given, _UPLOAD_SPEC, where="metadata")
         limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
         try:
@@ -341,7 +346,7 @@ class RetrieveContextsView(RagView):
             corpus_ids.append(self.corpus(corpus_id).id)
             named = [str(f).rpartition("/")[2] for f in resource.get("rag_file_ids") or []]
             files_named |= bool(named)
-            file_ids |= {int(f) for f in named if f.isdigit()}  # an id no file can have names none
+            file_ids |= {number for f in named if (number := parse_id(f)) is not None}  # an id no file has names none
         metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None)]
         try:
             hits = search_and_rerank(
@@ -371,9 +376,12 @@ def _distance_threshold(given: dict[str, Any], store: dict[str, Any]) -> float |
     if distance is not None and similarity is not None:
         raise errors.InvalidArgument("Give vector_distance_threshold or vector_similarity_threshold, not both.")
     try:
-        return float(distance) if distance is not None else 1 - float(similarity) if similarity is not None else None
+        threshold = float(distance) if distance is not None else 1 - float(similarity) if similarity is not None else None
     except (TypeError, ValueError):
         raise errors.InvalidArgument("A vector threshold is a number.") from None
+    if threshold is not None and not math.isfinite(threshold):  # "NaN" or "Infinity" as a string
+        raise errors.InvalidArgument("A vector threshold is a finite number.")
+    return threshold
 
 
 def _fusion(alpha: Any) -> Fusion:

@@ -123,7 +123,10 @@ def http_call(rule: Rule, request: Message) -> HttpCall:
         raise BadRequest(f"'{rule.path_field}' is required.")
     if _NOT_IN_A_NAME.search(resource) or resource.startswith("/"):
         raise BadRequest(f"'{rule.path_field}' is not a resource name: {resource!r}.")
-    fields = json_format.MessageToDict(request, preserving_proto_field_name=True)
+    try:
+        fields = json_format.MessageToDict(request, preserving_proto_field_name=True)
+    except (ValueError, json_format.Error) as error:  # a Struct holding NaN or Infinity, which JSON cannot write
+        raise BadRequest(f"The request cannot be read: {error}.") from None
     body: dict[str, Any] | None = None
     if rule.body == "*":
         body = {key: value for key, value in fields.items() if key != head}

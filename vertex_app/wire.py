@@ -109,7 +109,7 @@ def integer(value: Any, name: str, *, default: int, low: int, high: int) -> int:
         return default
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float (1e400 over gRPC's JSON)
         raise InvalidArgument(f"'{name}' must be an integer.") from None
     if isinstance(value, float) or not low <= number <= high:
         raise InvalidArgument(f"'{name}' must be an integer from {low} to {high}.")

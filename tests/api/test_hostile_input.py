@@ -44,6 +44,14 @@ CASES = [
     ("post", f"{U}/sessions/s1/events/", '{"event": {"author": "user", "timestamp": NaN}, "expected_version": 1}'),
     ("post", f"{U}/sessions/s1/events/", json.dumps({"event": {"author": "user"}, "expected_version": 10**29})),
     ("patch", f"{U}/sessions/s1/state/", json.dumps({"state": {"a": 1}, "expected_version": 10**29})),
+    # issue 41 K: JSON numbers past a double (1e400 reads as inf), which jsonb cannot hold and int() cannot take
+    ("post", f"{U}/sessions/", '{"id": "s2", "state": {"a": 1e400}}'),
+    ("post", f"{U}/sessions/s1/events/", '{"event": {"author": "user", "actions": {"state_delta": {"a": -1e400}}}, '
+                                         '"expected_version": 1}'),
+    ("patch", f"{U}/sessions/s1/state/", '{"state": {"a": [1e400]}, "expected_version": 1}'),
+    ("post", f"{U}/memories/", '{"text": "I like tea.", "metadata": {"a": 1e400}}'),
+    ("post", f"{U}/memories/search/", '{"query": "tea", "limit": 1e400}'),
+    ("get", f"{U}/sessions/?offset=%C2%B2", None),  # '²': str.isdigit() is true, int() refuses it
 ]
 
 
@@ -87,3 +95,26 @@ def test_a_time_filter_with_an_offset_postgresql_refuses_is_compared_in_utc():
         since = "started_since" if "tool" in path else "updated_since"
         assert api.get(path, {since: late}).json()["count"] == 0, path
     assert api.get(f"{U}/sessions/", {"updated_since": early}).json()["count"] == 1
+
+
+def test_a_time_before_year_one_in_a_memory_search_names_no_time():
+    """memory_app.when turned "99999999999 days ago" into a date before year 1: an OverflowError, a 500 (issue 41 K)."""
+    api = client_for("shop")
+    api.post(f"{U}/memories/", {"text": "I like tea."}, format="json")
+
+    response = api.post(f"{U}/memories/search/", {"query": "what happened 99999999999 days ago"}, format="json")
+
+    assert response.status_code == 200, response.content[:300]
+
+
+def test_an_artifact_typed_longer_than_is_kept_is_a_400_naming_the_limit():
+    """A 300-character Content-Type reached a 255-character column: PostgreSQL's DataError, a 500 (issue 41 K)."""
+    api = client_for("shop")
+    api.post(f"{U}/sessions/", {"id": "s1"}, format="json")
+
+    response = api.post(f"{U}/sessions/s1/artifacts/notes.txt/content/", b"hello",
+                        content_type="text/" + "p" * 300)
+
+    assert response.status_code == 400, response.content[:300]
+    assert "at most 255 characters" in str(response.json()["error"]["details"])
+    assert api.get(f"{U}/sessions/s1/artifacts/").json() == []

@@ -49,3 +49,13 @@ def test_ago_is_centred_on_that_long_before():
 ])
 def test_no_time_named(question):
     assert named_span(question, REFERENCE) is None
+
+
+@pytest.mark.parametrize("question", [
+    "what happened 99999999999 days ago",  # timedelta's limit: OverflowError, a 500 of every search surface
+    "what happened 9999 years ago",  # before year 1
+    "what happened 99999999999999999999999 years ago",
+    "what happened ٣ days ago",  # other scripts' digits are not read as a number of days
+])
+def test_a_time_no_calendar_holds_names_no_span(question):
+    assert named_span(question, REFERENCE) is None
