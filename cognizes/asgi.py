@@ -9,6 +9,10 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
 django.setup(set_prefix=False)
 
+from infra import secret_key  # noqa: E402
+
+secret_key.require("The web server")
+
 from infra.asgi_handler import OneHopASGIHandler  # noqa: E402  (after Django is set up)
 
 django_application = OneHopASGIHandler()
