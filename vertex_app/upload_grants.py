@@ -11,10 +11,12 @@ so that an upload needs nothing but the database.
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
+from urllib.parse import parse_qs
 
 from django.conf import settings
 from django.core import signing
@@ -28,6 +30,8 @@ from vertex_app.models import UploadGrant
 
 SALT = "cognizes.vertex.rag-upload.grant"
 """Not the old URLs' salt: a URL of the former kind (a signed dict) is refused as unknown."""
+UPLOAD_PATH = re.compile(r"^/upload/v1(beta1)?/.*ragFiles:upload$")
+"""RAG Engine's upload path (``vertex_app.urls``): with ``?upload_id=`` it takes an upload URL's bytes."""
 
 
 class GrantRefused(Exception):
@@ -66,6 +70,23 @@ def check_token(token: str) -> dict[str, Any]:
                                                (("grant", int), ("key", int), ("nonce", str))):
         raise GrantRefused("This upload URL is not valid: start a new upload.")
     return claims
+
+
+def token_in(scope: dict[str, Any]) -> str | None:
+    """The upload URL token of an ASGI request for an upload's bytes, or None if it is not one."""
+    if scope.get("type") != "http" or not UPLOAD_PATH.match(scope.get("path", "")):
+        return None
+    given = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True).get("upload_id")
+    return given[0] if given else None
+
+
+def token_refusal(token: str) -> tuple[int, str] | None:
+    """None if ``token`` is a URL this server signed; else (403, why): said before any of the bytes is read."""
+    try:
+        check_token(token)
+    except GrantRefused as refused:
+        return 403, str(refused)
+    return None
 
 
 def do_upload(token: str, *, data: bytes) -> services.Added:
