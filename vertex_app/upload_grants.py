@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from access.models import ApiKey
+from access.outages import REDIS_DOWN
 from knowledge_app import services
 from knowledge_app.models import Corpus
 from vertex_app.models import UploadGrant
@@ -92,7 +93,18 @@ def token_refusal(token: str) -> tuple[int, str] | None:
 def do_upload(token: str, *, data: bytes) -> services.Added:
     """Store the file an upload URL was issued for, spending the URL, if its grant and key still allow it."""
     claims = check_token(token)
-    with transaction.atomic():
+    try:
+        return _store(claims, data)
+    except REDIS_DOWN:
+        # The file is stored (kept, and indexed once a worker's recovery sends it) but its indexing could not be
+        # sent: the client gets a 503 (access.outages). Its URL stays usable, so the retry after Retry-After finds
+        # these bytes in the corpus and finishes, rather than being refused as used.
+        UploadGrant.objects.filter(id=claims["grant"]).update(used_at=None, document_id=None)
+        raise
+
+
+def _store(claims: dict[str, Any], data: bytes) -> services.Added:
+    with transaction.atomic():  # the outermost: the indexing is sent once it commits, or raises from here
         grant = UploadGrant.objects.select_for_update().filter(
             id=claims["grant"], key_id=claims["key"], nonce=claims["nonce"]).first()
         if grant is None:
