@@ -29,6 +29,8 @@ from typing import Any
 
 from django.conf import settings
 
+from access.outages import RETRY_AFTER_SECONDS
+
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -161,6 +163,8 @@ async def _answer(send: Send, status: int, body: dict[str, Any], *, receive: Rec
                (b"connection", b"close")]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="cognizes"'))
+    if status == 503:
+        headers.append((b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     # A client that asked "Expect: 100-continue" sends nothing until told to: there is nothing to drain, and
     # asking for the body would send it the 100 after the answer.

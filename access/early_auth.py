@@ -17,6 +17,7 @@ from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.http.cookie import parse_cookie
 
+from access.outages import DATABASE_DOWN, as_unavailable
 from access.services import get_key
 from infra.db_threads import run_in_db_thread
 
@@ -25,8 +26,15 @@ BAD_KEY = "Unknown or revoked API key."
 
 
 async def refusal(scope: dict[str, Any]) -> tuple[int, str] | None:
-    """None if the request's sender may send a body; else (401, why). Key and session lookups run off the loop."""
-    return await run_in_db_thread(check_sender, scope)
+    """None if the request's sender may send a body; else (401, why). Key and session lookups run off the loop.
+
+    With the database down nothing can be checked, and the view would wait for it again: the outage's 503 is
+    answered here (``access.outages`` words it; the body limiter adds ``Retry-After``).
+    """
+    try:
+        return await run_in_db_thread(check_sender, scope)
+    except DATABASE_DOWN as down:
+        return 503, str(as_unavailable(down).detail)
 
 
 def check_sender(scope: dict[str, Any]) -> tuple[int, str] | None:

@@ -51,7 +51,15 @@ class Declared:
 
 
 def do_issue_grant(*, key: ApiKey, corpus: Corpus, declared: Declared) -> str:
-    """Record a grant for ``key`` to upload one file into ``corpus``; the token its URL carries."""
+    """Record a grant for ``key`` to upload one file into ``corpus``; the token its URL carries.
+
+    Grants expired a day ago are deleted on the way (a few at a time, by the expiry index): their URLs are refused
+    either way, and the table stays the size of a day's uploads without a task of its own.
+    """
+    stale = list(UploadGrant.objects.filter(expires_at__lt=timezone.now() - timedelta(days=1))
+                 .values_list("id", flat=True)[:100])
+    if stale:
+        UploadGrant.objects.filter(id__in=stale).delete()
     grant = UploadGrant.objects.create(
         key=key, app_name=corpus.app_name, corpus_id=corpus.id, nonce=secrets.token_urlsafe(24),
         file_name=declared.file_name, display_name=declared.display_name, description=declared.description,

@@ -113,3 +113,11 @@ def test_an_offset_that_is_not_ascii_digits_is_a_400_naming_the_header(corpus, k
     assert answer.status_code == 400 and "X-Goog-Upload-Offset" in answer.json()["error"]["message"]
     assert not Document.objects.exists()
     assert _send(client, url, b"Some words.").status_code == 200  # the URL is still good
+
+
+def test_grants_expired_a_day_ago_are_deleted_as_new_ones_are_issued(corpus, key):
+    client = Client()
+    _start(client, corpus, key[1])
+    UploadGrant.objects.update(expires_at=timezone.now() - timedelta(days=2))
+    _start(client, corpus, key[1])
+    assert UploadGrant.objects.count() == 1
