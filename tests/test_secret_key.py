@@ -7,12 +7,13 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from infra import secret_key
-from tests.processes import ROOT, database_env
+from tests.processes import ROOT, database_env, free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +62,18 @@ def test_commands_that_sign_nothing_run_without_a_key_and_a_stored_key_is_used(t
                            "print(settings.SECRET_KEY)"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert read.returncode == 0 and read.stdout.strip().splitlines()[-1] == stored, read.stderr[-2000:]
+
+
+def test_the_development_server_makes_the_installations_key_as_make_run_does(tmp_path):
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"], cwd=ROOT,
+                              env=_keyless_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "secret_key").exists():
+            assert server.poll() is None and time.monotonic() < deadline, "runserver made no key"
+            time.sleep(0.2)
+        assert stat.S_IMODE((tmp_path / "secret_key").stat().st_mode) == 0o600
+    finally:
+        server.terminate()
+        server.wait(30)
