@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+import kombu.exceptions
 import redis
 from django.db import InterfaceError, OperationalError
 from rest_framework import exceptions, status
@@ -22,7 +23,8 @@ RETRY_AFTER_SECONDS = 5
 
 DATABASE_DOWN = (OperationalError, InterfaceError)
 """Django's wrappers of psycopg's connection failures (and of ``psycopg_pool.PoolTimeout``)."""
-REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, kombu.exceptions.OperationalError)
+"""redis-py's own errors, and Celery's (kombu's) when a task cannot be sent to the broker after its retries."""
 
 
 class Unavailable(exceptions.APIException):

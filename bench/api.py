@@ -90,6 +90,7 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
 from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from infra import secret_key  # noqa: E402
 
 BENCH_DB = "cognizes_bench_api"
 APP = "bench_api"
@@ -205,6 +206,7 @@ def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size
         "REDIS_URL": redis_url,
         "COGNIZES_API_RATE": SERVER_RATE,
         "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secret_key.ensure(),  # as `make run` does
         **(extra_env or {}),
     }
     command = [

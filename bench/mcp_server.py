@@ -35,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.scratch import migrated_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
+from infra import secret_key  # noqa: E402
+
+os.environ.setdefault("DJANGO_SECRET_KEY", secret_key.ensure())  # it serves the ASGI app, which needs one (issue 41 E)
 
 BENCH_DB = "cognizes_bench_mcp"
 APP = "bench_mcp"

@@ -9,13 +9,19 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
 django.setup(set_prefix=False)
 
+from infra import secret_key  # noqa: E402
+
+secret_key.require("The web server")
+
 from infra.asgi_handler import OneHopASGIHandler  # noqa: E402  (after Django is set up)
 
 django_application = OneHopASGIHandler()
 
+from access import early_auth  # noqa: E402
 from access.body_limit import BodyLimit  # noqa: E402
 from cognizes.error_pages import SURFACES  # noqa: E402
 from runtime_app import a2a, mcp  # noqa: E402
+from vertex_app import upload_grants  # noqa: E402
 
 a2a_application = a2a.A2aApplication()
 mcp_application = mcp.McpApplication()
@@ -32,11 +38,20 @@ async def surfaces(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
         await django_application(scope, receive, send)
 
 
+async def sender_first(scope: dict[str, Any]) -> tuple[int, str] | None:
+    """Whether a body may be read (issue 41 J4): an upload URL's bytes need its signed token, all else a key."""
+    token = upload_grants.token_in(scope)
+    if token is not None:
+        return upload_grants.token_refusal(token)
+    return await early_auth.refusal(scope)
+
+
 application = BodyLimit(
     surfaces,
     SURFACES,
     larger=[(r"^/api/v1/apps/[^/]+/users/[^/]+/sessions/[^/]+/artifacts/[^/]+/content/?$",
              "COGNIZES_ARTIFACT_MAX_BYTES"),  # artifact uploads
             (r"^/api/v1/apps/[^/]+/corpora/[^/]+/documents/?$", "COGNIZES_KNOWLEDGE_MAX_BYTES"),  # documents
-            (r"^/upload/v1(beta1)?/.*ragFiles:upload$", "COGNIZES_KNOWLEDGE_MAX_BYTES")],  # and RAG Engine's
+            (upload_grants.UPLOAD_PATH.pattern, "COGNIZES_KNOWLEDGE_MAX_BYTES")],  # and RAG Engine's
+    authenticate=sender_first,
 )

@@ -4,13 +4,33 @@ import atexit
 import os
 
 from celery import Celery
-from celery.signals import beat_init, worker_ready, worker_shutdown
+from celery.signals import beat_init, celeryd_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
 
 app = Celery("cognizes")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@celeryd_init.connect
+def _worker_has_a_key(**_: object) -> None:
+    """A worker starts only with a secret key, as the web server does (issue 41 E).
+
+    SystemExit, not the ImproperlyConfigured it is: Celery logs and ignores what a signal's receiver raises.
+    """
+    _require_key("The Celery worker")
+
+
+def _require_key(server: str) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    from infra import secret_key
+
+    try:
+        secret_key.require(server)
+    except ImproperlyConfigured as missing:
+        raise SystemExit(str(missing)) from missing
 
 
 @worker_ready.connect
@@ -30,6 +50,8 @@ def _worker_stops(**_: object) -> None:
 @beat_init.connect
 def _beat_beats(**_: object) -> None:
     from infra import heartbeat
+
+    _require_key("Celery beat")
 
     heartbeat.start("beat")
     atexit.register(heartbeat.stop, "beat")  # beat sends no signal when it stops

@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.request
 
-from infra import local
+from infra import local, secret_key
 
 STOP_TIMEOUT_SECONDS = 15
 START_TIMEOUT_SECONDS = 120
@@ -37,6 +37,8 @@ def main() -> int:
         "DATABASE_URL": local.database_url(),
         "REDIS_URL": local.redis_url(),
         "LOG_LEVEL": LOG_LEVEL,  # Django's logging (settings.LOGGING): ADK logs each plugin of each runner at INFO
+        # One key per installation, generated at the first start and kept (issue 41 E): no key ships in the code.
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secret_key.ensure(),
     }
     python = sys.executable
     children: list[subprocess.Popen] = []

@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from infra import local
+from infra import local, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -31,7 +31,9 @@ def _env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = _env_bool("DJANGO_DEBUG", False)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or "cognizes-insecure-local-key-set-DJANGO_SECRET_KEY"
+# No key in the code (issue 41 E): DJANGO_SECRET_KEY, else the one `make run` generated into COGNIZES_VAR_DIR; with
+# neither, the servers refuse to start (infra.secret_key) and commands that sign nothing still run; pytest makes one.
+SECRET_KEY = secret_key.configured()
 ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
@@ -358,6 +360,8 @@ COGNIZES_ENV_SECRETS = {
 # (a worker killed mid-document leaves it to be run again once this has passed).
 COGNIZES_KNOWLEDGE_MAX_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_BYTES", str(50 * 1024 * 1024)))
 COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEASE_SECONDS", "120"))
+# RAG Engine's upload URLs (vertex_app.upload_grants) take bytes for this many hours, once, while their key is valid.
+COGNIZES_RAG_UPLOAD_URL_HOURS = float(os.environ.get("COGNIZES_RAG_UPLOAD_URL_HOURS", "6"))
 # RAG Engine's ragFiles:import reads files from this directory only (unset: imports are refused),
 # one folder per app: app A's gs://BUCKET/path is ROOT/A/BUCKET/path (a bucket kept there by gsutil
 # rsync or mounted by gcsfuse imports with unchanged code); its file:///abs/path is taken only in

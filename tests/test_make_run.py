@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -74,7 +75,9 @@ def _ordinary_use(port: int, key: str) -> None:
 def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
     port, grpc_port = free_port(), free_port()
     temporary = set(Path(tempfile.gettempdir()).glob("tmp*/redis.config"))
-    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
+    # A fresh machine: no key set (nor pytest's), none stored; `make run` generates one (issue 41 E).
+    fresh = {"DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "PYTEST_VERSION"}
+    env = {key: value for key, value in os.environ.items() if key not in fresh}
     env.update(PORT=str(port), COGNIZES_GRPC_PORT=str(grpc_port), COGNIZES_VAR_DIR=str(tmp_path / "var"), COGNIZES_ADMIN_PASSWORD="fresh-machine-pw")
     launcher = subprocess.Popen(
         [sys.executable, "-m", "cognizes.run"],
@@ -88,6 +91,8 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
         assert _wait_for(f"http://127.0.0.1:{port}/admin/login/", launcher) == 200
         # The demo agent answers over HTTP, from the web server's connection pool, in the unit
         # alice told it in the demo conversation.
+        stored = tmp_path / "var" / "secret_key"
+        assert stat.S_IMODE(stored.stat().st_mode) == 0o600 and len(stored.read_text().strip()) >= 50
         key = _manage(env, "create_api_key", "weather")
         answer = json.loads(_post(f"http://127.0.0.1:{port}/api/v1/apps/weather/users/alice/sessions/smoke/run/", key,
                                   {"message": "What's the weather in Paris?"}))

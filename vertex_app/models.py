@@ -27,3 +27,37 @@ class Engine(models.Model):
 
     def __str__(self) -> str:
         return f"reasoningEngines/{self.engine_id} → {self.app_name}"
+
+
+class UploadGrant(models.Model):
+    """A RAG Engine upload URL's capability (issue 41 F): whose key issued it, until when, and whether it was used.
+
+    The URL carries no key (Google's resumable protocol), so the grant is what each chunk is checked against: the
+    issuing key must still be usable and of the same app, the grant unexpired and unused. Kept in PostgreSQL, not
+    Redis, so that using it commits in one transaction with the document it creates (a failed upload leaves it
+    usable; a finished one can never take bytes again).
+    """
+
+    key = models.ForeignKey("access.ApiKey", on_delete=models.CASCADE, related_name="+",
+                            help_text="The API key that started the upload; its revocation voids the URL.")
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH, help_text="The app of the key and the corpus.")
+    corpus_id = models.BigIntegerField(help_text="The corpus the file goes into.")
+    nonce = models.CharField(max_length=64, help_text="The URL's random part: a signed URL is not enough alone.")
+    # Text, not bounded columns: what the client declared is checked where the document is made, never a 500 here.
+    file_name = models.TextField(blank=True, help_text="X-Goog-Upload-File-Name at the start.")
+    display_name = models.TextField(blank=True)
+    description = models.TextField(blank=True)
+    mime_type = models.TextField(blank=True, help_text="X-Goog-Upload-Header-Content-Type.")
+    chunking = models.JSONField(default=dict, blank=True, help_text="The file's own chunking (uploadRagFileConfig).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(help_text="After this the URL takes no bytes (COGNIZES_RAG_UPLOAD_URL_HOURS).")
+    used_at = models.DateTimeField(null=True, blank=True, help_text="When the upload finished: the URL is spent.")
+    document_id = models.BigIntegerField(null=True, blank=True, help_text="The file the upload made.")
+
+    class Meta:
+        db_table = "vertex_upload_grants"
+        verbose_name = "RAG upload grant"
+        indexes = [models.Index(fields=["expires_at"], name="vertex_upload_grant_expiry")]
+
+    def __str__(self) -> str:
+        return f"upload into ragCorpora/{self.corpus_id} by key {self.key_id}"

@@ -22,7 +22,6 @@ import time
 from typing import Any, ClassVar
 
 from django.conf import settings
-from django.core import signing
 from rest_framework import exceptions
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -38,12 +37,10 @@ from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Corpus, Document, DocumentStatus
 from knowledge_app.rerank import RerankRefused, search_and_rerank
 from knowledge_app.search import FUSION, Fusion
-from vertex_app import errors, filters, names, rag_import, wire
+from vertex_app import errors, filters, names, rag_import, upload_grants, wire
 from vertex_app.rag_chunking import FILE_CONFIG, chunking
 from vertex_app.base import EMPTY, VertexSurface, operation, page
 
-UPLOAD_SALT = "cognizes.vertex.rag-upload"
-UPLOAD_MAX_AGE = 24 * 3600
 FILE_STATE = {DocumentStatus.ACTIVE: "ACTIVE", DocumentStatus.FAILED: "ERROR"}
 
 _CORPUS_SPEC = {"name": None, "display_name": None, "description": None, "rag_embedding_model_config": None,
@@ -242,20 +239,18 @@ class RagUploadView(RagView):
         if token is None:
             return self.start(request, corpus_id)
         try:
-            grant = signing.loads(token, salt=UPLOAD_SALT, max_age=UPLOAD_MAX_AGE)
-        except signing.BadSignature as bad:
-            raise exceptions.PermissionDenied("This upload URL is not valid (or has expired).") from bad
+            upload_grants.check_token(token)
+        except upload_grants.GrantRefused as refused:
+            raise exceptions.PermissionDenied(str(refused)) from refused
         command = request.headers.get("X-Goog-Upload-Command", "").replace(" ", "")
-        if command != "upload,finalize" or int(request.headers.get("X-Goog-Upload-Offset") or 0) != 0:
+        if command != "upload,finalize" or _offset(request.headers.get("X-Goog-Upload-Offset")) != 0:
             raise errors.InvalidArgument("Cognizes takes an upload's bytes in one 'upload, finalize' call "
                                          "(files up to the client's chunk size, 8 MiB for agentplatform).")
-        self.app_name = grant["app"]
-        corpus = self.corpus(str(grant["corpus"]))
         data = request.stream.read() if request.stream is not None else b""
         try:
-            added = services.do_add_document(corpus, data=data, filename=grant["file"], mime_type=grant["type"],
-                                             display_name=grant["name"], description=grant.get("description", ""),
-                                             user_id=grant.get("user", ""), **grant.get("chunking", {}))
+            added = upload_grants.do_upload(token, data=data)
+        except upload_grants.GrantRefused as refused:
+            raise exceptions.PermissionDenied(str(refused)) from refused
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         response = Response({"ragFile": self.file_json(added.document)})
@@ -274,17 +269,19 @@ class RagUploadView(RagView):
         corpus = self.corpus(corpus_id)
         body = wire.message(request.data or {}, _UPLOAD_SPEC)
         filename = request.headers.get("X-Goog-Upload-File-Name", "")
-        grant = {"app": self.app_name, "user": self.caller.only_user or "", "corpus": corpus.id, "file": filename,
-                 "name": (body.get("rag_file") or {}).get("display_name") or filename,
-                 "description": (body.get("rag_file") or {}).get("description") or "",
-                 "type": request.headers.get("X-Goog-Upload-Header-Content-Type", ""),
-                 "chunking": chunking(body.get("upload_rag_file_config"))}
+        declared = upload_grants.Declared(
+            file_name=filename, display_name=(body.get("rag_file") or {}).get("display_name") or filename,
+            description=(body.get("rag_file") or {}).get("description") or "",
+            mime_type=request.headers.get("X-Goog-Upload-Header-Content-Type", ""),
+            chunking=chunking(body.get("upload_rag_file_config")))
         try:
-            services.chunking_for(corpus, **grant["chunking"])
-            services.check_document_fields(filename=filename, mime_type=grant["type"], display_name=grant["name"])
+            services.chunking_for(corpus, **declared.chunking)
+            services.check_document_fields(filename=filename, mime_type=declared.mime_type,
+                                           display_name=declared.display_name)
         except services.KnowledgeError as error:  # said now, not after the bytes are sent
             raise errors.InvalidArgument(str(error)) from error
-        url = request.build_absolute_uri(request.path) + "?upload_id=" + signing.dumps(grant, salt=UPLOAD_SALT)
+        token = upload_grants.do_issue_grant(key=request.auth, corpus=corpus, declared=declared)
+        url = request.build_absolute_uri(request.path) + "?upload_id=" + token
         response = Response({})
         response["X-Goog-Upload-URL"] = url
         response["X-Goog-Upload-Status"] = "active"
@@ -367,6 +364,16 @@ class RetrieveContextsView(RagView):
              "chunk": {"text": hit.text, "chunkId": str(hit.chunk_id), "fileId": str(hit.document_id)}}
             for hit in hits
         ]}})
+
+
+def _offset(header: str | None) -> int:
+    """``X-Goog-Upload-Offset`` as a number: ASCII digits only (``²`` passes ``str.isdigit`` yet ``int`` refuses it),
+    else a 400 saying so rather than a 500."""
+    if header is None or header == "":
+        return 0
+    if not (header.isascii() and header.isdigit() and len(header) <= 18):
+        raise errors.InvalidArgument(f"X-Goog-Upload-Offset is a byte count (ASCII digits), not {header[:40]!r}.")
+    return int(header)
 
 
 def _distance_threshold(given: dict[str, Any], store: dict[str, Any]) -> float | None:

@@ -6,7 +6,10 @@ import signal
 import threading
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
+
+from infra import secret_key
 
 from vertex_app import grpc_server
 
@@ -21,6 +24,10 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=grpc_server.PORT, help="Default: COGNIZES_GRPC_PORT or 50051.")
 
     def handle(self, *args: Any, host: str, port: int, verbosity: int = 1, **options: Any) -> None:
+        try:
+            secret_key.require("The gRPC server")
+        except ImproperlyConfigured as missing:
+            raise CommandError(str(missing)) from missing
         tls = grpc_server.credentials()
         server, bound = grpc_server.build(host=host, port=port, tls=tls)
         if not bound:
