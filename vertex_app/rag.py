@@ -332,7 +332,8 @@ class RetrieveContextsView(RagView):
             named = [str(f).rpartition("/")[2] for f in resource.get("rag_file_ids") or []]
             files_named |= bool(named)
             file_ids |= {int(f) for f in named if f.isdigit()}  # an id no file can have names none
-        metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None)]
+        metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None,
+                                                                    field="metadata_filter")]
         try:
             hits = search_and_rerank(
                 app_name=self.app_name, corpus_ids=corpus_ids, query=text, top_k=top_k,
