@@ -89,12 +89,6 @@ def check_filter(text: str | None, *, field: str = "filter") -> None:
     check_length(text, limit=max_filter_chars(), field=field, setting="COGNIZES_MAX_FILTER_CHARS")
 
 
-def check_chunk_size(size: int, *, field: str = "chunk_size") -> None:
-    """Refuse a chunk size outside 1 to ``MAX_CHUNK_SIZE`` tokens (the chunk count is ``check_chunks``')."""
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_CHUNK_SIZE:
-        raise LimitExceeded(f"'{field}' must be a whole number of tokens from 1 to {MAX_CHUNK_SIZE} (got {size!r}).")
-
-
 def check_chunks(count: int, *, size: int) -> None:
     """Refuse a document that would be cut into more than ``COGNIZES_KNOWLEDGE_MAX_CHUNKS`` chunks of ``size``."""
     limit = max_chunks()

@@ -335,16 +335,14 @@ COGNIZES_KNOWLEDGE_MAX_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_BYTES"
 COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEASE_SECONDS", "120"))
 # Limits on the work one request or document may ask for (access.limits, issue 41 J): the longest search
 # query and filter expression, what a document may unpack to, its pages, its chunks, the seconds its
-# parsing may take, and how many of one app's documents workers index at once (so one app's queue
-# never holds every worker while another app's document waits).
+# parsing may take. (Workers are shared between apps by knowledge_app.queue: no setting.)
 COGNIZES_MAX_QUERY_CHARS = int(os.environ.get("COGNIZES_MAX_QUERY_CHARS", "10000"))
 COGNIZES_MAX_FILTER_CHARS = int(os.environ.get("COGNIZES_MAX_FILTER_CHARS", "8192"))
 COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES",
                                                            str(50 * 1024 * 1024)))
 COGNIZES_KNOWLEDGE_MAX_PAGES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_PAGES", "2000"))
-COGNIZES_KNOWLEDGE_MAX_CHUNKS = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_CHUNKS", "20000"))
+COGNIZES_KNOWLEDGE_MAX_CHUNKS = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_CHUNKS", "10000"))
 COGNIZES_KNOWLEDGE_PARSE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_PARSE_SECONDS", "120"))
-COGNIZES_KNOWLEDGE_RUNNING_PER_APP = int(os.environ.get("COGNIZES_KNOWLEDGE_RUNNING_PER_APP", "2"))
 # RAG Engine's ragFiles:import reads files from this directory only (unset: imports are refused).
 # gs://BUCKET/path is ROOT/BUCKET/path (a bucket kept here by gsutil rsync or mounted by gcsfuse
 # imports with unchanged code); file:///abs/path is taken when it lies under ROOT. Every app's

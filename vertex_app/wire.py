@@ -109,7 +109,7 @@ def integer(value: Any, name: str, *, default: int, low: int, high: int) -> int:
         return default
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: JSON's 1e400 is float infinity
         raise InvalidArgument(f"'{name}' must be an integer.") from None
     if isinstance(value, float) or not low <= number <= high:
         raise InvalidArgument(f"'{name}' must be an integer from {low} to {high}.")
