@@ -68,6 +68,10 @@ def max_parse_seconds() -> float:
     return settings.COGNIZES_KNOWLEDGE_PARSE_SECONDS
 
 
+MAX_FILTER_CONDITIONS = 100
+"""The most conditions a structured filter may hold (Memory Bank's ``filterGroups``): each is tested against every
+memory in scope, so a megabyte of them multiplied the work by the memories a user has."""
+
 MAX_CHUNK_SIZE = 1_000_000
 """The largest chunk size (tokens) taken: far past any embedder's window, only a bound on what is stored."""
 
@@ -87,6 +91,12 @@ def check_query(text: str | None, *, field: str = "query") -> None:
 def check_filter(text: str | None, *, field: str = "filter") -> None:
     """Refuse a filter expression past ``COGNIZES_MAX_FILTER_CHARS`` before it is parsed."""
     check_length(text, limit=max_filter_chars(), field=field, setting="COGNIZES_MAX_FILTER_CHARS")
+
+
+def check_conditions(count: int, *, field: str) -> None:
+    """Refuse a structured filter of more than ``MAX_FILTER_CONDITIONS`` conditions."""
+    if count > MAX_FILTER_CONDITIONS:
+        raise LimitExceeded(f"'{field}' holds {count} conditions; at most {MAX_FILTER_CONDITIONS} are taken.")
 
 
 def check_chunks(count: int, *, size: int) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -67,7 +67,10 @@ def _index(document: Document) -> str:
             return _parse_and_embed(document)
     except Exception:
         # Let go at once: a retry of the task (or recovery) takes it again without waiting out the lease.
-        _held(document).update(lease_until=timezone.now())
+        try:
+            _held(document).update(lease_until=timezone.now())
+        except DatabaseError:  # the outage that failed the run: the lease runs out by itself
+            pass
         raise
 
 

@@ -51,6 +51,12 @@ def test_vertex_filters_past_the_limit_are_refused_at_once_naming_it(server):
         "scope": {"user_id": "ada"}, "similaritySearchParams": {"searchQuery": QUERY}})
     _refused(response, took, says="'query' is 500000 characters long; at most 10000")
 
+    groups = [{"filters": [{"key": "team", "value": {"stringValue": "x"}}] * 100} for _ in range(50)]
+    response, took = _timed(engine.post, "./memories:retrieve", json={"scope": {"user_id": "ada"},
+                                                                      "filterGroups": groups})
+    assert response.status_code == 400 and took < 1.0, response.text[:300]
+    assert response.json()["error"]["message"] == "'filterGroups' holds 200 conditions; at most 100 are taken."
+
     rag = httpx.Client(base_url=server.base_url, headers={"x-goog-api-key": server.key}, timeout=30)
     corpus = do_create_corpus(app_name=APP, display_name="Handbook")
     corpus_name = f"projects/p/locations/l/ragCorpora/{corpus.id}"
