@@ -19,7 +19,8 @@ _HEADING_STYLE = re.compile(r"heading ([1-9])", re.IGNORECASE)
 
 
 def check_zip(data: bytes) -> None:
-    """Refuse what is not a zip, or a zip that would unpack to more than ``limits.max_expanded_bytes()``.
+    """Refuse what is not a zip, or a zip that would unpack to more than ``limits.max_expanded_bytes()`` (or to
+    more XML than ``limits.max_markup_bytes()``).
 
     The sizes checked are the ones the zip declares, which is enough: ``zipfile``
     (which python-docx reads with) stops at an entry's declared size and fails its
@@ -44,6 +45,17 @@ def check_zip(data: bytes) -> None:
             f"{allowed >> 20} MB allowed (COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES); remove large images or split "
             "the document"
         )
+    markup, most_markup = sum(entry.file_size for entry in entries if _is_markup(entry)), limits.max_markup_bytes()
+    if markup > most_markup:
+        raise UnreadableDocument(
+            f"the .docx holds {-(-markup >> 20)} MB of XML, more than the {most_markup >> 20} MB allowed "
+            "(COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES); split the document"
+        )
+
+
+def _is_markup(entry: zipfile.ZipInfo) -> bool:
+    """An XML part (the body, styles, relationships), which python-docx parses into a tree; not a media file."""
+    return entry.filename.lower().endswith((".xml", ".rels"))
 
 
 def _heading_level(style: BaseStyle | None) -> int:

@@ -87,6 +87,16 @@ def test_a_small_docx_that_unpacks_past_the_limit_fails_at_once_with_the_reason(
     assert took < 2.0 and not document.chunks.exists()
 
 
+@override_settings(COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES=1024 * 1024)
+def test_a_docx_of_more_xml_than_allowed_fails_before_it_is_parsed():
+    """Its XML parsed into a tree takes some 20 times its size in memory: 50 MB of paragraphs peaked at 1 GB."""
+    document, took = _indexed(expanding_docx(50_000), "paragraphs.docx")  # 2.3 MB of XML, within the 50 MB
+    assert document.status == DocumentStatus.FAILED
+    assert "the .docx holds 4 MB of XML, more than the 1 MB allowed (COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES)" in (
+        document.error), document.error
+    assert took < 2.0
+
+
 @override_settings(COGNIZES_KNOWLEDGE_PARSE_SECONDS=1)
 def test_a_document_that_parses_past_its_time_fails_with_the_reason():
     document, took = _indexed(expanding_docx(150_000), "long.docx")
