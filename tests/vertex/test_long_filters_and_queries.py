@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 FILTER = 'user_id="ada" AND ' * 30_000 + 'user_id="ada"'  # 540 KB of well-formed conditions
 REGISTRY_FILTER = 'agentId="weather" AND ' * 25_000 + 'agentId="weather"'
-QUERY = "where does ada live " * 25_000  # 500 KB: within the body limit, far past the query limit
+QUERY = "where does ada live " * 24_999 + "where does ada live?"  # 500 KB: within the body limit, far past the query limit
 
 
 def _refused(response: httpx.Response, took: float, *, says: str) -> None:
@@ -85,9 +85,8 @@ def test_native_knowledge_and_memory_queries_past_the_limit_are_refused_naming_i
         response = api.post(url, {"query": QUERY}, format="json")
         took = time.monotonic() - started
         assert response.status_code == 400, response.content[:300]
-        said = str(response.json()["error"])  # memory's serializer had a limit of its own, as a field error
-        assert "'query' is 500000 characters long; at most 10000 are taken (COGNIZES_MAX_QUERY_CHARS)" in said or (
-            "'query': ['Ensure this field has no more than 4000 characters.']" in said), said
+        assert response.json()["error"]["message"] == (
+            "'query' is 500000 characters long; at most 10000 are taken (COGNIZES_MAX_QUERY_CHARS)."), response.json()
         assert took < 1.0
     assert api.post(f"/api/v1/apps/shop/corpora/{corpus}/search/", {"query": "leave " * 1000},
                     format="json").status_code == 200  # within the limit: searched as before
