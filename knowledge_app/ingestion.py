@@ -65,10 +65,15 @@ def _index(document: Document) -> str:
     try:
         with leases.renewed(document, running=DocumentStatus.RUNNING):
             return _parse_and_embed(document)
-    except Exception:
-        # Let go at once: a retry of the task (or recovery) takes it again without waiting out the lease.
+    except Exception as error:
+        # Let go at once: a retry of the task (or recovery) takes it again without waiting out the lease; on the
+        # last attempt, say why it failed (the task's own give-up names its message's document, maybe another).
         try:
-            _held(document).update(lease_until=timezone.now())
+            if document.attempts >= MAX_ATTEMPTS:
+                _held(document).update(status=DocumentStatus.FAILED, lease_until=None, updated_at=timezone.now(),
+                                       error=f"Indexing failed {MAX_ATTEMPTS} times: {error}")
+            else:
+                _held(document).update(lease_until=timezone.now())
         except DatabaseError:  # the outage that failed the run: the lease runs out by itself
             pass
         raise

@@ -110,3 +110,19 @@ def test_one_apps_queue_does_not_keep_another_apps_document_waiting(celery_worke
              "every document is indexed")
     order = list(Document.objects.order_by("indexed_at").values_list("app_name", flat=True))
     assert order == ["alpha", "beta", "alpha", "alpha", "alpha", "alpha"]
+
+
+def test_a_run_that_errs_lets_go_at_once_and_on_its_last_attempt_fails_saying_why(monkeypatch):
+    class Broken:
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            raise RuntimeError("the model server answered 500")
+
+    monkeypatch.setattr(ingestion, "get_embedder", Broken)
+    document = _document("shop", HANDBOOK, chunk_size=40)
+    for attempt in range(1, ingestion.MAX_ATTEMPTS + 1):
+        with pytest.raises(RuntimeError):
+            ingestion.do_ingest_next()  # what the task runs; its retry (or recovery) takes the document again
+        document.refresh_from_db()
+        assert document.attempts == attempt
+    assert document.status == DocumentStatus.FAILED and document.lease_until is None
+    assert document.error == "Indexing failed 3 times: the model server answered 500"
