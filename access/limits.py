@@ -3,9 +3,9 @@
 Everything a tenant sends is hostile (DESIGN.md, "Trust boundaries"), and what it asks of
 the server must be bounded before the work starts, not noticed after: a 500 KB filter
 parsed, a 1 MB query embedded, a small zip unpacked to gigabytes, a document cut into
-millions of chunks. Each limit is a setting read here at the moment it is checked (so an
-operator raises one without a code change, and a test overrides it), and each refusal
-names the limit and the setting that moves it.
+millions of chunks. Each limit an operator may move is a setting read here at the moment it
+is checked (so one is raised without a code change, and a test overrides it), and a refusal
+names the limit and that setting; the few bounds no real request comes near are constants here.
 
 A refusal is ``LimitExceeded``: a ``ValueError`` for the services that raise it, and a
 DRF ``APIException`` (400) so that every surface's error handler answers it as it
@@ -13,7 +13,8 @@ answers a bad field, in its own shape, with no translation per view. Parsing a d
 on a worker keeps to a deadline (``parse_deadline``) checked between pages, blocks and
 records, so a hostile file cannot hold a worker past ``COGNIZES_KNOWLEDGE_PARSE_SECONDS``.
 
-(The request body's size is ``access.body_limit``'s, under ``COGNIZES_API_MAX_BODY_BYTES``.)
+The request body's size is enforced by ``access.body_limit`` (before a body is read); its limit is
+read through ``max_body_bytes`` here like the rest.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ class LimitExceeded(exceptions.APIException, ValueError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.reason = message
+
+
+def max_body_bytes() -> int:
+    """The largest request body the API reads (an upload's own limit is ``COGNIZES_KNOWLEDGE_MAX_BYTES``)."""
+    return settings.COGNIZES_API_MAX_BODY_BYTES
 
 
 def max_query_chars() -> int:
