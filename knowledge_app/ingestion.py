@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 
 from django.db import DatabaseError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from access import limits
@@ -79,12 +79,13 @@ def _index(document: Document) -> str:
         raise
 
 
-def _held(document: Document):
+def _held(document: Document) -> QuerySet[Document]:
     """The document while this run's claim holds it: what every write of the run goes through."""
     return leases.held(document, running=DocumentStatus.RUNNING)
 
 
 def _parse_and_embed(document: Document) -> str:
+    """The work of a run, within the limits of ``access.limits``: what became of the document (for the log)."""
     try:
         size, overlap = document.chunking
         with limits.parse_deadline():
