@@ -360,6 +360,17 @@ COGNIZES_ENV_SECRETS = {
 # (a worker killed mid-document leaves it to be run again once this has passed).
 COGNIZES_KNOWLEDGE_MAX_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_BYTES", str(50 * 1024 * 1024)))
 COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEASE_SECONDS", "120"))
+# Limits on the work one request or document may ask for (access.limits, issue 41 J): the longest search
+# query and filter expression, what a document may unpack to, its pages, its chunks, the seconds its
+# parsing may take. (Workers are shared between apps by knowledge_app.queue: no setting.)
+COGNIZES_MAX_QUERY_CHARS = int(os.environ.get("COGNIZES_MAX_QUERY_CHARS", "10000"))
+COGNIZES_MAX_FILTER_CHARS = int(os.environ.get("COGNIZES_MAX_FILTER_CHARS", "8192"))
+COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES",
+                                                           str(50 * 1024 * 1024)))
+COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES", str(20 * 1024 * 1024)))
+COGNIZES_KNOWLEDGE_MAX_PAGES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_PAGES", "2000"))
+COGNIZES_KNOWLEDGE_MAX_CHUNKS = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_CHUNKS", "10000"))
+COGNIZES_KNOWLEDGE_PARSE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_PARSE_SECONDS", "120"))
 # RAG Engine's upload URLs (vertex_app.upload_grants) take bytes for this many hours, once, while their key is valid.
 COGNIZES_RAG_UPLOAD_URL_HOURS = float(os.environ.get("COGNIZES_RAG_UPLOAD_URL_HOURS", "6"))
 # RAG Engine's ragFiles:import reads files from this directory only (unset: imports are refused),

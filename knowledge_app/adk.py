@@ -16,6 +16,7 @@ from typing import Any
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
+from access import limits
 from infra.db_threads import run_in_db_thread
 from knowledge_app import services
 from knowledge_app.rerank import search_and_rerank
@@ -33,7 +34,8 @@ def knowledge_tool(app_name: str, corpora: Sequence[int | str]) -> FunctionTool:
         return list(services.corpora(app_name).filter(id__in=ids).values_list("id", flat=True)) + list(found)
 
     def search(query: str, user_id: str) -> list[dict[str, Any]]:
-        hits = search_and_rerank(app_name=app_name, user_id=user_id, corpus_ids=corpus_ids(), query=query,
+        hits = search_and_rerank(app_name=app_name, user_id=user_id, corpus_ids=corpus_ids(),
+                                 query=query[: limits.max_query_chars()],  # a model's long query: cut, not refused
                                  top_k=PASSAGES).hits
         return [{"text": hit.text, "document": hit.document_name, "heading": hit.heading, "source": hit.source_uri}
                 for hit in hits]

@@ -27,6 +27,11 @@ embeds and reads better than a window cut at a fixed count:
 
 Spans are exact: ``parsed.text[chunk.start:chunk.end] == chunk.text``, and that
 text never begins or ends with whitespace, so it also equals its own ``strip()``.
+
+A document that would make more than ``max_chunks`` chunks is refused as soon as that is
+certain (more than ``max_chunks * size`` tokens read), not after millions of chunks were
+built: ``chunk_size`` 1 on a long file asked for millions (issue 41 J2). Within a
+``access.limits.parse_deadline`` the cutting checks the deadline at each paragraph.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 
+from access import limits
 from knowledge_app.parsed import Parsed
 
 VERTEX_CHUNK_SIZE = 1024
@@ -98,7 +104,27 @@ def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         yield start, end
 
 
-def _pieces(text: str, start: int, end: int, size: int) -> tuple[list[tuple[int, int, int]], list[int]]:
+class _Budget:
+    """The tokens a document may have before it certainly makes more than ``max_chunks`` chunks of ``size``."""
+
+    def __init__(self, size: int, max_chunks: int | None) -> None:
+        self.size, self.max_chunks = size, max_chunks
+        self.left = None if max_chunks is None else max_chunks * size
+
+    def spend(self, tokens: int) -> None:
+        limits.check_deadline()
+        if self.left is not None:
+            self.left -= tokens
+            if self.left < 0:  # each chunk holds at most ``size`` tokens: more than max_chunks of them are needed
+                limits.check_chunks(self.max_chunks + 1, size=self.size)
+
+    def count(self, chunks: int) -> None:
+        if self.max_chunks is not None:
+            limits.check_chunks(chunks, size=self.size)
+
+
+def _pieces(text: str, start: int, end: int, size: int,
+            budget: _Budget) -> tuple[list[tuple[int, int, int]], list[int]]:
     """A section's units of packing, ``(start, end, tokens)``: its sentences, or the tokens of a sentence longer
     than ``size``; and for each unit, the index one past the last unit of its paragraph."""
     pieces: list[tuple[int, int, int]] = []
@@ -107,6 +133,7 @@ def _pieces(text: str, start: int, end: int, size: int) -> tuple[list[tuple[int,
         first = len(pieces)
         for sentence_start, sentence_end in _segments(_SENTENCE_END, text, paragraph_start, paragraph_end):
             tokens = [match.span() for match in _TOKEN.finditer(text, sentence_start, sentence_end)]
+            budget.spend(len(tokens))
             if len(tokens) <= size:
                 pieces.append((sentence_start, sentence_end, len(tokens)))
             else:
@@ -115,11 +142,15 @@ def _pieces(text: str, start: int, end: int, size: int) -> tuple[list[tuple[int,
     return pieces, paragraph_ends
 
 
-def _lines(text: str, start: int, end: int, size: int) -> tuple[list[tuple[int, int, int]], list[int]]:
+def _lines(text: str, start: int, end: int, size: int,
+           budget: _Budget) -> tuple[list[tuple[int, int, int]], list[int]]:
     """``_pieces`` for records: each line a unit and a paragraph of its own, counted as at most ``size`` tokens so
     that a line longer than a chunk is packed as a chunk by itself rather than cut."""
-    pieces = [(line_start, line_end, min(count_tokens(text[line_start:line_end]), size))
-              for line_start, line_end in _segments(_LINE_BREAK, text, start, end)]
+    pieces = []
+    for line_start, line_end in _segments(_LINE_BREAK, text, start, end):
+        tokens = min(count_tokens(text[line_start:line_end]), size)
+        budget.spend(tokens)
+        pieces.append((line_start, line_end, tokens))
     return pieces, list(range(1, len(pieces) + 1))
 
 
@@ -162,9 +193,9 @@ def _pack(pieces: list[tuple[int, int, int]], paragraph_ends: list[int], size: i
     return chunks
 
 
-def chunk(parsed: Parsed, *, size: int, overlap: int) -> list[Chunk]:
+def chunk(parsed: Parsed, *, size: int, overlap: int, max_chunks: int | None = None) -> list[Chunk]:
     """``parsed``'s sections cut into chunks of at most ``size`` tokens (a record's line may be one longer),
-    overlapping by at most ``overlap``.
+    overlapping by at most ``overlap``; ``access.limits.LimitExceeded`` if there would be more than ``max_chunks``.
 
     Sections with no text are skipped. The result depends only on the arguments.
     """
@@ -175,9 +206,11 @@ def chunk(parsed: Parsed, *, size: int, overlap: int) -> list[Chunk]:
     text = parsed.text
     chunks = []
     units = _lines if parsed.whole_lines else _pieces
+    budget = _Budget(size, max_chunks)
     for section in parsed.sections:
-        pieces, paragraph_ends = units(text, section.start, section.end, size)
+        pieces, paragraph_ends = units(text, section.start, section.end, size, budget)
         for indexes in _pack(pieces, paragraph_ends, size, overlap):
             start, end = pieces[indexes.start][0], pieces[indexes.stop - 1][1]
             chunks.append(Chunk(text[start:end], section.heading_path, start, end))
+        budget.count(len(chunks))
     return chunks

@@ -1,25 +1,30 @@
 """Indexing a document on a worker: parse → chunk → embed → replace its chunks, all or nothing.
 
 A worker claims a document by moving it to ``running`` with a lease
-(``knowledge_app.leases``): another delivery of the same task finds it claimed
-and leaves it, and a worker killed mid-document leaves a lease that runs out,
-after which ``do_recover_documents`` sends it again. The slow part (parsing,
-embedding) holds no lock and no transaction; the chunks are swapped in one
-transaction at the end, so a search sees the old chunks or the new, never half,
-and a document that cannot be read is ``failed`` with the reason, its old chunks kept.
+(``knowledge_app.leases``), which it renews while it works, however long that is:
+another delivery of the same task finds it claimed and leaves it, and a worker killed
+mid-document leaves a lease that runs out, after which ``do_recover_documents`` sends
+it again. Which document a task's worker takes is the fair queue's choice
+(``knowledge_app.queue``), so one app's many documents never keep another app's waiting.
+The slow part (parsing, embedding) holds no lock and no transaction; the chunks are
+swapped in one transaction at the end, and only while this run's claim still holds, so
+a search sees the old chunks or the new, never half, and a document that cannot be read
+(or asks for more work than ``access.limits`` allows) is ``failed`` with the reason,
+its old chunks kept.
 """
 
 from __future__ import annotations
 
 import logging
 
-from django.db import transaction
-from django.db.models import Q
+from django.db import DatabaseError, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from access import limits
 from infra.embedders import get_embedder
 from infra.text import search_text
-from knowledge_app import leases
+from knowledge_app import leases, queue
 from knowledge_app.chunking import chunk
 from knowledge_app.models import Chunk, Document, DocumentStatus
 from knowledge_app.parsing import UnreadableDocument, parse
@@ -33,25 +38,66 @@ MAX_ATTEMPTS = 3
 
 def _claim(document_id: int) -> Document | None:
     """The document, now ``running`` under this worker's lease; None if it is not to be run (done, or claimed)."""
-    return leases.claim(Document, document_id, pending=DocumentStatus.PENDING, running=DocumentStatus.RUNNING,
-                        related=("corpus",), progress=0)
+    return queue.claim(document_id, progress=0)
 
 
 def do_ingest(document_id: int) -> str:
-    """Index the document if it is this call's to index; what became of it (for the task's log)."""
+    """Index this document if it is this call's to index (a command indexing its own); what became of it."""
     document = _claim(document_id)
     if document is None:
         return "not to be run (done, or another worker holds it)"
+    return _index(document)
+
+
+def do_ingest_next() -> str:
+    """Index the document whose turn it is (``knowledge_app.queue``), if any waits; what became of it (for the log).
+
+    What a task runs: its message says there is a document to index, and the fair queue says which.
+    """
+    document = queue.claim_next(max_attempts=MAX_ATTEMPTS, progress=0)
+    if document is None:
+        return "nothing waiting (each document done, or held by another worker)"
+    return f"document {document.id} of {document.app_name}: {_index(document)}"
+
+
+def _index(document: Document) -> str:
+    """Parse, chunk, embed and swap in the claimed document's chunks, renewing the claim all the while."""
     try:
-        parsed = parse(bytes(document.content), filename=document.source_uri or document.display_name,
-                       mime_type=document.mime_type)
+        with leases.renewed(document, running=DocumentStatus.RUNNING):
+            return _parse_and_embed(document)
+    except Exception as error:
+        # Let go at once: a retry of the task (or recovery) takes it again without waiting out the lease; on the
+        # last attempt, say why it failed (the task's own give-up names its message's document, maybe another).
+        try:
+            if document.attempts >= MAX_ATTEMPTS:
+                _held(document).update(status=DocumentStatus.FAILED, lease_until=None, updated_at=timezone.now(),
+                                       error=f"Indexing failed {MAX_ATTEMPTS} times: {error}")
+            else:
+                _held(document).update(lease_until=timezone.now())
+        except DatabaseError:  # the outage that failed the run: the lease runs out by itself
+            pass
+        raise
+
+
+def _held(document: Document) -> QuerySet[Document]:
+    """The document while this run's claim holds it: what every write of the run goes through."""
+    return leases.held(document, running=DocumentStatus.RUNNING)
+
+
+def _parse_and_embed(document: Document) -> str:
+    """The work of a run, within the limits of ``access.limits``: what became of the document (for the log)."""
+    try:
         size, overlap = document.chunking
-        pieces = chunk(parsed, size=size, overlap=overlap)
+        with limits.parse_deadline():
+            parsed = parse(bytes(document.content), filename=document.source_uri or document.display_name,
+                           mime_type=document.mime_type)
+            pieces = chunk(parsed, size=size, overlap=overlap, max_chunks=limits.max_chunks())
         if not pieces:
             raise UnreadableDocument("no text in it")
-    except UnreadableDocument as unreadable:
-        _finish(document, status=DocumentStatus.FAILED, error=f"Could not read {document.display_name}: "
-                f"{unreadable.reason}")
+    except (UnreadableDocument, limits.LimitExceeded) as unreadable:
+        if not _finish(document, status=DocumentStatus.FAILED,
+                       error=f"Could not read {document.display_name}: {unreadable.reason}"):
+            return "lost its claim: left to the worker that took it over"
         return "failed: " + unreadable.reason
     headings = [" › ".join(piece.heading_path) for piece in pieces]
     texts = [piece.text for piece in pieces]
@@ -61,8 +107,8 @@ def do_ingest(document_id: int) -> str:
     for start in range(0, len(pieces), EMBED_BATCH):
         vectors.extend(embedder.embed_documents(searched[start:start + EMBED_BATCH]))
         if len(pieces) > EMBED_BATCH:  # a person following a long document sees it move
-            Document.objects.filter(id=document.id, lease_until=document.lease_until).update(
-                progress=100 * len(vectors) // len(pieces))
+            if not _held(document).update(progress=100 * len(vectors) // len(pieces)):
+                return "lost its claim: left to the worker that took it over"  # no use embedding the rest
     rows = [
         Chunk(document_id=document.id, corpus_id=document.corpus_id, app_name=document.app_name, ordinal=n,
               text=piece.text, heading=heading, start=piece.start, end=piece.end, search_text=searched[n],
@@ -70,10 +116,8 @@ def do_ingest(document_id: int) -> str:
         for n, (piece, heading) in enumerate(zip(pieces, headings))
     ]
     with transaction.atomic():
-        still_ours = Document.objects.select_for_update().filter(
-            id=document.id, status=DocumentStatus.RUNNING, lease_until=document.lease_until).exists()
-        if not still_ours:  # the lease ran out and another worker took it: its chunks will be the ones
-            return "lost its lease: left to the worker that took it over"
+        if not _held(document).select_for_update().exists():  # re-indexed or taken over: the later run's chunks
+            return "lost its claim: left to the worker that took it over"
         Chunk.objects.filter(document_id=document.id).delete()
         Chunk.objects.bulk_create(rows, batch_size=500)
         _finish(document, status=DocumentStatus.ACTIVE, chunk_count=len(rows), progress=100,
@@ -81,9 +125,10 @@ def do_ingest(document_id: int) -> str:
     return f"{len(rows)} chunks"
 
 
-def _finish(document: Document, **fields: object) -> None:
-    Document.objects.filter(id=document.id).update(lease_until=None, error=fields.pop("error", ""),
-                                                   updated_at=timezone.now(), **fields)
+def _finish(document: Document, **fields: object) -> bool:
+    """End this run's claim with ``fields``; False if the claim was no longer held (nothing written)."""
+    return bool(_held(document).update(lease_until=None, error=fields.pop("error", ""), updated_at=timezone.now(),
+                                       **fields))
 
 
 def do_fail_after_error(document_id: int, error: BaseException) -> None:
@@ -93,8 +138,11 @@ def do_fail_after_error(document_id: int, error: BaseException) -> None:
 
 
 def do_recover_documents() -> list[int]:
-    """Send again every document whose worker vanished (its lease ran out) or whose message was lost; one whose
-    workers vanished ``MAX_ATTEMPTS`` times is failed, saying so, rather than left running for good."""
+    """Send again a message for every document whose worker vanished (its lease ran out) or whose message was
+    lost; one whose workers vanished ``MAX_ATTEMPTS`` times is failed, saying so, rather than left running for good.
+
+    A live worker renews its lease (``leases.renewed``), so a lease runs out only when its worker is gone.
+    """
     from knowledge_app.tasks import ingest_document
 
     now = timezone.now()
@@ -106,6 +154,8 @@ def do_recover_documents() -> list[int]:
         Q(status=DocumentStatus.RUNNING, lease_until__lt=now)
         | Q(status=DocumentStatus.PENDING, updated_at__lt=now - leases.lease())
     ).filter(attempts__lt=MAX_ATTEMPTS).values_list("id", flat=True)[:1000])
+    # A document waiting its turn behind a long queue looks lost too: sent once a lease, not once a round.
+    Document.objects.filter(id__in=lost, status=DocumentStatus.PENDING).update(updated_at=now)
     for document_id in lost:
         ingest_document.delay(document_id)
     return lost

@@ -64,7 +64,10 @@ def check_key(key: str) -> None:
 
 
 def matching(conditions: Iterable[Condition]) -> Q:
-    """The documents whose metadata meet every condition."""
+    """The documents whose metadata meet every condition (at most ``MAX_KEYS``: each is a clause of the SQL)."""
+    conditions = list(conditions)
+    if len(conditions) > MAX_KEYS:
+        raise InvalidMetadata(f"A search may compare at most {MAX_KEYS} metadata keys (got {len(conditions)}).")
     kept = Q()
     for key, op, value in conditions:
         check_key(key)

@@ -199,3 +199,20 @@ class Import(models.Model):
 
     def __str__(self) -> str:
         return f"import {self.pk} into {self.corpus_id}"
+
+
+class IndexingTurn(models.Model):
+    """When a worker last began indexing one of an app's documents: whose turn is next (``knowledge_app.queue``).
+
+    Workers take the pending document of the app with the fewest documents running, and among those the app
+    served longest ago, so one app's many uploads never keep another app's document waiting behind them.
+    """
+
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH, unique=True)
+    served_at = models.DateTimeField(help_text="When a worker last claimed one of this app's documents.")
+
+    class Meta:
+        db_table = "knowledge_indexing_turns"
+
+    def __str__(self) -> str:
+        return f"{self.app_name} served {self.served_at:%Y-%m-%d %H:%M:%S}"

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The most a file may expand to once unpacked (a DOCX's zip entries) or read out (a PDF's text): a small upload
-# must not become gigabytes in a worker's memory.
-MAX_EXPANDED_BYTES = 50 * 1024 * 1024
+from access import limits
 
 
 class UnreadableDocument(ValueError):
@@ -96,6 +94,7 @@ class Outline:
 
         Lines keep their indentation (code in ``<pre>`` reads as code) but lose trailing spaces.
         """
+        limits.check_deadline()  # every format's text comes through here: a hostile file cannot parse for ever
         text = "\n".join(line.rstrip() for line in text.splitlines() if line.strip())
         if text:
             self._write(text)

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from django.db import connection, transaction
 
+from access import limits
 from infra import hybrid_search
 from infra.embedders import get_embedder
 from infra.text import search_text
@@ -169,6 +170,7 @@ def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: in
     question once). ``user_id``: the user of a key restricted to one user, whose documents and the app's are
     searched (another user's never); None: every document of the corpora (the app's key, staff).
     """
+    limits.check_query(query)  # refused past the limit (issue 41 J3); within it, cut to what BM25 and the model read
     query = query[:MAX_QUERY_CHARS]
     if metadata:
         kept = Document.objects.filter(app_name=app_name, corpus_id__in=corpus_ids).seen_by(user_id).filter(

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from access import limits
 from access.models import MAX_KEY_LENGTH
 from knowledge_app.metadata import InvalidMetadata, checked
 from knowledge_app.models import Corpus, Document, DocumentStatus
@@ -73,9 +74,10 @@ def get_corpus(app_name: str, corpus_id: int) -> Corpus | None:
 
 
 def check_chunking(size: int, overlap: int) -> None:
-    if size < 1 or not 0 <= overlap < size:
-        raise KnowledgeError(
-            f"chunk_size must be at least 1 and chunk_overlap from 0 to below it (got {size}, {overlap}).")
+    """Refuse a chunking no document can be cut with (how many chunks a document makes is indexing's limit)."""
+    if not 1 <= size <= limits.MAX_CHUNK_SIZE or not 0 <= overlap < size:
+        raise KnowledgeError(f"chunk_size must be from 1 to {limits.MAX_CHUNK_SIZE} and chunk_overlap from 0 to "
+                             f"below it (got {size}, {overlap}).")
 
 
 def do_create_corpus(*, app_name: str, display_name: str, description: str = "", chunk_size: int = 1024,

@@ -28,8 +28,11 @@ def _giving_up_after_the_last_try(task: Task, work: Callable[[int], str], give_u
 
 @shared_task(**RETRIED_THROUGH_OUTAGES)
 def ingest_document(self, document_id: int) -> str:
-    """Index one document (parse, chunk, embed, swap its chunks in)."""
-    return _giving_up_after_the_last_try(self, ingestion.do_ingest, ingestion.do_fail_after_error, document_id)
+    """Index one document (parse, chunk, embed, swap its chunks in): the one whose turn it is
+    (``knowledge_app.queue``). Each pending document has sent one of these messages; which document a message
+    runs is the fair queue's choice, so ``document_id`` is only what the sender added."""
+    return _giving_up_after_the_last_try(self, lambda _: ingestion.do_ingest_next(), ingestion.do_fail_after_error,
+                                         document_id)
 
 
 @shared_task(**RETRIED_THROUGH_OUTAGES)

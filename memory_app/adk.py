@@ -17,6 +17,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from typing_extensions import override
 
+from access import limits
 from infra.db_threads import run_in_db_thread
 from memory_app import consolidation, services
 from memory_app.search import MemoryHit, search_memories
@@ -89,8 +90,11 @@ class PostgresMemoryService(BaseMemoryService):
 
     @override
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        # An agent's turn is not refused for a long user message (ADK's preload tool sends it whole as the
+        # query): the service's limit refuses hostile API requests; here the query is cut to it.
         hits = await run_in_db_thread(
-            search_memories, app_name=app_name, user_id=user_id, query=query, limit=self.search_limit
+            search_memories, app_name=app_name, user_id=user_id, query=query[: limits.max_query_chars()],
+            limit=self.search_limit,
         )
         return SearchMemoryResponse(memories=[_entry(hit) for hit in hits])
 

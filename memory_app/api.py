@@ -68,7 +68,8 @@ class MemoryBankConfigSerializer(serializers.ModelSerializer):
 
 
 class SearchSerializer(serializers.Serializer):
-    query = serializers.CharField(max_length=4000)
+    query = serializers.CharField(help_text="What to find; at most COGNIZES_MAX_QUERY_CHARS characters "
+                                  "(access.limits, checked by the search).")
     limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
     as_of = serializers.DateTimeField(
         required=False, help_text="Search what held at this moment (ISO 8601) instead of now: superseded memories "

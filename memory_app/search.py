@@ -33,6 +33,7 @@ from django.db import connection, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
+from access import limits
 from infra import hybrid_search
 from infra.db_threads import submit_in_background
 from infra.embedders import get_embedder
@@ -205,6 +206,7 @@ def search_memories(
     searches the memories that held at that moment instead of now (superseded
     ones included, if they held then).
     """
+    limits.check_query(query)  # a 1 MB query was tokenized and embedded whole (issue 41 J3)
     weights = weights or search_weights()
     if not query.strip():
         return []

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from access import limits
 from vertex_app.errors import InvalidArgument
 from vertex_app.wire import snake
 
@@ -41,19 +42,22 @@ class Condition:
     """A string (quoted or a bare word), or a number or boolean written bare."""
 
 
-def parse(text: str | None, *, fields: set[str] | None) -> list[Condition]:
+def parse(text: str | None, *, fields: set[str] | None, field: str = "filter") -> list[Condition]:
     """The conditions of a filter expression; 400 for syntax this server does not support.
 
     ``fields`` None: any key a map may have, as written (RAG Engine's ``metadata_filter`` over a file's metadata).
+    ``field``: the request's name for the expression, named when it is refused for its length.
     """
     if not text or not text.strip():
         return []
-    tokens = tokenize(text)
+    tokens = tokenize(text, field=field)
     conditions: list[Condition] = []
-    while tokens:
-        if len(tokens) < 3 or tokens[0][0] != "word" or tokens[1][0] != "op" or tokens[2][0] not in ("word", "string"):
+    at = 0  # the next token: an index, not slicing, which copied the rest at each condition (quadratic)
+    while at < len(tokens):
+        if (len(tokens) - at < 3 or tokens[at][0] != "word" or tokens[at + 1][0] != "op"
+                or tokens[at + 2][0] not in ("word", "string")):
             raise InvalidArgument(f"Unsupported filter {text!r}: write comparisons such as user_id=\"u\" joined by AND.")
-        (_, name), (_, op), (kind, raw) = tokens[:3]
+        (_, name), (_, op), (kind, raw) = tokens[at:at + 3]
         head, _, key = name.partition(".")
         field = snake(head) + (f".{key}" if key else "")  # a map key (scope.agentName) keeps its spelling
         if fields is None:
@@ -63,11 +67,11 @@ def parse(text: str | None, *, fields: set[str] | None) -> list[Condition]:
         elif not _MAP_KEY.fullmatch(key or "x") or not _known(field, fields):
             raise InvalidArgument(f"Unsupported filter field {name!r}; supported: {', '.join(sorted(fields))}.")
         conditions.append(Condition(field=field, op=op, value=_value(kind, raw)))
-        tokens = tokens[3:]
-        if tokens:
-            if tokens[0][0] != "and" or len(tokens) == 1:
+        at += 3
+        if at < len(tokens):
+            if tokens[at][0] != "and" or at + 1 == len(tokens):
                 raise InvalidArgument(f"Unsupported filter {text!r}: only AND joins conditions.")
-            tokens = tokens[1:]
+            at += 1
     return conditions
 
 
@@ -76,15 +80,20 @@ def _known(field: str, fields: set[str]) -> bool:
     return field in fields or any(name.endswith(".*") and field.startswith(name[:-1]) for name in fields)
 
 
-def tokenize(text: str, pattern: re.Pattern[str] = _TOKEN) -> list[tuple[str, str]]:
+_BLANK_TO_END = re.compile(r"\s*\Z")
+
+
+def tokenize(text: str, pattern: re.Pattern[str] = _TOKEN, *, field: str = "filter") -> list[tuple[str, str]]:
     """``text`` as (group, text) pairs of ``pattern``'s named groups; a ``bad`` one (OR, NOT, …) or none is a 400.
 
-    Also the Agent Registry's filters' (``registry_filters``), with a pattern of their own.
+    Also the Agent Registry's filters' (``registry_filters``), with a pattern of their own. Every filter a
+    Vertex surface parses comes through here, so its length is checked here, before any parsing (issue 41 J3).
     """
+    limits.check_filter(text, field=field)
     tokens: list[tuple[str, str]] = []
     position = 0
     while position < len(text):
-        if text[position:].strip() == "":
+        if _BLANK_TO_END.match(text, position):  # not text[position:].strip(): a copy per token, quadratic
             break
         match = pattern.match(text, position)
         if match is None or match.lastgroup is None:

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 from django.db.models import QuerySet
 from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryFilter
 
+from access import limits
 from memory_app.models import Memory
 from vertex_app import filters
 from vertex_app.errors import InvalidArgument
@@ -71,7 +72,9 @@ def metadata_groups(groups: Any) -> list[list[dict[str, Any]]]:
     parsed = []
     for i, group in enumerate(groups or []):
         conjunction = []
-        for j, item in enumerate(group.get("filters") or []):
+        items = group.get("filters") or []
+        limits.check_conditions(sum(map(len, parsed)) + len(items), field="filterGroups")  # before reading them
+        for j, item in enumerate(items):
             where = f"filterGroups[{i}].filters[{j}]"
             op = enum(item.get("op"), MemoryFilter.Operator, f"{where}.op") or "EQUAL"
             if op not in ("EQUAL", "OPERATOR_UNSPECIFIED", "GREATER_THAN", "LESS_THAN"):

@@ -344,7 +344,8 @@ class RetrieveContextsView(RagView):
             named = [str(f).rpartition("/")[2] for f in resource.get("rag_file_ids") or []]
             files_named |= bool(named)
             file_ids |= {number for f in named if (number := parse_id(f)) is not None}  # an id no file has names none
-        metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None)]
+        metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None,
+                                                                    field="metadata_filter")]
         try:
             hits = search_and_rerank(
                 app_name=self.app_name, user_id=self.caller.only_user, corpus_ids=corpus_ids, query=text, top_k=top_k,

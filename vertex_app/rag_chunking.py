@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from access import limits
 from vertex_app import wire
 
 _FIXED_LENGTH = {"chunk_size": None, "chunk_overlap": None}
@@ -29,5 +30,5 @@ def chunking(config: dict[str, Any] | None) -> dict[str, int]:
     given = (config.get("rag_file_transformation_config") or {}).get("rag_file_chunking_config") \
         or config.get("rag_file_chunking_config") or {}
     sizes = given.get("fixed_length_chunking") or given
-    return {name: wire.integer(sizes[name], name, default=0, low=0, high=1_000_000)
+    return {name: wire.integer(sizes[name], name, default=0, low=0, high=limits.MAX_CHUNK_SIZE)
             for name in ("chunk_size", "chunk_overlap") if sizes.get(name)}  # proto3: 0 is unset

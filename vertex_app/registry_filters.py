@@ -62,23 +62,30 @@ def parse(text: str | None, *, fields: set[str]) -> Callable[[Record], bool]:
 
 def _conditions(text: str, fields: set[str]) -> Iterator[Condition]:
     tokens = tokenize(text, _TOKEN)
-    while tokens:
+    at = 0  # the next token: an index, not ``pop(0)``, which moved the rest at each token (quadratic)
+    previous = ""
+    while at < len(tokens):
         path: list[str] = []
-        while tokens and tokens[0][0] in ("word", "string") and (not path or previous == "dot"):
-            kind, raw = tokens.pop(0)
+        while at < len(tokens) and tokens[at][0] in ("word", "string") and (not path or previous == "dot"):
+            kind, raw = tokens[at]
+            at += 1
             path.append(unquote(raw) if kind == "string" else raw)
-            previous = tokens.pop(0)[0] if tokens and tokens[0][0] == "dot" else ""
-        if not path or not tokens or tokens[0][0] != "op" or len(tokens) < 2 or tokens[1][0] not in ("word", "string"):
+            previous = ""
+            if at < len(tokens) and tokens[at][0] == "dot":
+                previous, at = "dot", at + 1
+        if (not path or at >= len(tokens) or tokens[at][0] != "op" or len(tokens) - at < 2
+                or tokens[at + 1][0] not in ("word", "string")):
             raise InvalidArgument(f'Unsupported filter {text!r}: write comparisons such as displayName:"weather" '
                                   "joined by AND.")
         if path[0] not in fields:
             raise InvalidArgument(f"Unsupported filter field {path[0]!r}; supported: {', '.join(sorted(fields))}.")
-        (_, op), (kind, raw) = tokens.pop(0), tokens.pop(0)
+        (_, op), (kind, raw) = tokens[at], tokens[at + 1]
+        at += 2
         yield Condition(path=tuple(path), op=op, value=unquote(raw) if kind == "string" else raw)
-        if tokens:
-            if tokens[0][0] != "and" or len(tokens) == 1:
+        if at < len(tokens):
+            if tokens[at][0] != "and" or at + 1 == len(tokens):
                 raise InvalidArgument(f"Unsupported filter {text!r}: only AND joins conditions.")
-            tokens.pop(0)
+            at += 1
 
 
 def _values(node: Any, path: tuple[str, ...]) -> Iterator[Any]:

@@ -6,10 +6,11 @@ import io
 import logging
 import re
 
-from pypdf import PasswordType, PdfReader
-from pypdf.errors import DependencyError, FileNotDecryptedError
+from pypdf import PasswordType, PdfReader, apply_configuration
+from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError
 
-from knowledge_app.parsed import MAX_EXPANDED_BYTES, Outline, Parsed, UnreadableDocument
+from access import limits
+from knowledge_app.parsed import Outline, Parsed, UnreadableDocument
 
 _NEEDS_PASSWORD = "encrypted PDF: it needs a password; save a copy without the password and upload that"
 
@@ -27,23 +28,38 @@ def pdf(data: bytes) -> Parsed:
     if b"%PDF-" not in data[:1024]:  # where the PDF standard lets readers look for the header
         raise UnreadableDocument("not a PDF: it does not begin with a PDF header (%PDF-)")
     outline = Outline()
-    length = 0
+    length, allowed, most_pages = 0, limits.max_expanded_bytes(), limits.max_pages()
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
-            raise UnreadableDocument(_NEEDS_PASSWORD)
-        for page in reader.pages:
-            text = (page.extract_text() or "").replace("\x00", "")
-            length += len(text)
-            if length > MAX_EXPANDED_BYTES:
+        # pypdf's own bounds on what a stream may inflate to, held to ours; a page tree that references one page
+        # a million times is bounded before it is flattened (a page's dictionary has about ten entries).
+        with apply_configuration(zlib_maximum_output_length=allowed, lzw_maximum_output_length=allowed,
+                                 run_length_maximum_output_length=allowed, brotli_maximum_output_length=allowed,
+                                 array_based_stream_maximum_output_length=allowed,
+                                 page_tree_maximum_page_entries=most_pages * 64):
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+                raise UnreadableDocument(_NEEDS_PASSWORD)
+            pages = len(reader.pages)
+            if pages > most_pages:
                 raise UnreadableDocument(
-                    f"the PDF holds more than {MAX_EXPANDED_BYTES >> 20} MB of text; "
-                    "split it into smaller files"
-                )
-            for block in re.split(r"\n\s*\n", text):  # a blank line on a page is a paragraph break
-                outline.paragraph(block)
-    except UnreadableDocument:
+                    f"the PDF has {pages} pages, more than the {most_pages} a document may have "
+                    "(COGNIZES_KNOWLEDGE_MAX_PAGES); split it into smaller files")
+            for page in reader.pages:
+                # The deadline is checked at each drawing operator too: one page's content can take minutes.
+                text = (page.extract_text(visitor_operand_before=_on_time) or "").replace("\x00", "")
+                length += len(text)
+                if length > allowed:
+                    raise UnreadableDocument(
+                        f"the PDF holds more than {allowed >> 20} MB of text "
+                        "(COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES); split it into smaller files"
+                    )
+                for block in re.split(r"\n\s*\n", text):  # a blank line on a page is a paragraph break
+                    outline.paragraph(block)
+    except (UnreadableDocument, limits.LimitExceeded):
         raise
+    except LimitReachedError as error:
+        raise UnreadableDocument(f"the PDF asks for more than a document may (split it into smaller files): "
+                                 f"{error}") from None
     except FileNotDecryptedError:
         raise UnreadableDocument(_NEEDS_PASSWORD) from None
     except DependencyError as error:
@@ -53,3 +69,7 @@ def pdf(data: bytes) -> Parsed:
     except Exception as error:  # noqa: BLE001 - see the docstring
         raise UnreadableDocument(f"damaged or not a PDF ({type(error).__name__}: {error})") from None
     return outline.build()
+
+
+def _on_time(*_: object) -> None:
+    limits.check_deadline()

@@ -11,14 +11,16 @@ from docx.styles.style import BaseStyle
 from docx.table import Table, _Row
 from docx.text.paragraph import Paragraph
 
-from knowledge_app.parsed import MAX_EXPANDED_BYTES, Outline, Parsed, UnreadableDocument
+from access import limits
+from knowledge_app.parsed import Outline, Parsed, UnreadableDocument
 
 MAX_ZIP_ENTRIES = 10_000  # a real document has dozens; millions of empty entries would still cost memory and time
 _HEADING_STYLE = re.compile(r"heading ([1-9])", re.IGNORECASE)
 
 
 def check_zip(data: bytes) -> None:
-    """Refuse what is not a zip, or a zip that would unpack to more than ``MAX_EXPANDED_BYTES``.
+    """Refuse what is not a zip, or a zip that would unpack to more than ``limits.max_expanded_bytes()`` (or to
+    more XML than ``limits.max_markup_bytes()``).
 
     The sizes checked are the ones the zip declares, which is enough: ``zipfile``
     (which python-docx reads with) stops at an entry's declared size and fails its
@@ -36,12 +38,24 @@ def check_zip(data: bytes) -> None:
         raise UnreadableDocument(f"damaged .docx file ({error})") from None
     if len(entries) > MAX_ZIP_ENTRIES:
         raise UnreadableDocument(f"the .docx holds {len(entries)} files, more than the {MAX_ZIP_ENTRIES} allowed")
-    expanded = sum(entry.file_size for entry in entries)
-    if expanded > MAX_EXPANDED_BYTES:
+    expanded, allowed = sum(entry.file_size for entry in entries), limits.max_expanded_bytes()
+    if expanded > allowed:
         raise UnreadableDocument(
             f"the .docx would unpack to {-(-expanded >> 20)} MB, more than the "
-            f"{MAX_EXPANDED_BYTES >> 20} MB allowed; remove large images or split the document"
+            f"{allowed >> 20} MB allowed (COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES); remove large images or split "
+            "the document"
         )
+    markup, most_markup = sum(entry.file_size for entry in entries if _is_markup(entry)), limits.max_markup_bytes()
+    if markup > most_markup:
+        raise UnreadableDocument(
+            f"the .docx holds {-(-markup >> 20)} MB of XML, more than the {most_markup >> 20} MB allowed "
+            "(COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES); split the document"
+        )
+
+
+def _is_markup(entry: zipfile.ZipInfo) -> bool:
+    """An XML part (the body, styles, relationships), which python-docx parses into a tree; not a media file."""
+    return entry.filename.lower().endswith((".xml", ".rels"))
 
 
 def _heading_level(style: BaseStyle | None) -> int:
@@ -85,6 +99,8 @@ def docx_text(data: bytes) -> Parsed:
             elif isinstance(block, Table):
                 for row in block.rows:
                     outline.paragraph(_row_text(row))
+    except limits.LimitExceeded:
+        raise
     except Exception as error:  # noqa: BLE001 - a hostile file can make the XML layer raise anything
         raise UnreadableDocument(f"not a readable Word document ({type(error).__name__}: {error})") from None
     return outline.build()

@@ -189,8 +189,10 @@ def test_bad_corpus_settings_and_queries_get_a_clear_400():
                     ).status_code == 400
     corpus_id = _corpus(api)
     assert api.post(f"{BASE}{corpus_id}/search/", {"query": "leave", "top_k": 0}, format="json").status_code == 400
-    long_query = api.post(f"{BASE}{corpus_id}/search/", {"query": "word " * 10_000}, format="json")
-    assert long_query.status_code == 200 and long_query.json() == []
+    long_query = api.post(f"{BASE}{corpus_id}/search/", {"query": "word " * 2_000}, format="json")
+    assert long_query.status_code == 200 and long_query.json() == []  # longer than is read: cut
+    too_long = api.post(f"{BASE}{corpus_id}/search/", {"query": "word " * 10_000}, format="json")
+    assert too_long.status_code == 400 and "COGNIZES_MAX_QUERY_CHARS" in too_long.json()["error"]["message"]
 
 
 def test_a_person_uploads_a_document_in_the_admin_and_reads_its_chunks(celery_worker, admin_client):

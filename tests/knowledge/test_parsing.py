@@ -12,7 +12,8 @@ import pytest
 from docx.enum.style import WD_STYLE_TYPE
 
 from knowledge_app.formats import word
-from knowledge_app.parsing import MAX_EXPANDED_BYTES, Parsed, Section, UnreadableDocument, parse
+from access import limits
+from knowledge_app.parsing import Parsed, Section, UnreadableDocument, parse
 from tests.knowledge import files
 from tests.knowledge.files import SAMPLES, docx_bytes, pdf_bytes
 
@@ -260,14 +261,14 @@ def test_a_docx_that_is_not_a_zip_or_not_a_word_file_is_refused():
 
 
 def test_a_docx_zip_bomb_is_refused_before_it_is_unpacked():
-    bomb = files.zip_bomb(MAX_EXPANDED_BYTES + 1)
-    assert len(bomb) < MAX_EXPANDED_BYTES // 100  # small on the wire
+    bomb = files.zip_bomb(limits.max_expanded_bytes() + 1)
+    assert len(bomb) < limits.max_expanded_bytes() // 100  # small on the wire
     reason = _reason(bomb, "bomb.docx")
     assert reason.startswith("the .docx would unpack to 51 MB, more than the 50 MB allowed")
 
 
 def test_a_docx_zip_that_lies_about_its_sizes_is_refused_without_inflating_past_them():
-    reason = _reason(files.lying_zip(expanded=MAX_EXPANDED_BYTES + 1, declared=100), "liar.docx")
+    reason = _reason(files.lying_zip(expanded=limits.max_expanded_bytes() + 1, declared=100), "liar.docx")
     assert reason.startswith("not a readable Word document") and "CRC" in reason
 
 
