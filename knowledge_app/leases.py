@@ -15,20 +15,18 @@ and a run writes its results only through it.
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import DatabaseError, connection, models, transaction
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from infra.leases import renewing
+
 Row = TypeVar("Row", bound=models.Model)
-logger = logging.getLogger(__name__)
 
 
 def lease() -> timedelta:
@@ -66,28 +64,6 @@ def held(row: Row, *, running: str) -> models.QuerySet[Row]:
     return type(row).objects.filter(id=row.id, status=running, attempts=row.attempts)
 
 
-@contextmanager
-def renewed(row: Row, *, running: str) -> Iterator[None]:
-    """Extend the claim's lease every third of its length while the block runs, from a thread with its own
-    connection; the renewals stop with the block (or once the claim is lost: nothing then to renew)."""
-    stop = threading.Event()
-    interval = lease().total_seconds() / 3
-
-    def renew() -> None:
-        try:
-            while not stop.wait(interval):
-                try:
-                    if not held(row, running=running).update(lease_until=timezone.now() + lease()):
-                        return  # taken over, or finished by the run itself: its end decides, not this thread
-                except DatabaseError as error:  # an outage: the lease may run out, and the row be run again
-                    logger.warning("%s %s: lease not renewed (%s)", type(row).__name__, row.pk, error)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=renew, name=f"lease-{type(row).__name__}-{row.pk}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+def renewed(row: Row, *, running: str) -> AbstractContextManager[None]:
+    """Keep this claim's lease alive while the block runs (``infra.leases.renewing``)."""
+    return renewing(lambda: held(row, running=running), lease=lease, name=f"{type(row).__name__} {row.pk}")

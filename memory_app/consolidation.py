@@ -18,9 +18,6 @@ was presumed dead and wakes up late writes nothing twice.
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,10 +25,11 @@ from typing import Any
 import kombu.exceptions
 from celery import current_app
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from infra.leases import renewing
 from memory_app.extraction import get_extractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from memory_app.services import Generation, do_remember, get_bank_config
@@ -236,7 +234,7 @@ def run_job(job_id: int) -> None:
         job.lease_until = now + _lease()
         job.save(update_fields=["status", "attempts", "started_at", "lease_until"])
     try:
-        with _lease_renewed(job):
+        with renewing(lambda: _claimed(job), lease=_lease, name=f"consolidation job {job.pk}"):
             _run(job)
     except JobTakenOver:
         logger.warning("consolidation job %s: taken over by another run after its lease ran out", job.pk)
@@ -254,31 +252,6 @@ def _free(job: ConsolidationJob, now: datetime) -> bool:
 def _claimed(job: ConsolidationJob):
     """The job's row while this run (its attempt number) still holds it."""
     return ConsolidationJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING, attempts=job.attempts)
-
-
-@contextmanager
-def _lease_renewed(job: ConsolidationJob) -> Iterator[None]:
-    """Renew the job's lease every third of its length while the block runs (a thread with its own connection)."""
-    stop = threading.Event()
-    interval = _lease().total_seconds() / 3
-
-    def renew() -> None:
-        try:
-            while not stop.wait(interval):
-                try:
-                    _claimed(job).update(lease_until=timezone.now() + _lease())
-                except DatabaseError as error:  # an outage: the lease may run out, and the job be re-run
-                    logger.warning("consolidation job %s: lease not renewed (%s)", job.pk, error)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=renew, name=f"lease-job-{job.pk}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 def do_recover_jobs(limit: int = 500) -> list[int]:
