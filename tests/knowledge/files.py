@@ -107,7 +107,12 @@ def pdf_bytes(pages: list[list[str]]) -> bytes:
             f"/Contents {7 + 2 * k} 0 R >>".encode()
         )
         objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
-    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    return pdf_of(objects, header=b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+
+
+def pdf_of(objects: list[bytes], *, header: bytes = b"%PDF-1.7\n") -> bytes:
+    """A PDF file of these numbered objects (the first is the catalog), with its cross-reference table."""
+    out = bytearray(header)
     offsets = []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(out))

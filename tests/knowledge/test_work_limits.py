@@ -24,7 +24,7 @@ from knowledge_app.models import Corpus, Document, DocumentStatus
 from knowledge_app.parsing import parse
 from knowledge_app.services import do_add_document, do_create_corpus
 from tests.api.conftest import client_for
-from tests.knowledge.files import docx_bytes
+from tests.knowledge.files import docx_bytes, pdf_of
 from tests.vertex.conftest import APP, server  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,16 +55,7 @@ def many_pages_pdf(pages: int) -> bytes:
         b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>",
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
     ]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_of(objects)
 
 
 def _indexed(data: bytes, filename: str, **chunking: int) -> tuple[Document, float]:
