@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
+from tests.vertex.conftest import self_signed_certificate
 from tools_app.mcp_toolsets import RegistryMcpToolset
 from tools_app.models import McpServer
 from tools_app.outbound import BlockedHost, pinned_client
@@ -144,34 +145,6 @@ async def test_an_allowed_host_is_reached_at_its_checked_address_under_its_own_n
     assert resolver.lookups == 1
 
 
-def _certificate_for(name: str, directory) -> tuple[str, str]:
-    """A self-signed certificate (and key) naming only ``name``: no IP address, so one checked against the
-    address connected to would fail."""
-    import datetime
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return str(cert_path), str(key_path)
-
-
 async def test_tls_to_a_pinned_address_verifies_the_certificate_of_the_hostname(monkeypatch, settings, tmp_path):
     """The connection goes to the address, but TLS asks for (SNI) and verifies the URL's name."""
     import ssl
@@ -179,7 +152,7 @@ async def test_tls_to_a_pinned_address_verifies_the_certificate_of_the_hostname(
     from tools_app.outbound import PinnedTransport
 
     settings.COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = True
-    cert, key = _certificate_for("tools.test", tmp_path)
+    cert, key = self_signed_certificate(tmp_path, "tools.test", ip=None)  # no IP
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     served.load_cert_chain(cert, key)

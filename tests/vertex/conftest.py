@@ -125,8 +125,9 @@ def grpc_server(transactional_db):
     server.stop(0).wait()
 
 
-def self_signed_certificate(directory) -> tuple[str, str]:
-    """(certificate, key) PEM files for ``localhost`` and 127.0.0.1, valid for a day."""
+def self_signed_certificate(directory, name: str = "localhost", *, ip: str | None = "127.0.0.1") -> tuple[str, str]:
+    """(certificate, key) PEM files naming ``name`` (and ``ip``, unless None: a client that checks the certificate
+    against the address it connected to then fails), valid for a day."""
     import datetime
     import ipaddress
 
@@ -136,13 +137,14 @@ def self_signed_certificate(directory) -> tuple[str, str]:
     from cryptography.x509.oid import NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    names = [x509.DNSName(name), *([x509.IPAddress(ipaddress.ip_address(ip))] if ip else [])]
     now = datetime.datetime.now(datetime.timezone.utc)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                       critical=False)
+        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
