@@ -6,15 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test bench clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+# Cognizes itself (editable: the checkout is the code that runs) with what the tests and benchmarks need.
+$(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -e . --group dev
 	touch $(STAMP)
 
 ## Start PostgreSQL, Redis, the web server, a Celery worker and beat; Ctrl-C stops them all.
 run: $(STAMP)
-	$(BIN)/python -m cognizes.run
+	$(BIN)/cognizes run
 
 ## Run the whole test suite against real PostgreSQL and Redis.
 test: $(STAMP)

@@ -5,7 +5,7 @@ the user's, seen from every session; any other name belongs to one session;
 versions count from 0; inline data, text and file-data parts round-trip
 unchanged; an ``artifact://`` file-data part is a reference to another artifact
 of the same scope, followed on load. A thin adapter over
-``artifacts_app.services``, run on ``infra.db_threads``.
+``artifacts_app.services``, run on ``cognizes.infra.db_threads``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing_extensions import override
 
 from artifacts_app import services
 from artifacts_app.models import ArtifactVersion as StoredVersion
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 
 
 class PostgresArtifactService(BaseArtifactService):

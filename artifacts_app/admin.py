@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from access.admin_views import permitted_view
-from access.stored_content import inert_response
+from cognizes.access.admin_views import permitted_view
+from cognizes.access.stored_content import inert_response
 from artifacts_app.api import content_of
 from artifacts_app.models import Artifact, ArtifactVersion
 
@@ -64,7 +64,7 @@ class ArtifactAdmin(admin.ModelAdmin):
                 *super().get_urls()]
 
     def content_view(self, request: HttpRequest, pk: int, version: int) -> HttpResponse:
-        """A version's content as a download that runs nothing (access.stored_content), to who may view artifacts."""
+        """A version's content as a download that runs nothing (cognizes.access.stored_content), to who may view artifacts."""
         stored = get_object_or_404(ArtifactVersion, artifact_id=pk, version=version)
         content = content_of(stored)
         if content is None:

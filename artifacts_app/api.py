@@ -18,9 +18,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import BIGINT, ScopedView, valid
-from access.parsers import PayloadTooLarge
-from access.stored_content import inert_response
+from cognizes.access.api import BIGINT, ScopedView, valid
+from cognizes.access.parsers import PayloadTooLarge
+from cognizes.access.stored_content import inert_response
 from artifacts_app import services
 from artifacts_app.models import ArtifactVersion
 

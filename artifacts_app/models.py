@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from access.models import MAX_KEY_LENGTH
+from cognizes.access.models import MAX_KEY_LENGTH
 
 MAX_FILENAME_LENGTH = 1024
 

@@ -30,7 +30,7 @@ The server takes its connections from a pool of ``--pool-size`` (default 20, as
 opens and closes its connection. (Under Django's own ASGI handler, which ran each
 request on a new thread, persistent connections were never reused, and with the
 setting's default, 600 s, they piled up until PostgreSQL refused more and the API
-answered 500; infra.asgi_handler's threads live on, but that case was not
+answered 500; cognizes.infra.asgi_handler's threads live on, but that case was not
 measured again.)
 
 Each operation runs sequentially (one client, ``--appends`` / ``--searches``
@@ -89,8 +89,8 @@ from bench.timing import no_gc  # noqa: E402
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
-from infra import secret_key  # noqa: E402
+from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from cognizes.infra import secret_key  # noqa: E402
 
 BENCH_DB = "cognizes_bench_api"
 APP = "bench_api"
@@ -104,7 +104,7 @@ SERVER_RATE = "1000000/min"
 SERVER_START_TIMEOUT = 60.0
 CONNECTION_STATS_DELAY = 0.5
 BACKGROUND_FAILURE = "background database work failed"
-"""What ``infra.db_threads`` logs when work it runs in the background raises."""
+"""What ``cognizes.infra.db_threads`` logs when work it runs in the background raises."""
 HTTP = "HTTP"
 LOCAL = "in-process"
 APPEND = "append"
@@ -177,7 +177,7 @@ class BackgroundFailures(logging.Handler):
     def __init__(self) -> None:
         super().__init__(level=logging.ERROR)
         self.errors: Counter[str] = Counter()
-        self.logger = logging.getLogger("infra.db_threads")
+        self.logger = logging.getLogger("cognizes.infra.db_threads")
 
     def emit(self, record: logging.LogRecord) -> None:
         error = record.exc_info[1] if record.exc_info else None
@@ -751,7 +751,7 @@ def prepare(database_url: str, sizes: Sizes) -> tuple[str, list[str]]:
     """Migrate, create the API key, store the memories; returns (key, questions)."""
     from django.core.management import call_command
 
-    from access.services import do_create_api_key
+    from cognizes.access.services import do_create_api_key
 
     call_command("migrate", verbosity=0)
     _, key = do_create_api_key(name="bench", app_name=APP)
@@ -856,7 +856,7 @@ def main() -> None:
         if args.adk:
             from django.core.management import call_command
 
-            from access.services import do_create_api_key
+            from cognizes.access.services import do_create_api_key
             from bench.api_adk import compare
 
             call_command("migrate", verbosity=0)

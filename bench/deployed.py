@@ -96,7 +96,7 @@ def main() -> None:
         import httpx
         from django.conf import settings
 
-        from access.services import do_create_api_key
+        from cognizes.access.services import do_create_api_key
         from demo_agents.weather.tools import register
         from vertex_app.services import do_get_or_create_engine
 

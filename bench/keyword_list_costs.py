@@ -10,9 +10,9 @@ line, the order alternating).
 
 Lines (the keyword list alone, one corpus, ``candidates`` 50, the knowledge app's scope):
 
-* ``current``: the list as ``knowledge_app.search`` runs it (``infra.hybrid_search.keyword_ranks_of``: a row per
+* ``current``: the list as ``knowledge_app.search`` runs it (``cognizes.infra.hybrid_search.keyword_ranks_of``: a row per
   matching chunk with a term frequency per query word, one aggregate for df and the mean length).
-* ``a row per (chunk, word)``: the same BM25 as ``infra.hybrid_search.keyword_ranks`` writes it for any query
+* ``a row per (chunk, word)``: the same BM25 as ``cognizes.infra.hybrid_search.keyword_ranks`` writes it for any query
   (memory search's; knowledge search's before): a row per matching chunk and query word, grouped by word (df),
   by chunk and length (mean length) and by chunk (the score).
 * ``floor: matching chunks counted``: only the scan every exact list over the matching chunks
@@ -65,26 +65,26 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 from bench.scale import connect, percentiles  # noqa: E402
 from bench.scratch import with_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
-from infra import local  # noqa: E402
+from cognizes.infra import local  # noqa: E402
 
 GROUPS = ("medium", "large")
 CANDIDATES = 50
 
 
 def _lexeme_query(column: str) -> str:
-    from infra.hybrid_search import _LEXEME_QUERY
+    from cognizes.infra.hybrid_search import _LEXEME_QUERY
 
     return _LEXEME_QUERY.replace("lexeme", column)
 
 
 def current(table: str, where: str, lexemes: int) -> str:
-    from infra.hybrid_search import keyword_ranks_of
+    from cognizes.infra.hybrid_search import keyword_ranks_of
 
     return keyword_ranks_of(table, where, lexemes, "bigint")
 
 
 def row_per_word(table: str, where: str, lexemes: int) -> str:
-    from infra.hybrid_search import keyword_ranks
+    from cognizes.infra.hybrid_search import keyword_ranks
 
     return keyword_ranks(table, where)
 
@@ -99,7 +99,7 @@ def current_corpus_length(table: str, where: str, lexemes: int) -> str:
 
 
 def _or_query() -> str:
-    from infra.text import TEXT_SEARCH_CONFIG
+    from cognizes.infra.text import TEXT_SEARCH_CONFIG
 
     return f"replace(plainto_tsquery('{TEXT_SEARCH_CONFIG}', %(text)s)::text, ' & ', ' | ')::tsquery"
 
@@ -110,7 +110,7 @@ keyword AS (SELECT count(*) AS id, 1 AS rank FROM {table} m WHERE {where} AND m.
 
 
 def floor_every_word(table: str, where: str, lexemes: int) -> str:
-    from infra.text import TEXT_SEARCH_CONFIG
+    from cognizes.infra.text import TEXT_SEARCH_CONFIG
 
     return f"""
 keyword AS (SELECT count(*) AS id, 1 AS rank FROM {table} m
@@ -118,7 +118,7 @@ keyword AS (SELECT count(*) AS id, 1 AS rank FROM {table} m
 
 
 def floor_tested(table: str, where: str, lexemes: int) -> str:
-    from infra.text import TEXT_SEARCH_CONFIG
+    from cognizes.infra.text import TEXT_SEARCH_CONFIG
 
     return f"""
 query AS (
@@ -134,7 +134,7 @@ keyword AS (
 
 def _scored(table: str, where: str, words: str, also: str = "") -> str:
     """(id, score) of the scope's chunks matching the tsquery ``words``, by every query word's BM25 term."""
-    from infra.hybrid_search import TERM_FREQUENCY
+    from cognizes.infra.hybrid_search import TERM_FREQUENCY
 
     tf = TERM_FREQUENCY.format(rank="ts_rank('{1,1,1,1}', m.search_vector, l.lexeme_query, 0)")
     return f"""
@@ -221,8 +221,8 @@ def main() -> None:
 
     django.setup()
     from bench import knowledge_scale
-    from infra import hybrid_search
-    from infra.text import search_text
+    from cognizes.infra import hybrid_search
+    from cognizes.infra.text import search_text
     from knowledge_app import search
 
     shape = knowledge_scale.Shape(chunks=args.chunks, corpora=args.corpora,

@@ -50,7 +50,7 @@ def answers(chunk_text: str, chunk_article: str, question: dict) -> bool:
 
 def corpus_name(folder: Path, chunk_size: int, chunk_overlap: int) -> str:
     """What a loaded corpus holds, as its name, so ``--reuse`` takes only one loaded the same way."""
-    from infra.embedders import get_embedder
+    from cognizes.infra.embedders import get_embedder
 
     articles = len(list((folder / "articles").glob("*.txt")))
     return f"cmuqa articles={articles} chunk_size={chunk_size} overlap={chunk_overlap} embedder={get_embedder().id}"
@@ -97,7 +97,7 @@ def score(corpus_id: int, questions: list[dict], lines: dict[str, tuple[str, Any
                                                                                           dict[str, float]]:
     """Each line (name -> (mode, fusion)) over every question, the query embedded once per question: the ranks of
     each line, and its median milliseconds per search (the SQL, the query's embedding not included)."""
-    from infra.embedders import get_embedder
+    from cognizes.infra.embedders import get_embedder
     from knowledge_app.search import search_chunks
 
     embedded = {q["id"]: list(get_embedder().embed_query(q["question"])) for q in questions}

@@ -68,7 +68,7 @@ repository, ``../shared/data/rag/cmuqa_dev/articles``, each cut to its first
 ~``--ingest-words`` 2,000 words at a paragraph end) are added to a corpus of 256-token
 chunks (overlap 32) in the loaded database and indexed by
 ``knowledge_app.ingestion.do_ingest`` in this process, one after another, as one
-worker does, with the configured embedder (``infra.embedders.get_embedder()``, loaded
+worker does, with the configured embedder (``cognizes.infra.embedders.get_embedder()``, loaded
 first). Reported: documents/s and chunks/s, and the time split into parse + chunk,
 embed, and the rest (claim, replacing the chunks in the 1M-row indexes, finishing).
 The corpus is deleted afterwards.
@@ -123,7 +123,7 @@ from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
 
 BENCH_DB = "cognizes_bench_knowledge_scale"
 K = 10
@@ -686,7 +686,7 @@ class TimedEmbedder:
 
 def ingest(folder: Path, count: int, words: int) -> None:
     """Index real documents one after another on the real path, as one worker does; print the rate and split."""
-    from infra.embedders import get_embedder
+    from cognizes.infra.embedders import get_embedder
     from knowledge_app import ingestion
     from knowledge_app.models import Chunk, Document
     from knowledge_app.services import do_create_corpus, do_delete_corpus

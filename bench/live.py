@@ -61,7 +61,7 @@ def set_trigger(enabled: bool) -> None:
 
 async def latency_ms(service, events: int) -> list[float]:
     """Delay from each append returning to a follower in another thread's loop receiving it."""
-    from infra.db_threads import run_in_db_thread
+    from cognizes.infra.db_threads import run_in_db_thread
     from sessions_app import live, services
 
     session = await service.create_session(app_name="bench", user_id="u")
@@ -96,7 +96,7 @@ async def latency_ms(service, events: int) -> list[float]:
 
 async def benchmark(rounds: int, writers: int, per_writer: int, latency_events: int) -> None:
     from cognizes.adk import PostgresSessionService
-    from infra.db_threads import run_in_db_thread
+    from cognizes.infra.db_threads import run_in_db_thread
 
     service = PostgresSessionService()
     await concurrent_appends(service, writers, 5)  # warm up

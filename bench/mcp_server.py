@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.scratch import migrated_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
-from infra import secret_key  # noqa: E402
+from cognizes.infra import secret_key  # noqa: E402
 
 os.environ.setdefault("DJANGO_SECRET_KEY", secret_key.ensure())  # it serves the ASGI app, which needs one (issue 41 E)
 
@@ -79,8 +79,8 @@ async def benchmark(calls: int) -> None:
     import httpx
     from django.conf import settings
 
-    from access.services import do_create_api_key
-    from infra.db_threads import run_in_db_thread
+    from cognizes.access.services import do_create_api_key
+    from cognizes.infra.db_threads import run_in_db_thread
     from tools_app import direct, services
     from tools_app.adk import DatabaseToolset
     from tools_app.models import ToolExecution

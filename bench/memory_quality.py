@@ -75,7 +75,7 @@ from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
 
 if TYPE_CHECKING:
     from memory_app.search import SearchWeights
@@ -459,7 +459,7 @@ def stopwatch() -> Iterator[Callable[[], float]]:
 @contextmanager
 def cached_query_embeddings() -> Iterator[None]:
     """Embed each query text once: during tuning only the search itself is repeated."""
-    from infra.embedders import get_embedder
+    from cognizes.infra.embedders import get_embedder
 
     embedder = get_embedder()
     original = embedder.embed_query
@@ -478,7 +478,7 @@ def cached_query_embeddings() -> Iterator[None]:
 
 
 def median_embed_ms(questions: list[Question], count: int = 100) -> float:
-    from infra.embedders import get_embedder
+    from cognizes.infra.embedders import get_embedder
 
     embedder = get_embedder()
     durations = []

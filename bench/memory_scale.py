@@ -114,7 +114,7 @@ from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
 from memory_app.names import names  # noqa: E402  (no Django needed either)
 
 BENCH_DB = "cognizes_bench_scale"

@@ -37,8 +37,8 @@ def close_django_connections() -> None:
         return
     from django.db import connections
 
-    from infra import notified_cache
-    from infra.db_threads import close_connections
+    from cognizes.infra import notified_cache
+    from cognizes.infra.db_threads import close_connections
 
     close_connections()
     notified_cache.close_all()
@@ -51,7 +51,7 @@ def migrated_database(name: str, *, keep: bool = False, reuse: bool = False) -> 
     dropped on the way out unless ``keep``. With ``reuse`` an existing one is taken as it is (and migrated, and
     kept): the value entered is whether it was reused, so the caller knows whether to load it. Enter it before
     anything imports Django's settings."""
-    from infra import local
+    from cognizes.infra import local
 
     server_url = local.database_url()
     reused = reuse and database_exists(server_url, name)

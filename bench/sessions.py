@@ -72,7 +72,7 @@ from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
 
 BENCH_DB = "cognizes_bench"
 ADK_DB = "cognizes_bench_adk"
@@ -301,7 +301,7 @@ class RawFloor:
     def __init__(self, database_url: str, build_events: Callable[[list[str]], list[Any]] | None = None) -> None:
         import psycopg
 
-        # Its statements prepared (prepare=True below), as ours are (infra.postgres.prepared_cursor).
+        # Its statements prepared (prepare=True below), as ours are (cognizes.infra.postgres.prepared_cursor).
         self.conn = psycopg.connect(database_url, autocommit=True)
         self.build_events = build_events
 

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from infra import local  # noqa: E402
+from cognizes.infra import local  # noqa: E402
 
 APP = "scale"
 HEAVY = "heavy_user"

@@ -70,7 +70,7 @@ async def run_turns(turns: int, *, audit: bool) -> tuple[float, list[float]]:
 async def benchmark(turns: int, rounds: int) -> None:
     from django.conf import settings
 
-    from infra.db_threads import run_in_db_thread
+    from cognizes.infra.db_threads import run_in_db_thread
     from tools_app import services
     from tools_app.models import ToolExecution
 

@@ -49,7 +49,7 @@ from bench.scratch import close_django_connections, recreate_databases, with_dat
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from infra import local  # noqa: E402
+from cognizes.infra import local  # noqa: E402
 from tests.pgbouncer import EXECUTABLE as PGBOUNCER, MISSING, PgBouncer  # noqa: E402
 
 BENCH_DB = "cognizes_bench_topology"

@@ -68,7 +68,7 @@ from bench.timing import no_gc  # noqa: E402
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from infra import local  # noqa: E402
+from cognizes.infra import local  # noqa: E402
 
 BENCH_DB = "cognizes_bench_vertex"
 APP = "bench_vertex"
@@ -359,7 +359,7 @@ def main() -> None:
         from django.conf import settings
         from django.core.management import call_command
 
-        from access.services import do_create_api_key
+        from cognizes.access.services import do_create_api_key
         from vertex_app.services import do_get_or_create_engine
 
         logging.getLogger("httpx").setLevel(logging.WARNING)

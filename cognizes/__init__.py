@@ -1,5 +1,8 @@
-"""Cognizes: a self-hosted memory and session engine for ADK agents."""
+"""Cognizes: a self-hosted engine for ADK agents (sessions, memory, knowledge, tools) on PostgreSQL.
 
-from cognizes.celery import app as celery_app
+Importing the package loads nothing else: ``cognizes.infra`` and ``cognizes.access`` sit on the lowest floors
+(DESIGN.md) and every app imports them, so this file must not pull the project (settings, Celery) in with them.
+The Celery app is loaded when Django is (``cognizes.apps``).
+"""
 
-__all__ = ["celery_app"]
+__version__ = "0.1.0"

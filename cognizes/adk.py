@@ -11,7 +11,7 @@ Importing this module sets Django up (with ``cognizes.settings`` unless
 but ``DATABASE_URL`` (or nothing at all, for the embedded PostgreSQL).
 """
 
-from infra.setup import ensure_django
+from cognizes.infra.setup import ensure_django
 
 ensure_django()
 

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from access.admin_views import may_view
+from cognizes.access.admin_views import may_view
 from cognizes import overview
 from knowledge_app.models import Corpus, Document
 from memory_app.models import ConsolidationJob, Memory

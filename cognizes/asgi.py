@@ -9,16 +9,16 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
 django.setup(set_prefix=False)
 
-from infra import secret_key  # noqa: E402
+from cognizes.infra import secret_key  # noqa: E402
 
 secret_key.require("The web server")
 
-from infra.asgi_handler import OneHopASGIHandler  # noqa: E402  (after Django is set up)
+from cognizes.infra.asgi_handler import OneHopASGIHandler  # noqa: E402  (after Django is set up)
 
 django_application = OneHopASGIHandler()
 
-from access import early_auth  # noqa: E402
-from access.body_limit import BodyLimit  # noqa: E402
+from cognizes.access import early_auth  # noqa: E402
+from cognizes.access.body_limit import BodyLimit  # noqa: E402
 from cognizes.error_pages import SURFACES  # noqa: E402
 from runtime_app import a2a, mcp  # noqa: E402
 from vertex_app import upload_grants  # noqa: E402

@@ -25,7 +25,7 @@ def _worker_has_a_key(**_: object) -> None:
 def _require_key(server: str) -> None:
     from django.core.exceptions import ImproperlyConfigured
 
-    from infra import secret_key
+    from cognizes.infra import secret_key
 
     try:
         secret_key.require(server)
@@ -35,21 +35,21 @@ def _require_key(server: str) -> None:
 
 @worker_ready.connect
 def _worker_beats(**_: object) -> None:
-    from infra import heartbeat  # Django is set up by now
+    from cognizes.infra import heartbeat  # Django is set up by now
 
     heartbeat.start("worker")
 
 
 @worker_shutdown.connect
 def _worker_stops(**_: object) -> None:
-    from infra import heartbeat
+    from cognizes.infra import heartbeat
 
     heartbeat.stop("worker")
 
 
 @beat_init.connect
 def _beat_beats(**_: object) -> None:
-    from infra import heartbeat
+    from cognizes.infra import heartbeat
 
     _require_key("Celery beat")
 

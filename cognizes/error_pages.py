@@ -14,8 +14,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 
-from access.api import error_body
-from access.body_limit import ErrorBody
+from cognizes.access.api import error_body
+from cognizes.access.body_limit import ErrorBody
 from runtime_app import a2a, mcp
 from vertex_app import errors as vertex_errors
 

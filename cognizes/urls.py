@@ -3,7 +3,7 @@ from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from access.api import IdConverter
+from cognizes.access.api import IdConverter
 from cognizes import references
 from artifacts_app import api as artifacts_api
 from memory_app import api as memory_api

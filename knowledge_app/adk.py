@@ -16,8 +16,8 @@ from typing import Any
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
-from access import limits
-from infra.db_threads import run_in_db_thread
+from cognizes.access import limits
+from cognizes.infra.db_threads import run_in_db_thread
 from knowledge_app import services
 from knowledge_app.rerank import search_and_rerank
 

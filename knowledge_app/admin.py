@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from access.admin_views import ChangedByActions, permitted_view
+from cognizes.access.admin_views import ChangedByActions, permitted_view
 from knowledge_app import services
 from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus, Import
 from knowledge_app.rerank import RerankRefused, search_and_rerank

@@ -20,8 +20,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import ScopedView, page_of, paginated, valid
-from access.parsers import PayloadTooLarge
+from cognizes.access.api import ScopedView, page_of, paginated, valid
+from cognizes.access.parsers import PayloadTooLarge
 from knowledge_app import services
 from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Chunk, Corpus, Document

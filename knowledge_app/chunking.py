@@ -31,7 +31,7 @@ text never begins or ends with whitespace, so it also equals its own ``strip()``
 A document that would make more than ``max_chunks`` chunks is refused as soon as that is
 certain (more than ``max_chunks * size`` tokens read), not after millions of chunks were
 built: ``chunk_size`` 1 on a long file asked for millions (issue 41 J2). Within a
-``access.limits.parse_deadline`` the cutting checks the deadline at each paragraph.
+``cognizes.access.limits.parse_deadline`` the cutting checks the deadline at each paragraph.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 
-from access import limits
+from cognizes.access import limits
 from knowledge_app.parsed import Parsed
 
 VERTEX_CHUNK_SIZE = 1024
@@ -195,7 +195,7 @@ def _pack(pieces: list[tuple[int, int, int]], paragraph_ends: list[int], size: i
 
 def chunk(parsed: Parsed, *, size: int, overlap: int, max_chunks: int | None = None) -> list[Chunk]:
     """``parsed``'s sections cut into chunks of at most ``size`` tokens (a record's line may be one longer),
-    overlapping by at most ``overlap``; ``access.limits.LimitExceeded`` if there would be more than ``max_chunks``.
+    overlapping by at most ``overlap``; ``cognizes.access.limits.LimitExceeded`` if there would be more than ``max_chunks``.
 
     Sections with no text are skipped. The result depends only on the arguments.
     """

@@ -9,7 +9,7 @@ it again. Which document a task's worker takes is the fair queue's choice
 The slow part (parsing, embedding) holds no lock and no transaction; the chunks are
 swapped in one transaction at the end, and only while this run's claim still holds, so
 a search sees the old chunks or the new, never half, and a document that cannot be read
-(or asks for more work than ``access.limits`` allows) is ``failed`` with the reason,
+(or asks for more work than ``cognizes.access.limits`` allows) is ``failed`` with the reason,
 its old chunks kept.
 """
 
@@ -21,9 +21,9 @@ from django.db import DatabaseError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from access import limits
-from infra.embedders import get_embedder
-from infra.text import search_text
+from cognizes.access import limits
+from cognizes.infra.embedders import get_embedder
+from cognizes.infra.text import search_text
 from knowledge_app import leases, queue
 from knowledge_app.chunking import chunk
 from knowledge_app.models import Chunk, Document, DocumentStatus
@@ -85,7 +85,7 @@ def _held(document: Document) -> QuerySet[Document]:
 
 
 def _parse_and_embed(document: Document) -> str:
-    """The work of a run, within the limits of ``access.limits``: what became of the document (for the log)."""
+    """The work of a run, within the limits of ``cognizes.access.limits``: what became of the document (for the log)."""
     try:
         size, overlap = document.chunking
         with limits.parse_deadline():

@@ -24,7 +24,7 @@ from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from infra.leases import renewing
+from cognizes.infra.leases import renewing
 
 Row = TypeVar("Row", bound=models.Model)
 
@@ -65,5 +65,5 @@ def held(row: Row, *, running: str) -> models.QuerySet[Row]:
 
 
 def renewed(row: Row, *, running: str) -> AbstractContextManager[None]:
-    """Keep this claim's lease alive while the block runs (``infra.leases.renewing``)."""
+    """Keep this claim's lease alive while the block runs (``cognizes.infra.leases.renewing``)."""
     return renewing(lambda: held(row, running=running), lease=lease, name=f"{type(row).__name__} {row.pk}")

@@ -16,9 +16,9 @@ from django.db import models
 from django.db.models.expressions import RawSQL
 from pgvector.django import HnswIndex, VectorField
 
-from access.models import MAX_KEY_LENGTH
-from infra.embedders import DIMENSIONS
-from infra.text import TEXT_SEARCH_CONFIG
+from cognizes.access.models import MAX_KEY_LENGTH
+from cognizes.infra.embedders import DIMENSIONS
+from cognizes.infra.text import TEXT_SEARCH_CONFIG
 
 
 class Corpus(models.Model):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from access import limits
+from cognizes.access import limits
 
 
 class UnreadableDocument(ValueError):

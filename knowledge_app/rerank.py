@@ -7,7 +7,7 @@ answers it. So a reranked search takes more candidates than it returns
 numbers best first (a JSON list: ``parse_order`` tolerates prose and fences around
 it and drops numbers it does not know or has seen). Candidates the model leaves
 out follow the ones it ranked, in their fused order. The model is any ADK model by
-name (``infra.models``): Gemini's, or LiteLLM's ``provider/model`` at
+name (``cognizes.infra.models``): Gemini's, or LiteLLM's ``provider/model`` at
 ``COGNIZES_RERANK_MODEL_API_BASE``.
 
 A reranker is an improvement, never a dependency: a model that fails or answers
@@ -25,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 
-from infra.models import ask, model_named
+from cognizes.infra.models import ask, model_named
 from knowledge_app.search import MAX_QUERY_CHARS, Hit, search_chunks
 from knowledge_app.services import KnowledgeError
 

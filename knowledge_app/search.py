@@ -1,6 +1,6 @@
 """Searching an app's corpora: one SQL statement fusing the chunks' vector and BM25 lists.
 
-The two candidate lists are memory search's (``infra.hybrid_search``; the BM25
+The two candidate lists are memory search's (``cognizes.infra.hybrid_search``; the BM25
 list written for the query's number of lexemes, ``keyword_ranks_of``, which the
 statement before it reads), over the chunks of the corpora asked for and nothing
 else: the scope is in both lists' WHERE clause, so another app's chunks are never
@@ -19,10 +19,10 @@ from functools import lru_cache
 
 from django.db import connection, transaction
 
-from access import limits
-from infra import hybrid_search
-from infra.embedders import get_embedder
-from infra.text import search_text
+from cognizes.access import limits
+from cognizes.infra import hybrid_search
+from cognizes.infra.embedders import get_embedder
+from cognizes.infra.text import search_text
 from knowledge_app.metadata import Condition, matching
 from knowledge_app.models import Document
 

@@ -26,8 +26,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from access import limits
-from access.models import MAX_KEY_LENGTH
+from cognizes.access import limits
+from cognizes.access.models import MAX_KEY_LENGTH
 from knowledge_app.metadata import InvalidMetadata, checked
 from knowledge_app.models import Corpus, Document, DocumentStatus
 

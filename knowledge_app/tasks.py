@@ -9,7 +9,7 @@ from celery import Task, shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from infra.tasks import MAINTENANCE_TASK, RETRIED_THROUGH_OUTAGES, run_on_a_timer
+from cognizes.infra.tasks import MAINTENANCE_TASK, RETRIED_THROUGH_OUTAGES, run_on_a_timer
 from knowledge_app import imports, ingestion
 
 logger = logging.getLogger(__name__)

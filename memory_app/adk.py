@@ -17,8 +17,8 @@ from google.adk.sessions.session import Session
 from google.genai import types
 from typing_extensions import override
 
-from access import limits
-from infra.db_threads import run_in_db_thread
+from cognizes.access import limits
+from cognizes.infra.db_threads import run_in_db_thread
 from memory_app import consolidation, services
 from memory_app.search import MemoryHit, search_memories
 from sessions_app import services as session_services

@@ -17,8 +17,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html, format_html_join
 
-from access.admin_views import ChangedByActions
-from infra.replica import ListsFromReplica
+from cognizes.access.admin_views import ChangedByActions
+from cognizes.infra.replica import ListsFromReplica
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Memory, MemoryBankConfig, MemoryRevision
 from memory_app.search import search_memories

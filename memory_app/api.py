@@ -1,6 +1,6 @@
 """HTTP API for memories: search, list, create, edit, forget, revisions, rollback, ingestion jobs.
 
-Views are ``ScopedView``s (access/api.py); every query is built from the checked
+Views are ``ScopedView``s (cognizes/access/api.py); every query is built from the checked
 scope, and writes go through ``memory_app.services`` / ``consolidation``.
 """
 
@@ -16,8 +16,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import BIGINT, ScopedView, SinceFilter, filtered, page_of, paginated, valid
-from access.schema import filter_parameters
+from cognizes.access.api import BIGINT, ScopedView, SinceFilter, filtered, page_of, paginated, valid
+from cognizes.access.schema import filter_parameters
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Kind, Memory, MemoryBankConfig, MemoryRevision, Status
 from memory_app.search import search_memories
@@ -69,7 +69,7 @@ class MemoryBankConfigSerializer(serializers.ModelSerializer):
 
 class SearchSerializer(serializers.Serializer):
     query = serializers.CharField(help_text="What to find; at most COGNIZES_MAX_QUERY_CHARS characters "
-                                  "(access.limits, checked by the search).")
+                                  "(cognizes.access.limits, checked by the search).")
     limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
     as_of = serializers.DateTimeField(
         required=False, help_text="Search what held at this moment (ISO 8601) instead of now: superseded memories "

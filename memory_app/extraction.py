@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
-from infra.models import ask, model_named
+from cognizes.infra.models import ask, model_named
 from memory_app import replacement, statements
 from memory_app.models import Kind, MemoryBankConfig
 from memory_app.services import Candidate
@@ -287,7 +287,7 @@ def get_extractor() -> Extractor:
 
 
 def memory_model(name: str) -> Any:
-    """The ADK model ``name`` names (``infra.models.model_named``): Gemini's, or LiteLLM's for ``provider/model``
+    """The ADK model ``name`` names (``cognizes.infra.models.model_named``): Gemini's, or LiteLLM's for ``provider/model``
     (``openai/…``, ``anthropic/…``, ``ollama_chat/…``).
 
     With ``COGNIZES_MEMORY_MODEL_API_BASE`` it is LiteLLM's, talking to that

@@ -24,9 +24,9 @@ from django.db.models.functions import Now
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
-from access.models import MAX_KEY_LENGTH
-from infra.embedders import DIMENSIONS
-from infra.text import TEXT_SEARCH_CONFIG
+from cognizes.access.models import MAX_KEY_LENGTH
+from cognizes.infra.embedders import DIMENSIONS
+from cognizes.infra.text import TEXT_SEARCH_CONFIG
 
 MAX_TOPIC_LENGTH = 64
 EMBEDDING_DIMENSIONS = DIMENSIONS

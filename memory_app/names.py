@@ -32,7 +32,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from infra.text import CJK, jieba
+from cognizes.infra.text import CJK, jieba
 from memory_app.when import MONTHS
 
 _SENTENCE = re.compile(r"(?<=[.!?…:])\s+|\n+")

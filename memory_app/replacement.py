@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from infra.embedders import get_embedder
+from cognizes.infra.embedders import get_embedder
 from memory_app import statements
 from memory_app.names import names
 

@@ -33,12 +33,12 @@ from django.db import connection, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from access import limits
-from infra import hybrid_search
-from infra.db_threads import submit_in_background
-from infra.embedders import get_embedder
-from infra.replica import stale_ok
-from infra.text import search_text
+from cognizes.access import limits
+from cognizes.infra import hybrid_search
+from cognizes.infra.db_threads import submit_in_background
+from cognizes.infra.embedders import get_embedder
+from cognizes.infra.replica import stale_ok
+from cognizes.infra.text import search_text
 from memory_app.names import names
 from memory_app.text import without_names
 from memory_app.when import named_span

@@ -6,7 +6,7 @@ import logging
 
 from celery import shared_task
 
-from infra.tasks import RETRIED_THROUGH_OUTAGES
+from cognizes.infra.tasks import RETRIED_THROUGH_OUTAGES
 from memory_app import consolidation
 
 logger = logging.getLogger(__name__)

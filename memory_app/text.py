@@ -1,4 +1,4 @@
-"""Text as the deduplication and the query embedding see it (the keyword search's text is ``infra.text``'s)."""
+"""Text as the deduplication and the query embedding see it (the keyword search's text is ``cognizes.infra.text``'s)."""
 
 from __future__ import annotations
 

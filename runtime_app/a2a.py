@@ -38,9 +38,9 @@ from starlette.authentication import SimpleUser
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from access.callers import USER_HEADER, Refused, authenticate_caller  # noqa: F401  (USER_HEADER: a2a_reference reads it here)
-from access.outages import Unavailable, as_unavailable
-from infra.db_threads import run_in_db_thread
+from cognizes.access.callers import USER_HEADER, Refused, authenticate_caller  # noqa: F401  (USER_HEADER: a2a_reference reads it here)
+from cognizes.access.outages import Unavailable, as_unavailable
+from cognizes.infra.db_threads import run_in_db_thread
 from runtime_app import turns
 from runtime_app.agents import get_runner, registered_apps
 from runtime_app.task_store import PostgresTaskStore

@@ -19,7 +19,7 @@ from a2a.types import AgentCard, Message, Part, Role
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, VERSION_HEADER
 from google.protobuf.json_format import MessageToDict
 
-from infra.proto_schema import REF_PREFIX, ProtoSchemas, Schema
+from cognizes.infra.proto_schema import REF_PREFIX, ProtoSchemas, Schema
 from runtime_app.a2a import CAPABILITIES, CARD_PATH, PREFIX, SCHEME, SECURITY, USER_HEADER, error_body
 from runtime_app.agents import registered_apps
 

@@ -35,7 +35,7 @@ from google.adk.cli.service_registry import get_service_registry
 from google.adk.memory.base_memory_service import BaseMemoryService
 from google.adk.sessions.base_session_service import BaseSessionService
 
-from infra.setup import ensure_django
+from cognizes.infra.setup import ensure_django
 
 SCHEME = "cognizes"
 

@@ -29,8 +29,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access import sse
-from access.api import Conflict, ScopedView, check_state_write, valid
+from cognizes.access import sse
+from cognizes.access.api import Conflict, ScopedView, check_state_write, valid
 from runtime_app import turns
 from runtime_app.agents import UnknownAgent, get_runner
 from sessions_app import services

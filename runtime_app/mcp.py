@@ -7,7 +7,7 @@ Streamable HTTP session manager), run stateless with JSON answers so that any
 web process answers any request (``make run`` starts several). This module only
 translates: the tools are the ones agents get and a call takes their path
 (``tools_app.direct``: secrets, timeouts, approvals, the audit row), and the
-caller is checked by ``access.callers`` as on A2A:
+caller is checked by ``cognizes.access.callers`` as on A2A:
 
 * ``Authorization: Bearer <key>`` of the URL's app (401 without, 404 for
   another app's key); any key may list, a read-only one may not call (403);
@@ -16,7 +16,7 @@ caller is checked by ``access.callers`` as on A2A:
 
 ``GET`` (a stream of server messages, which a stateless server never sends)
 and ``DELETE`` (no session to end) answer 405. Bodies are bounded by
-``access.body_limit`` like every surface's (413).
+``cognizes.access.body_limit`` like every surface's (413).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from access.body_limit import replay
-from access.callers import Refused, authenticate_caller
-from infra.db_threads import run_in_db_thread
+from cognizes.access.body_limit import replay
+from cognizes.access.callers import Refused, authenticate_caller
+from cognizes.infra.db_threads import run_in_db_thread
 from runtime_app.a2a import error_body, outage_refusal, refusal
 from tools_app import direct
 from tools_app.services import InvalidArguments
@@ -129,7 +129,7 @@ class McpApplication:
                 raise Refused(404, f"No MCP endpoint at {scope['path']}; each app's registry is at {PREFIX}<app>/.")
             if request.method != "POST":
                 raise Refused(405, "MCP's endpoint takes POST (this server is stateless: no stream, no session).")
-            body = await request.body()  # read within its limits already (access.body_limit)
+            body = await request.body()  # read within its limits already (cognizes.access.body_limit)
             is_call = _is_call(body)
             caller = await run_in_db_thread(
                 authenticate_caller, request.headers, app_name, write=is_call, needs_user=is_call,

@@ -19,7 +19,7 @@ from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_lis
 from django.db.models import F, Q, QuerySet
 from google.protobuf.json_format import MessageToDict, ParseDict
 
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from runtime_app.models import A2aTask
 
 

@@ -1,7 +1,7 @@
 """``PostgresSessionService``: ADK's ``BaseSessionService`` on PostgreSQL.
 
 A thin adapter: converts between ADK's Pydantic objects and ``sessions_app.services``,
-runs the database work on ``infra.db_threads`` and raises ADK's own errors.
+runs the database work on ``cognizes.infra.db_threads`` and raises ADK's own errors.
 Sessions it returns carry the stored ``version`` as ADK's storage marker, so the
 next ``append_event`` is a compare-and-swap against exactly what was read.
 """
@@ -30,7 +30,7 @@ from google.adk.sessions.base_session_service import (
 from google.adk.sessions.session import Session
 from typing_extensions import override
 
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from sessions_app import services
 from sessions_app.stored_events import events_from_json
 

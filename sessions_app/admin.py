@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
-from infra.replica import ListsFromReplica
+from cognizes.infra.replica import ListsFromReplica
 from sessions_app import services
 from sessions_app.models import AppState, Event, Session, UserState
 

@@ -1,6 +1,6 @@
 """HTTP API for sessions, events and state: what ``PostgresSessionService`` does, over HTTP.
 
-Every view is a ``ScopedView`` (access/api.py): the caller's key is checked
+Every view is a ``ScopedView`` (cognizes/access/api.py): the caller's key is checked
 against the URL's app and user before anything else. Writes call the same
 services as the ADK service, so state deltas, ``temp:`` trimming and the
 stale-writer check (409) apply here too.
@@ -28,11 +28,11 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access import sse
-from access.api import (
+from cognizes.access import sse
+from cognizes.access.api import (
     BIGINT, Conflict, Pagination, ScopedView, SinceFilter, check_state_write, filter_values, paginated, valid,
 )
-from access.schema import filter_parameters
+from cognizes.access.schema import filter_parameters
 from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from sessions_app.models import MAX_KEY_LENGTH, Event, Session

@@ -22,8 +22,8 @@ from typing import Any
 
 import psycopg
 
-from infra import direct_db
-from infra.db_threads import run_in_db_thread
+from cognizes.infra import direct_db
+from cognizes.infra.db_threads import run_in_db_thread
 from sessions_app import services
 
 logger = logging.getLogger(__name__)

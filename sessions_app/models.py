@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from django.db import models
 from django.db.models.functions import Now
 
-from access.models import MAX_KEY_LENGTH
+from cognizes.access.models import MAX_KEY_LENGTH
 
 
 

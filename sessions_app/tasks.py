@@ -6,7 +6,7 @@ import logging
 
 from celery import shared_task
 
-from infra.tasks import MAINTENANCE_TASK
+from cognizes.infra.tasks import MAINTENANCE_TASK
 from sessions_app.services import do_delete_expired_sessions
 
 logger = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ import pytest
 from django.conf import settings
 from django.db import connection, connections
 
-from infra import notified_cache
-from infra.db_threads import close_connections
+from cognizes.infra import notified_cache
+from cognizes.infra.db_threads import close_connections
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -93,7 +93,7 @@ def celery_worker():
     """A real Celery worker on the real Redis broker, in this process (tasks run on its thread)."""
     from celery.contrib.testing.worker import start_worker
 
-    from cognizes import celery_app
+    from cognizes.celery import app as celery_app
 
     celery_app.control.purge()  # tasks left on the broker by earlier runs name other databases' rows
     # The teardown waits for a task still running (on a loaded machine, embedding a document can take a minute):

@@ -19,7 +19,7 @@ import pytest
 from django.utils import timezone
 
 from cognizes import overview
-from infra import heartbeat
+from cognizes.infra import heartbeat
 from knowledge_app.models import Corpus, Document
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from sessions_app.models import Event, Session

@@ -1,4 +1,4 @@
-"""The opt-in fast embedder (infra.embedders.UniversalSentenceEncoderEmbedder): vectors that fit the 384-d
+"""The opt-in fast embedder (cognizes.infra.embedders.UniversalSentenceEncoderEmbedder): vectors that fit the 384-d
 columns, the same in every process (a stored vector stays comparable to a later query), and a paraphrase found
 in every language the product promises, from English too."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from infra.embedders import DIMENSIONS, UniversalSentenceEncoderEmbedder
+from cognizes.infra.embedders import DIMENSIONS, UniversalSentenceEncoderEmbedder
 
 # Four topics; each language says each one twice, in other words.
 TOPICS = {

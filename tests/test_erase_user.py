@@ -16,7 +16,7 @@ from django.db import connection
 from django.utils import timezone
 from google.genai import types
 
-from access.models import ApiKey
+from cognizes.access.models import ApiKey
 from cognizes.adk import PostgresArtifactService
 from knowledge_app.models import Corpus, Document
 from memory_app import consolidation

@@ -21,7 +21,7 @@ import sys
 import pytest
 from django.conf import settings
 
-from infra import local
+from cognizes.infra import local
 from tests.pgbouncer import EXECUTABLE, MISSING, PgBouncer
 from tests.processes import ROOT
 

@@ -1,4 +1,4 @@
-"""infra.proto_json reads proto3 JSON into a message exactly as json_format does, or leaves it to json_format.
+"""cognizes.infra.proto_json reads proto3 JSON into a message exactly as json_format does, or leaves it to json_format.
 
 The gRPC surface answers with what it reads (issue 29 goal 2: a 50-event ListEvents spent more in
 json_format than in its view), so a difference would reach ADK for Go as a different message.
@@ -14,7 +14,7 @@ from google.cloud.aiplatform_v1beta1.types import memory_bank, memory_bank_servi
 from google.longrunning import operations_pb2
 from google.protobuf import json_format
 
-from infra.proto_json import merge_fast, parse_dict
+from cognizes.infra.proto_json import merge_fast, parse_dict
 
 SessionEvent, ListEvents = session.SessionEvent.pb(), session_service.ListEventsResponse.pb()
 Session, Memory = session.Session.pb(), memory_bank.Memory.pb()
@@ -94,7 +94,7 @@ def test_a_value_that_is_not_json_is_refused_not_converted(value):
 
 def test_a_frozen_value_read_again_is_the_same_message_for_each_type_it_is_read_into():
     """``FrozenJson`` keeps the wire bytes of the first reading per message type and merges them after."""
-    from infra.frozen_json import FrozenJson
+    from cognizes.infra.frozen_json import FrozenJson
 
     event = FrozenJson(EVENT)
     expected = json_format.ParseDict(EVENT, SessionEvent(), ignore_unknown_fields=True)
@@ -108,7 +108,7 @@ def test_a_frozen_value_read_again_is_the_same_message_for_each_type_it_is_read_
 
 
 def test_a_frozen_value_the_shortcut_refuses_is_still_json_formats_to_read():
-    from infra.frozen_json import FrozenJson
+    from cognizes.infra.frozen_json import FrozenJson
 
     bad = FrozenJson({"rawEvent": {"x": math.nan}})
     for _ in range(2):

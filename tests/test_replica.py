@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from infra.replica import REPLICA_RETRY_SECONDS
+from cognizes.infra.replica import REPLICA_RETRY_SECONDS
 from tests.stack import Stack, wait_for
 
 USER = "/api/v1/apps/weather/users/ada"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from infra import secret_key
+from cognizes.infra import secret_key
 from tests.processes import ROOT, database_env, free_port
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""infra.warm_threads: the thread that finished last takes the next call; concurrent calls still spread."""
+"""cognizes.infra.warm_threads: the thread that finished last takes the next call; concurrent calls still spread."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from infra.warm_threads import WarmThreadPool
+from cognizes.infra.warm_threads import WarmThreadPool
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ async def test_one_agents_database_calls_in_a_row_use_one_connection_after_other
     import asyncio
 
     from tests.sessions.test_connections import _backend_pid
-    from infra.db_threads import run_in_db_thread
+    from cognizes.infra.db_threads import run_in_db_thread
 
     def slow_pid() -> int:
         time.sleep(0.05)

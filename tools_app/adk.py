@@ -33,7 +33,7 @@ from google.adk.utils._function_call_names import REQUEST_CONFIRMATION_FUNCTION_
 from google.genai import types
 from typing_extensions import override
 
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from tools_app import mcp_servers, services
 from tools_app.models import ApprovalStatus, ExecutionStatus, Tool, ToolKind
 from tools_app.mcp_toolsets import RegistryMcpToolset

@@ -17,8 +17,8 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
-from access.admin_views import ChangedByActions
-from infra.replica import ListsFromReplica
+from cognizes.access.admin_views import ChangedByActions
+from cognizes.infra.replica import ListsFromReplica
 from tools_app import mcp_servers, secrets, services
 from tools_app.models import (
     AppSecret, McpServer, SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion,

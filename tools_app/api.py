@@ -20,8 +20,8 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import BIGINT, Conflict, ScopedView, SinceFilter, filtered, page_of, paginated, valid
-from access.schema import filter_parameters
+from cognizes.access.api import BIGINT, Conflict, ScopedView, SinceFilter, filtered, page_of, paginated, valid
+from cognizes.access.schema import filter_parameters
 from tools_app import mcp_servers, secrets, services
 from tools_app.models import (
     AppSecret, AuthScheme, McpServer, McpTransport, SecretSource, Tool, ToolApproval, ToolExecution, ToolKind,

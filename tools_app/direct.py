@@ -35,7 +35,7 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from tools_app import services
 from tools_app.adk import AuditPlugin, DatabaseToolset, RegistryTool, execution_status, listing_app
 from tools_app.models import ApprovalStatus, ExecutionStatus

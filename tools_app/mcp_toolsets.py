@@ -34,7 +34,7 @@ from google.adk.tools.tool_context import ToolContext
 from mcp_types import Tool as McpToolDescription
 from typing_extensions import override
 
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from tools_app import mcp_servers
 from tools_app.models import McpServer, McpTransport
 from tools_app.outbound import pinned_client

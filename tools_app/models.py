@@ -63,12 +63,12 @@ class AppSecret(models.Model):
     """A secret an app keeps for its tools and MCP servers (an API key, a token), encrypted at rest.
 
     Write-only on every surface: ``tools_app.secrets`` alone encrypts and decrypts ``ciphertext``
-    (``infra.encryption``), and nothing shows it, masked or not.
+    (``cognizes.infra.encryption``), and nothing shows it, masked or not.
     """
 
     app_name = models.CharField(max_length=128, help_text="The app whose tools and MCP servers may send it.")
     name = models.CharField(max_length=128, help_text="What rows call it (auth_secret_name); unique within the app.")
-    ciphertext = models.TextField(help_text="The value, Fernet-encrypted (infra.encryption); never shown.")
+    ciphertext = models.TextField(help_text="The value, Fernet-encrypted (cognizes.infra.encryption); never shown.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True, help_text="When the value was last set (or re-encrypted).")
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db.models import Q
 
-from infra import encryption
+from cognizes.infra import encryption
 from tools_app.models import AppSecret, AuthScheme, SecretAuth, SecretSource
 
 logger = logging.getLogger(__name__)

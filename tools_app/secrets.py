@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.db.models import QuerySet
 
-from infra import encryption
+from cognizes.infra import encryption
 from tools_app.models import AppSecret, McpServer, SecretSource, Tool
 from tools_app.secret_headers import SECRET_NAME
 from tools_app.services import InvalidTool, ToolError, bump_marker

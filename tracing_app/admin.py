@@ -13,7 +13,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 
-from infra.replica import ListsFromReplica
+from cognizes.infra.replica import ListsFromReplica
 from tracing_app import services
 from tracing_app.models import Span, Trace
 

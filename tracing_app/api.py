@@ -12,7 +12,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import ScopedView, page_of, paginated
+from cognizes.access.api import ScopedView, page_of, paginated
 from tracing_app import services
 
 

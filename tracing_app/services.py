@@ -12,7 +12,7 @@ from typing import Any, Iterable
 from django.db import connection, transaction
 from django.utils import timezone
 
-from infra.replica import stale_ok
+from cognizes.infra.replica import stale_ok
 from sessions_app import services as session_services
 from tracing_app.models import Span, Status, Trace
 

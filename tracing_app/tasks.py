@@ -8,7 +8,7 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 
-from infra.tasks import MAINTENANCE_TASK
+from cognizes.infra.tasks import MAINTENANCE_TASK
 from tracing_app import services
 
 logger = logging.getLogger(__name__)

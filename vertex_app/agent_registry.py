@@ -34,9 +34,9 @@ from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import check_scope, check_url
-from access.models import ApiKey
-from infra.db_threads import run_in_db_thread
+from cognizes.access.api import check_scope, check_url
+from cognizes.access.models import ApiKey
+from cognizes.infra.db_threads import run_in_db_thread
 from runtime_app.a2a import card_of
 from runtime_app.agents import registered_apps
 from runtime_app.mcp import PREFIX as MCP_PREFIX

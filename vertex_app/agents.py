@@ -24,8 +24,8 @@ from google.adk.runners import Runner
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access import sse
-from access.api import check_state_write
+from cognizes.access import sse
+from cognizes.access.api import check_state_write
 from runtime_app import deployed, turns
 from runtime_app.agents import UnknownAgent, get_runner
 from vertex_app import errors

@@ -10,8 +10,8 @@ from __future__ import annotations
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from access.authentication import ApiClient, BearerKeyAuthentication
-from access.models import ApiKey
+from cognizes.access.authentication import ApiClient, BearerKeyAuthentication
+from cognizes.access.models import ApiKey
 
 
 class GoogleApiKeyAuthentication(BaseAuthentication):

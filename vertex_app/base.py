@@ -16,8 +16,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from access.api import Scope, check_scope, check_url, parse_id
-from access.authentication import BearerKeyAuthentication
+from cognizes.access.api import Scope, check_scope, check_url, parse_id
+from cognizes.access.authentication import BearerKeyAuthentication
 from vertex_app import errors, names, wire
 from vertex_app.auth import GoogleApiKeyAuthentication
 from vertex_app.services import get_engine_app

@@ -14,7 +14,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from access.outages import as_unavailable
+from cognizes.access.outages import as_unavailable
 
 STATUS = {
     400: "INVALID_ARGUMENT",

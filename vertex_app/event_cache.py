@@ -16,7 +16,7 @@ same ids, or another tenant's session of the same id can therefore never be
 answered from another event's entry. The database is still read (and the caller's
 scope checked) on every request; only the rendering is saved.
 
-Entries are ``FrozenJson`` (``infra.frozen_json``): their JSON text and the protobuf
+Entries are ``FrozenJson`` (``cognizes.infra.frozen_json``): their JSON text and the protobuf
 encoding the gRPC transcoder reads them as are written once, then reused. They are shared between
 requests and must not be changed by whoever receives them. Events whose JSON text
 comes to at most ``COGNIZES_VERTEX_EVENT_CACHE_BYTES`` together (default 16 MiB; the
@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from django.conf import settings
 
-from infra.frozen_json import FrozenJson
+from cognizes.infra.frozen_json import FrozenJson
 from sessions_app.services import StoredEvent, StoredEventText
 
 Build = Callable[[str, StoredEvent], dict[str, Any]]

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from access import limits
+from cognizes.access import limits
 from vertex_app.errors import InvalidArgument
 from vertex_app.wire import snake
 

@@ -31,7 +31,7 @@ from django.core.wsgi import get_wsgi_application
 from google.protobuf.message import DecodeError, Message
 from rest_framework.response import Response
 
-from access.renderers import DATA_ONLY
+from cognizes.access.renderers import DATA_ONLY
 from vertex_app import transcoding
 from vertex_app.errors import STATUS
 

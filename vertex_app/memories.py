@@ -28,8 +28,8 @@ from django.db.models import QuerySet
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import parse_id
-from access.models import MAX_KEY_LENGTH
+from cognizes.access.api import parse_id
+from cognizes.access.models import MAX_KEY_LENGTH
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevision, RevisionAction
 from memory_app.search import search_memories, search_weights

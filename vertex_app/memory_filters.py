@@ -8,7 +8,7 @@ from typing import Any, Iterable
 from django.db.models import QuerySet
 from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryFilter
 
-from access import limits
+from cognizes.access import limits
 from memory_app.models import Memory
 from vertex_app import filters
 from vertex_app.errors import InvalidArgument

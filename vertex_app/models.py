@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from access.models import MAX_KEY_LENGTH
+from cognizes.access.models import MAX_KEY_LENGTH
 
 
 class Engine(models.Model):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import time
 
-from access.api import parse_id
+from cognizes.access.api import parse_id
 
 _GENERATE = re.compile(r"^generate-([0-9]{1,18})$")
 _SESSION = re.compile(r"reasoningEngines/([0-9]+)/sessions/([^/:]+)$")

@@ -14,7 +14,7 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import check_scope, check_url
+from cognizes.access.api import check_scope, check_url
 from memory_app.models import ConsolidationJob
 from vertex_app import names
 from vertex_app.base import VertexView, operation

@@ -28,9 +28,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from access.api import check_scope, check_url, parse_id
-from access.models import ApiKey
-from access.parsers import LimitedJSONParser, refuse_unstorable
+from cognizes.access.api import check_scope, check_url, parse_id
+from cognizes.access.models import ApiKey
+from cognizes.access.parsers import LimitedJSONParser, refuse_unstorable
 from knowledge_app import imports, services
 from knowledge_app.import_sources import ImportsNotConfigured, SourceNotFound
 from knowledge_app.metadata import InvalidMetadata

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from access import limits
+from cognizes.access import limits
 from vertex_app import wire
 
 _FIXED_LENGTH = {"chunk_size": None, "chunk_overlap": None}

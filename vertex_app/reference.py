@@ -18,7 +18,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from infra.proto_schema import REF_PREFIX, WELL_KNOWN, ProtoSchemas, Schema
+from cognizes.infra.proto_schema import REF_PREFIX, WELL_KNOWN, ProtoSchemas, Schema
 from vertex_app import errors, urls
 from vertex_app.auth import GoogleApiKeyAuthentication
 from vertex_app.base import VertexSurface

@@ -6,7 +6,7 @@ import secrets
 
 from django.db import IntegrityError, transaction
 
-from infra.notified_cache import NotifiedCache
+from cognizes.infra.notified_cache import NotifiedCache
 from vertex_app.models import MAX_KEY_LENGTH, Engine
 
 # Vertex's engine ids are 18–19 digit numbers; ours look the same and fit a signed bigint.

@@ -37,8 +37,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from access.api import check_state_write
-from access.renderers import FastJSONRenderer
+from cognizes.access.api import check_state_write
+from cognizes.access.renderers import FastJSONRenderer
 from sessions_app import services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
 from vertex_app import event_cache, filters, names

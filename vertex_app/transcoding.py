@@ -28,7 +28,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from rest_framework.renderers import JSONRenderer
 
-from infra.proto_json import merge_fast, parse_dict
+from cognizes.infra.proto_json import merge_fast, parse_dict
 from vertex_app import errors
 from vertex_app.wire import camel
 
@@ -152,11 +152,11 @@ def _served(path: str) -> bool:
 
 def response_message(rule: Rule, body: bytes, data: Any = None) -> Message:
     """The RPC's response from the REST call's JSON ``body`` (fields the proto lacks, such as ADK's extras,
-    dropped), read as ``json_format`` reads it (by ``infra.proto_json``'s shortcut).
+    dropped), read as ``json_format`` reads it (by ``cognizes.infra.proto_json``'s shortcut).
 
     ``data``, when given, is what the view answered as ``body``: read directly if it holds only JSON's own
     types (the renderer would have written the same values), which saves decoding the text; else the body is
-    read — written here if the view left it unwritten (``access.renderers.DATA_ONLY``).
+    read — written here if the view left it unwritten (``cognizes.access.renderers.DATA_ONLY``).
     """
     message = rule.response()
     if data is not None:

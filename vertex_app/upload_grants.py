@@ -23,8 +23,8 @@ from django.core import signing
 from django.db import transaction
 from django.utils import timezone
 
-from access.models import ApiKey
-from access.outages import REDIS_DOWN
+from cognizes.access.models import ApiKey
+from cognizes.access.outages import REDIS_DOWN
 from knowledge_app import services
 from knowledge_app.models import Corpus
 from vertex_app.models import UploadGrant
@@ -105,7 +105,7 @@ def do_upload(token: str, *, data: bytes) -> services.Added:
         return _store(claims, data)
     except REDIS_DOWN:
         # The file is stored (kept, and indexed once a worker's recovery sends it) but its indexing could not be
-        # sent: the client gets a 503 (access.outages). Its URL stays usable, so the retry after Retry-After finds
+        # sent: the client gets a 503 (cognizes.access.outages). Its URL stays usable, so the retry after Retry-After finds
         # these bytes in the corpus and finishes, rather than being refused as used.
         UploadGrant.objects.filter(id=claims["grant"]).update(used_at=None, document_id=None)
         raise

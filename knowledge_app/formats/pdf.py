@@ -9,7 +9,7 @@ import re
 from pypdf import PasswordType, PdfReader, apply_configuration
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError
 
-from access import limits
+from cognizes.access import limits
 from knowledge_app.parsed import Outline, Parsed, UnreadableDocument
 
 _NEEDS_PASSWORD = "encrypted PDF: it needs a password; save a copy without the password and upload that"

@@ -11,7 +11,7 @@ from docx.styles.style import BaseStyle
 from docx.table import Table, _Row
 from docx.text.paragraph import Paragraph
 
-from access import limits
+from cognizes.access import limits
 from knowledge_app.parsed import Outline, Parsed, UnreadableDocument
 
 MAX_ZIP_ENTRIES = 10_000  # a real document has dozens; millions of empty entries would still cost memory and time

@@ -3,7 +3,7 @@
 A chunk's row (text, search text, tsvector, each about a kilobyte, and a 1.5 kB vector) is past PostgreSQL's
 2 kB threshold, so its two largest columns lived in ``pg_toast``, and every read of them was a lookup there
 (about four buffers): the keyword list reads a matching chunk's tsvector once per query lexeme
-(``infra.hybrid_search.keyword_ranks``), and an exact scan of a corpus reads every chunk's vector. With MAIN
+(``cognizes.infra.hybrid_search.keyword_ranks``), and an exact scan of a corpus reads every chunk's vector. With MAIN
 the text columns move out instead (they are read for the results only). On bench/knowledge_scale.py
 (``--chunks 300000 --corpora 60``, two loads of the same data): a keyword list over the 9,500 chunks a query
 matched in a 55,000-chunk corpus 3x faster with the tsvector in the row; vector search p95 7.2 / 35.2 / 10.4 ms

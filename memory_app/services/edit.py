@@ -10,7 +10,7 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from infra.embedders import get_embedder
+from cognizes.infra.embedders import get_embedder
 from memory_app.models import Kind, Memory, MemoryRevision, RevisionAction, Status
 from memory_app.names import names
 from memory_app.services.bank import check_topic

@@ -11,9 +11,9 @@ import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
-from infra import hybrid_search
-from infra.embedders import get_embedder
-from infra.text import search_text
+from cognizes.infra import hybrid_search
+from cognizes.infra.embedders import get_embedder
+from cognizes.infra.text import search_text
 from memory_app.models import Kind, Memory, MetadataMerge, RevisionAction, Status
 from memory_app.names import names
 from memory_app.services.bank import check_topic

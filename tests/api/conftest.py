@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 
 
 def client_for(app_name: str, *, user_id: str = "", read_only: bool = False) -> APIClient:

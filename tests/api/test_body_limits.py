@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import override_settings
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from sessions_app.models import Session
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import override_settings
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from knowledge_app import services
 from knowledge_app.models import Document
 

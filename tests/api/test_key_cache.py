@@ -2,7 +2,7 @@
 
 Over a real ASGI server: the key is read from the database once, and a revocation,
 a change of scope, or a change made while the server was not listening is obeyed
-at once (access/key_cache.py).
+at once (cognizes/access/key_cache.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from access import key_cache
-from access.models import ApiKey
-from access.services import do_create_api_key
+from cognizes.access import key_cache
+from cognizes.access.models import ApiKey
+from cognizes.access.services import do_create_api_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

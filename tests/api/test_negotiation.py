@@ -1,4 +1,4 @@
-"""access.negotiation answers what DRF's own content negotiation answers, for every Accept a client may send."""
+"""cognizes.access.negotiation answers what DRF's own content negotiation answers, for every Accept a client may send."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer, StaticH
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
-from access.negotiation import FastContentNegotiation
-from access.renderers import FastJSONRenderer
-from access.sse import EventStreamRenderer
+from cognizes.access.negotiation import FastContentNegotiation
+from cognizes.access.renderers import FastJSONRenderer
+from cognizes.access.sse import EventStreamRenderer
 
 
 class _ParamsJSON(JSONRenderer):

@@ -1,4 +1,4 @@
-"""access.renderers.FastJSONRenderer writes what DRF's JSONRenderer writes, for data of JSON's own types.
+"""cognizes.access.renderers.FastJSONRenderer writes what DRF's JSONRenderer writes, for data of JSON's own types.
 
 The Vertex sessions views answer through it (issue 29 goal 2: writing a 50-event ListEvents took as long as
 reading it from PostgreSQL); a client must not see a difference.
@@ -12,7 +12,7 @@ import pytest
 from django.utils.translation import gettext_lazy
 from rest_framework.renderers import JSONRenderer
 
-from access.renderers import FastJSONRenderer
+from cognizes.access.renderers import FastJSONRenderer
 
 DATA = [
     {"sessionEvents": [{"name": "reasoningEngines/1/sessions/s/events/e", "rawEvent": {
@@ -70,7 +70,7 @@ class _Response:
 
 def test_a_caller_reading_the_data_gets_no_bytes_for_a_success_and_every_error_written():
     """The gRPC transcoder marks its requests DATA_ONLY: it builds the message from the view's data."""
-    from access.renderers import DATA_ONLY
+    from cognizes.access.renderers import DATA_ONLY
 
     data = DATA[0]
     for status in (200, 201):
@@ -85,7 +85,7 @@ def test_a_caller_reading_the_data_gets_no_bytes_for_a_success_and_every_error_w
 
 
 def test_an_unwritten_answer_the_shortcut_refuses_is_written_and_read_as_json():
-    """When the data holds what infra.proto_json leaves to json_format (here a datetime), the transcoder writes
+    """When the data holds what cognizes.infra.proto_json leaves to json_format (here a datetime), the transcoder writes
     the JSON the view would have written and reads that."""
     import datetime
 
@@ -103,7 +103,7 @@ def test_an_unwritten_answer_the_shortcut_refuses_is_written_and_read_as_json():
 
 def test_a_page_of_frozen_values_is_the_same_bytes_as_the_page_written_whole():
     """vertex_app.event_cache hands out FrozenJson events: their kept text is spliced into the page."""
-    from infra.frozen_json import FrozenJson
+    from cognizes.infra.frozen_json import FrozenJson
 
     event = DATA[0]["sessionEvents"][0]
     separators = {"text": "a\u2028line and a\u2029paragraph 日本"}
@@ -119,7 +119,7 @@ def test_a_page_of_frozen_values_is_the_same_bytes_as_the_page_written_whole():
 def test_a_frozen_value_holding_nan_is_refused_as_drf_refuses_it():
     import math
 
-    from infra.frozen_json import FrozenJson
+    from cognizes.infra.frozen_json import FrozenJson
 
     with pytest.raises(ValueError):
         FastJSONRenderer().render({"sessionEvents": [FrozenJson({"x": math.nan})]})

@@ -24,7 +24,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from cognizes.wsgi import application
 from sessions_app import services as sessions
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import override_settings
 
-from access.models import ApiKey
+from cognizes.access.models import ApiKey
 from tests.api.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -214,7 +214,7 @@ def test_paths_without_their_trailing_slash_are_served_not_redirected(api):
 
 
 def test_each_key_is_rate_limited_on_its_own(db, monkeypatch):
-    from access.throttling import KeyRateThrottle
+    from cognizes.access.throttling import KeyRateThrottle
 
     monkeypatch.setattr(KeyRateThrottle, "rate", "3/min", raising=False)
     busy, other = client_for("shop"), client_for("shop")
@@ -250,7 +250,7 @@ def test_concurrent_requests_never_pass_the_rate(transactional_db, monkeypatch):
     """The count is taken and raised in one step: DRF's read-then-write let concurrent requests all pass."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from access.throttling import KeyRateThrottle
+    from cognizes.access.throttling import KeyRateThrottle
 
     monkeypatch.setattr(KeyRateThrottle, "rate", "5/min", raising=False)
     headers = client_for("shop")._credentials  # the key's Authorization header

@@ -1,4 +1,4 @@
-"""``access.api.valid``: every request body and query is validated by fields copied from a set built once per class.
+"""``cognizes.access.api.valid``: every request body and query is validated by fields copied from a set built once per class.
 
 The copies must be what DRF would have built (same fields, each bound to this request's
 serializer) and must share nothing a validation touches with another request's.
@@ -12,7 +12,7 @@ import threading
 import pytest
 from rest_framework import exceptions, serializers
 
-from access.api import bound_fields, valid
+from cognizes.access.api import bound_fields, valid
 
 API_MODULES = ["sessions_app.api", "memory_app.api", "tools_app.api", "knowledge_app.api", "runtime_app.api",
                "artifacts_app.api", "tracing_app.api", "vertex_app.rag"]

@@ -61,7 +61,7 @@ def test_an_upload_saves_the_next_version_with_its_content_type(saved, asgi_serv
     """Over the real ASGI server: bodies above the API's JSON limit (1 MB) are allowed up to the artifact limit."""
     import httpx
 
-    from access.services import do_create_api_key
+    from cognizes.access.services import do_create_api_key
 
     _, key = do_create_api_key(name="t", app_name=APP)
     photo = bytes(range(256)) * 8192  # 2 MB

@@ -2,7 +2,7 @@
 API hands it back as a page that runs.
 
 Attachment, ``nosniff`` and a sandboxing CSP on every response of stored bytes
-(access/stored_content.py); in a real browser, the superuser who opens the
+(cognizes/access/stored_content.py); in a real browser, the superuser who opens the
 version from the admin runs nothing.
 """
 

@@ -47,7 +47,7 @@ async def test_a_version_over_the_limit_is_refused_and_stores_nothing():
     assert await service.save_artifact(app_name="art_app", user_id="ada", session_id="s1", filename="small",
                                        artifact=types.Part(inline_data=types.Blob(data=b"x" * 1000,
                                                                                   mime_type="text/plain"))) == 0
-    from infra.db_threads import run_in_db_thread
+    from cognizes.infra.db_threads import run_in_db_thread
 
     counts = await run_in_db_thread(lambda: (Artifact.objects.count(), ArtifactContent.objects.count()))
     assert counts == (1, 1)

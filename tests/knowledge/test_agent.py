@@ -9,7 +9,7 @@ from google.adk.agents import LlmAgent
 from google.genai import types
 
 from cognizes.adk import runner_for
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from knowledge_app.ingestion import do_ingest
 from knowledge_app.models import Corpus, Document
 from tests.fake_llm import ScriptedLlm
@@ -67,7 +67,7 @@ async def test_the_tool_searches_as_the_turns_user_never_finding_another_users_d
 
 
 def test_a_long_document_shows_its_progress_while_it_is_embedded(monkeypatch):
-    from infra.embedders import get_embedder
+    from cognizes.infra.embedders import get_embedder
     from knowledge_app import ingestion
 
     real, seen = get_embedder(), []

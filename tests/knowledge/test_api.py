@@ -57,7 +57,7 @@ def _indexed(api, corpus_id: int, document_id: int, timeout: float = 180) -> dic
 
 def _worker_state() -> str:
     """What the broker and the worker hold, for a document no worker took (once seen under load, not explained)."""
-    from cognizes import celery_app
+    from cognizes.celery import app as celery_app
 
     with celery_app.connection_for_write() as connection:
         queued = connection.default_channel.client.llen(celery_app.conf.task_default_queue)

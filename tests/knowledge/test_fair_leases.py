@@ -15,7 +15,7 @@ import pytest
 from django.db import connection, transaction
 from django.test import override_settings
 
-from infra.embedders import get_embedder
+from cognizes.infra.embedders import get_embedder
 from knowledge_app import ingestion, queue
 from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus
 from knowledge_app.services import do_add_document

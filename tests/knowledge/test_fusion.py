@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from infra.embedders import DIMENSIONS
-from infra.text import search_text
+from cognizes.infra.embedders import DIMENSIONS
+from cognizes.infra.text import search_text
 from knowledge_app.models import Chunk, Corpus, Document
 from knowledge_app.search import FUSION, Fusion, search_chunks
 

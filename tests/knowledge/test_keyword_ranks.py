@@ -1,4 +1,4 @@
-"""The keyword list's BM25 (infra.hybrid_search.keyword_ranks), checked against the formula computed here from
+"""The keyword list's BM25 (cognizes.infra.hybrid_search.keyword_ranks), checked against the formula computed here from
 each chunk's tsvector as PostgreSQL stores it: term frequencies counted right in every language, stored
 vectors kept in the row."""
 
@@ -10,9 +10,9 @@ import random
 import pytest
 from django.db import connection
 
-from infra.embedders import DIMENSIONS
-from infra.hybrid_search import UNROLLED_LEXEMES
-from infra.text import TEXT_SEARCH_CONFIG, search_text
+from cognizes.infra.embedders import DIMENSIONS
+from cognizes.infra.hybrid_search import UNROLLED_LEXEMES
+from cognizes.infra.text import TEXT_SEARCH_CONFIG, search_text
 from knowledge_app.models import Chunk, Corpus, Document
 from knowledge_app.search import BM25_B, BM25_K1, search_chunks
 

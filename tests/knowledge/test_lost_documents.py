@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cognizes import celery_app
+from cognizes.celery import app as celery_app
 from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus
 from tests.knowledge.test_api import HANDBOOK
 from tests.polling import wait_for

@@ -12,7 +12,7 @@ import pytest
 from docx.enum.style import WD_STYLE_TYPE
 
 from knowledge_app.formats import word
-from access import limits
+from cognizes.access import limits
 from knowledge_app.parsing import Parsed, Section, UnreadableDocument, parse
 from tests.knowledge import files
 from tests.knowledge.files import SAMPLES, docx_bytes, pdf_bytes

@@ -19,9 +19,9 @@ from google.adk.agents import LlmAgent
 from google.genai import types
 from google.genai.errors import ClientError
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from cognizes.adk import runner_for
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from knowledge_app.rerank import parse_order
 from tests.api.conftest import client_for
 from tests.fake_llm import ScriptedLlm

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from django.test import override_settings
 
-from access import limits
+from cognizes.access import limits
 from knowledge_app import ingestion
 from knowledge_app.chunking import chunk
 from knowledge_app.models import Corpus, Document, DocumentStatus
@@ -136,7 +136,7 @@ def test_a_chunking_out_of_range_or_not_finite_is_a_400_naming_the_field(server)
     api = client_for("shop")
     huge = api.post("/api/v1/apps/shop/corpora/", '{"display_name": "x", "chunk_size": 1e400}',
                     content_type="application/json")
-    # Refused as it is parsed (access.parsers), before any field is read: JSON's 1e400 is no number one can store.
+    # Refused as it is parsed (cognizes.access.parsers), before any field is read: JSON's 1e400 is no number one can store.
     assert huge.status_code == 400 and "must be finite" in huge.json()["error"]["message"], huge.json()
     corpus_id = api.post("/api/v1/apps/shop/corpora/", {"display_name": "x"}, format="json").json()["id"]
     url = f"/api/v1/apps/shop/corpora/{corpus_id}/documents/?filename=a.txt&chunk_size=2000000"

@@ -14,8 +14,8 @@ from google.adk.agents import SequentialAgent
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
-from access.services import do_create_api_key
-from infra.db_threads import run_in_db_thread
+from cognizes.access.services import do_create_api_key
+from cognizes.infra.db_threads import run_in_db_thread
 from runtime_app.agents import forget_runners
 from sessions_app.models import Event, Session
 from tests.polling import eventually

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from access.services import do_create_api_key
-from infra import local
+from cognizes.access.services import do_create_api_key
+from cognizes.infra import local
 from tests.processes import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,8 +17,8 @@ from google.adk.runners import Runner
 from google.genai import types
 from opentelemetry import trace
 
-from access.services import do_create_api_key
-from infra.db_threads import run_in_db_thread
+from cognizes.access.services import do_create_api_key
+from cognizes.infra.db_threads import run_in_db_thread
 from memory_app.models import ConsolidationJob, JobStatus
 from runtime_app.agents import forget_runners
 from runtime_app.runner import runner_for

@@ -10,7 +10,7 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from cognizes.adk import DatabaseToolset, runner_for
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from demo_agents.weather.agent import root_agent
 from memory_app.consolidation import run_job, run_when_due
 from memory_app.models import ConsolidationJob, JobStatus, Memory

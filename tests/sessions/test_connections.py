@@ -1,7 +1,7 @@
 """The service's database threads keep persistent connections: one the server closed is replaced unseen.
 
 Django's own check of such a connection is a ``SELECT 1`` before its first use after every call;
-``infra.postgres`` looks at the socket instead (tests/sessions/test_connections.py times nothing: bench/sessions.py
+``cognizes.infra.postgres`` looks at the socket instead (tests/sessions/test_connections.py times nothing: bench/sessions.py
 counts the cost).
 """
 
@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 
 from cognizes.adk import PostgresSessionService
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from tests.sessions.test_contract import text_event
 
 pytestmark = pytest.mark.django_db(transaction=True)

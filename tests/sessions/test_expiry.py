@@ -11,7 +11,7 @@ from django_celery_beat.models import PeriodicTask
 from google.adk.agents import LlmAgent
 
 from cognizes.adk import PostgresSessionService, runner_for
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 
 from sessions_app import services
 from sessions_app.models import Event, Session

@@ -8,9 +8,9 @@ import textwrap
 import httpx
 import pytest
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from cognizes.adk import PostgresSessionService
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from tests.processes import run_python
 from tests.sessions.test_contract import text_event
 from tests.polling import eventually

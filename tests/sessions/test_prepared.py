@@ -1,4 +1,4 @@
-"""The hot session statements are prepared once per connection (infra.postgres.prepared_cursor).
+"""The hot session statements are prepared once per connection (cognizes.infra.postgres.prepared_cursor).
 
 What a user would notice if it went wrong: an append or read failing after an error, a
 rollback or a lost connection, because the server no longer has a statement the client
@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from google.adk.errors._stale_session_error import StaleSessionError
 
 from cognizes.adk import PostgresSessionService
-from infra.postgres.base import DatabaseWrapper
+from cognizes.infra.postgres.base import DatabaseWrapper
 from sessions_app import services
 from sessions_app.models import Session
 from tests.sessions.test_contract import text_event
@@ -115,7 +115,7 @@ def test_with_prepared_statements_off_as_behind_a_transaction_pooler_nothing_is_
 async def test_the_services_threads_answer_from_prepared_statements_after_their_connections_end():
     """The server forgetting every statement (its connections ended) is the client's cue to prepare anew."""
     from tests.sessions.test_connections import _backend_pid, _terminate
-    from infra.db_threads import run_in_db_thread
+    from cognizes.infra.db_threads import run_in_db_thread
 
     service = PostgresSessionService()
     session = await service.create_session(app_name=APP, user_id="u", state={})

@@ -121,7 +121,7 @@ async def test_a_session_read_through_the_service_holds_adks_events():
 
 
 async def _stored_texts(session_id: str) -> list[str]:
-    from infra.db_threads import run_in_db_thread
+    from cognizes.infra.db_threads import run_in_db_thread
 
     def read() -> list[str]:
         with connection.cursor() as cursor:

@@ -112,7 +112,7 @@ SECRET = "wx-s3cret-7f1c2e"
 
 
 def test_a_secret_added_in_the_admin_is_stored_encrypted_and_never_shown_again(admin_client):
-    from infra import encryption
+    from cognizes.infra import encryption
     from tools_app.models import AppSecret
 
     added = admin_client.post("/admin/tools_app/appsecret/add/", {"app_name": APP, "name": "TOKEN", "value": SECRET})

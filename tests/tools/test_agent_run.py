@@ -11,7 +11,7 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from cognizes.adk import AuditPlugin, DatabaseToolset, PostgresSessionService, approval_message
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from tests.tools.conftest import WeatherApi, weather_document
 from tests.tools.fake_llm import ToolCallingLlm
 from tools_app import services

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from access.services import do_create_api_key
-from infra.db_threads import run_in_db_thread
+from cognizes.access.services import do_create_api_key
+from cognizes.infra.db_threads import run_in_db_thread
 from tests.processes import ROOT, free_port
 from tests.tools.test_agent_run import APP, executions
 from tests.tools.test_agent_run import Agent as RegistryAgent

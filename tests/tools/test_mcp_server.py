@@ -18,8 +18,8 @@ from google.genai import types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from access.services import do_create_api_key
-from infra.db_threads import run_in_db_thread
+from cognizes.access.services import do_create_api_key
+from cognizes.infra.db_threads import run_in_db_thread
 from tests.tools.conftest import WeatherApi, weather_document
 from tests.tools.fake_llm import ToolCallingLlm
 from tests.api.test_body_limits import _exchange, _head

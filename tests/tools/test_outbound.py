@@ -174,7 +174,7 @@ async def test_tls_to_a_pinned_address_verifies_the_certificate_of_the_hostname(
 @pytest.mark.django_db(transaction=True)
 async def test_an_openapi_tool_whose_name_rebinds_to_loopback_is_not_reached_either(listener, monkeypatch, settings):
     """OpenAPI tools are pinned by ADK itself (``rest_api_tool._send_pinned_async``): held here, beside MCP's."""
-    from infra.db_threads import run_in_db_thread
+    from cognizes.infra.db_threads import run_in_db_thread
     from tests.tools.conftest import weather_document
     from tools_app import services
     from tools_app.adk import build_tool

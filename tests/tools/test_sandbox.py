@@ -16,7 +16,7 @@ from google.adk.runners import Runner
 from google.genai import types
 
 from cognizes.adk import AuditPlugin, PostgresSessionService
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from tools_app.models import SandboxExecution
 
 pytestmark = pytest.mark.django_db(transaction=True)

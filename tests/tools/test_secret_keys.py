@@ -1,4 +1,4 @@
-"""Issue 41 A: stored secrets survive key rotation (``infra.encryption``, ``manage.py reencrypt_secrets``), and the
+"""Issue 41 A: stored secrets survive key rotation (``cognizes.infra.encryption``, ``manage.py reencrypt_secrets``), and the
 data migration keeps rows that named environment variables working only where the operator allows them."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from infra import encryption
+from cognizes.infra import encryption
 from tools_app import mcp_servers, secrets, services
 from tools_app.models import AppSecret, McpServer, Tool
 

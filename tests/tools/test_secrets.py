@@ -9,9 +9,9 @@ import httpx
 import pytest
 from django.db import connection
 
-from access.services import do_create_api_key
-from infra import encryption
-from infra.db_threads import run_in_db_thread
+from cognizes.access.services import do_create_api_key
+from cognizes.infra import encryption
+from cognizes.infra.db_threads import run_in_db_thread
 from tests.tools.conftest import WeatherApi, weather_document
 from tools_app import direct, secrets, services
 from tools_app.models import AppSecret, McpServer, Tool

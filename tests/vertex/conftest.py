@@ -14,7 +14,7 @@ import grpc
 import pytest
 from google.oauth2.credentials import Credentials
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from cognizes.vertex import VertexAiMemoryBankService, VertexAiSessionService
 from vertex_app.services import do_get_or_create_engine
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from google.adk.cli.service_registry import get_service_registry
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from cognizes.vertex import VertexAiMemoryBankService, VertexAiSessionService, register
 from sessions_app.models import Event, Session
 from tests.runtime.conftest import weather_app  # noqa: F401  (fixture)

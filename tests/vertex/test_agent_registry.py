@@ -18,9 +18,9 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from cognizes.vertex import AgentRegistry
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from sessions_app.models import Session
 from tests.runtime.conftest import weather_app  # noqa: F401  (the fixture: the demo app, served)
 from tests.vertex.test_official_clients import CLIENTS, _go, _run

@@ -15,7 +15,7 @@ from google.auth.credentials import Credentials as _Credentials
 from google.genai.errors import APIError, ClientError
 from opentelemetry import trace
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from demo_agents.weather.tools import register
 from memory_app.models import ConsolidationJob, JobStatus
 from runtime_app.agents import forget_runners

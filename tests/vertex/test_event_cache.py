@@ -15,7 +15,7 @@ import httpx
 import pytest
 from django.db import connection
 
-from access.renderers import FastJSONRenderer
+from cognizes.access.renderers import FastJSONRenderer
 from sessions_app import services
 from sessions_app.services import StoredEventText
 from tests.vertex.conftest import APP

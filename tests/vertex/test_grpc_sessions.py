@@ -109,7 +109,7 @@ def test_a_call_without_a_valid_key_is_unauthenticated_and_stores_nothing(grpc_s
 
 
 def test_keys_scope_grpc_calls_as_they_scope_rest(grpc_server):
-    from access.services import do_create_api_key
+    from cognizes.access.services import do_create_api_key
 
     client = grpc_server.sessions()
     create(client, grpc_server, "gina", "g1")

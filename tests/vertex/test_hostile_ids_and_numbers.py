@@ -18,7 +18,7 @@ from google.longrunning import operations_pb2, operations_pb2_grpc
 from google.protobuf import struct_pb2
 from rest_framework.test import APIClient
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from demo_agents.weather.tools import register
 from knowledge_app import services as knowledge
 from knowledge_app.models import Corpus, Document

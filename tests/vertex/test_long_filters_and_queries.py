@@ -13,7 +13,7 @@ import httpx
 import pytest
 from django.test import override_settings
 
-from access.limits import LimitExceeded
+from cognizes.access.limits import LimitExceeded
 from knowledge_app.services import do_create_corpus
 from tests.api.conftest import client_for
 from tests.vertex.conftest import APP

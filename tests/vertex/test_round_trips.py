@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from vertex_app.services import do_get_or_create_engine
 
 pytestmark = pytest.mark.django_db

@@ -19,7 +19,7 @@ from google.api_core import exceptions
 from google.cloud.aiplatform_v1beta1.types import Session as GoogleSession, SessionEvent
 from google.protobuf import struct_pb2
 
-from access.services import do_create_api_key
+from cognizes.access.services import do_create_api_key
 from demo_agents.weather.tools import register
 from runtime_app.agents import forget_runners
 from sessions_app.models import AppState, Event, Session

@@ -11,7 +11,7 @@ from django.core import signing
 from django.test import Client
 from django.utils import timezone
 
-from access.services import do_create_api_key, do_revoke_api_key
+from cognizes.access.services import do_create_api_key, do_revoke_api_key
 from knowledge_app import services
 from knowledge_app.models import Document
 from vertex_app.models import UploadGrant

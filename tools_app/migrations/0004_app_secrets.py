@@ -41,7 +41,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('app_name', models.CharField(help_text='The app whose tools and MCP servers may send it.', max_length=128)),
                 ('name', models.CharField(help_text='What rows call it (auth_secret_name); unique within the app.', max_length=128)),
-                ('ciphertext', models.TextField(help_text='The value, Fernet-encrypted (infra.encryption); never shown.')),
+                ('ciphertext', models.TextField(help_text='The value, Fernet-encrypted (cognizes.infra.encryption); never shown.')),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('updated_at', models.DateTimeField(auto_now=True, help_text='When the value was last set (or re-encrypted).')),
             ],

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from django.core.management.base import BaseCommand
 from google.genai import types
 
-from infra.db_threads import run_in_db_thread
+from cognizes.infra.db_threads import run_in_db_thread
 from demo_agents.weather import offline_model
 from demo_agents.weather.agent import OFFLINE
 from demo_agents.weather.knowledge import CORPUS, add_handbook

@@ -7,7 +7,7 @@ import sys
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
-from infra.embedders import get_embedder
+from cognizes.infra.embedders import get_embedder
 from memory_app.models import Memory
 from memory_app.services import do_reembed
 

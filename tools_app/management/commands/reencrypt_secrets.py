@@ -1,6 +1,6 @@
 """python manage.py reencrypt_secrets [--print-derived-key]: every stored secret to the newest key.
 
-Rotation without downtime (``infra.encryption``): put a new key first in ``COGNIZES_SECRET_KEYS`` (the old ones
+Rotation without downtime (``cognizes.infra.encryption``): put a new key first in ``COGNIZES_SECRET_KEYS`` (the old ones
 after it) on every process, run this, then drop the old keys.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from infra import encryption
+from cognizes.infra import encryption
 from tools_app import secrets
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from infra import secret_key
+from cognizes.infra import secret_key
 
 from vertex_app import grpc_server
 
