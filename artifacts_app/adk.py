@@ -10,7 +10,7 @@ of the same scope, followed on load. A thin adapter over
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union, cast
+from typing import Any, cast
 
 from google.adk.artifacts import artifact_util
 from google.adk.artifacts.base_artifact_service import ArtifactVersion, BaseArtifactService, ensure_part
@@ -29,8 +29,14 @@ class PostgresArtifactService(BaseArtifactService):
 
     @override
     async def save_artifact(
-        self, *, app_name: str, user_id: str, filename: str, artifact: Union[types.Part, dict[str, Any]],
-        session_id: Optional[str] = None, custom_metadata: Optional[dict[str, Any]] = None,
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        artifact: types.Part | dict[str, Any],
+        session_id: str | None = None,
+        custom_metadata: dict[str, Any] | None = None,
     ) -> int:
         session_id = _trimmed(session_id)
         key = _key(app_name, user_id, filename, session_id)
@@ -57,7 +63,12 @@ class PostgresArtifactService(BaseArtifactService):
             stored["inline_data"].pop("data", None)
         try:
             return await run_in_db_thread(
-                services.do_save, key, part=stored, data=data, mime_type=mime_type or "", custom_metadata=custom_metadata,
+                services.do_save,
+                key,
+                part=stored,
+                data=data,
+                mime_type=mime_type or "",
+                custom_metadata=custom_metadata,
                 now=platform_time.get_time(),
             )
         except services.ArtifactError as error:
@@ -65,17 +76,28 @@ class PostgresArtifactService(BaseArtifactService):
 
     @override
     async def load_artifact(
-        self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None,
-        version: Optional[int] = None,
-    ) -> Optional[types.Part]:
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+        version: int | None = None,
+    ) -> types.Part | None:
         session_id = _trimmed(session_id)
-        return await self._load(app_name, user_id, filename, session_id, version,
-                                artifact_util._MAX_ARTIFACT_REFERENCE_DEPTH)
+        return await self._load(
+            app_name, user_id, filename, session_id, version, artifact_util._MAX_ARTIFACT_REFERENCE_DEPTH
+        )
 
     async def _load(
-        self, app_name: str, user_id: str, filename: str, session_id: Optional[str], version: Optional[int],
+        self,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None,
+        version: int | None,
         remaining_depth: int,
-    ) -> Optional[types.Part]:
+    ) -> types.Part | None:
         key = _key(app_name, user_id, filename, session_id)
         stored = await run_in_db_thread(services.get_version, key, version)
         if stored is None:
@@ -83,11 +105,15 @@ class PostgresArtifactService(BaseArtifactService):
         part = types.Part.model_validate(stored.part)
         if artifact_util.is_artifact_ref(part):
             target = artifact_util.resolve_artifact_reference(
-                file_uri=cast(str, part.file_data.file_uri), app_name=app_name, user_id=user_id,
-                session_id=session_id, remaining_depth=remaining_depth,
+                file_uri=cast(str, part.file_data.file_uri),
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                remaining_depth=remaining_depth,
             )
-            return await self._load(target.app_name, target.user_id, target.filename, target.session_id,
-                                    target.version, remaining_depth - 1)
+            return await self._load(
+                target.app_name, target.user_id, target.filename, target.session_id, target.version, remaining_depth - 1
+            )
         if part.inline_data is not None:
             part.inline_data.data = await run_in_db_thread(services.get_data, stored)
         if part == types.Part() or artifact_util._is_rewind_tombstone(part):
@@ -95,26 +121,26 @@ class PostgresArtifactService(BaseArtifactService):
         return part
 
     @override
-    async def list_artifact_keys(
-        self, *, app_name: str, user_id: str, session_id: Optional[str] = None
-    ) -> list[str]:
+    async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str | None = None) -> list[str]:
         session_id = _trimmed(session_id)
         artifact_util.validate_path_segment(app_name, "app_name")
         artifact_util.validate_path_segment(user_id, "user_id")
         if session_id is not None:
             artifact_util.validate_path_segment(session_id, "session_id")
-        return await run_in_db_thread(services.list_filenames, app_name=app_name, user_id=user_id, session_id=session_id)
+        return await run_in_db_thread(
+            services.list_filenames, app_name=app_name, user_id=user_id, session_id=session_id
+        )
 
     @override
     async def delete_artifact(
-        self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None
+        self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> None:
         session_id = _trimmed(session_id)
         await run_in_db_thread(services.do_delete, _key(app_name, user_id, filename, session_id))
 
     @override
     async def list_versions(
-        self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None
+        self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> list[int]:
         session_id = _trimmed(session_id)
         versions = await run_in_db_thread(services.list_versions, _key(app_name, user_id, filename, session_id))
@@ -122,7 +148,7 @@ class PostgresArtifactService(BaseArtifactService):
 
     @override
     async def list_artifact_versions(
-        self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None
+        self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> list[ArtifactVersion]:
         session_id = _trimmed(session_id)
         key = _key(app_name, user_id, filename, session_id)
@@ -130,21 +156,26 @@ class PostgresArtifactService(BaseArtifactService):
 
     @override
     async def get_artifact_version(
-        self, *, app_name: str, user_id: str, filename: str, session_id: Optional[str] = None,
-        version: Optional[int] = None,
-    ) -> Optional[ArtifactVersion]:
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        filename: str,
+        session_id: str | None = None,
+        version: int | None = None,
+    ) -> ArtifactVersion | None:
         session_id = _trimmed(session_id)
         key = _key(app_name, user_id, filename, session_id)
         stored = await run_in_db_thread(services.get_version, key, version)
         return _to_adk(key, stored) if stored is not None else None
 
 
-def _trimmed(session_id: Optional[str]) -> Optional[str]:
+def _trimmed(session_id: str | None) -> str | None:
     """A session id as the session service stores it (trimmed), so a padded id names the same session's artifacts."""
     return session_id.strip() if session_id is not None else None
 
 
-def _key(app_name: str, user_id: str, filename: str, session_id: Optional[str]) -> services.Key:
+def _key(app_name: str, user_id: str, filename: str, session_id: str | None) -> services.Key:
     """Where ``filename`` lives: the user's (``user:`` names) or the session's, validated as ADK's services do."""
     artifact_util.validate_path_segment(app_name, "app_name")
     artifact_util.validate_path_segment(user_id, "user_id")
@@ -160,7 +191,10 @@ def _to_adk(key: services.Key, stored: StoredVersion) -> ArtifactVersion:
     return ArtifactVersion(
         version=stored.version,
         canonical_uri=artifact_util.get_artifact_uri(
-            app_name=key.app_name, user_id=key.user_id, filename=key.filename, version=stored.version,
+            app_name=key.app_name,
+            user_id=key.user_id,
+            filename=key.filename,
+            version=stored.version,
             session_id=key.session_id or None,
         ),
         custom_metadata=stored.custom_metadata,

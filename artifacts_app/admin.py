@@ -10,10 +10,10 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from cognizes.access.admin_views import permitted_view
-from cognizes.access.stored_content import inert_response
 from artifacts_app.api import content_of
 from artifacts_app.models import Artifact, ArtifactVersion
+from cognizes.access.admin_views import permitted_view
+from cognizes.access.stored_content import inert_response
 
 PREVIEW_CHARS = 300
 
@@ -60,8 +60,10 @@ class ArtifactAdmin(admin.ModelAdmin):
 
     def get_urls(self) -> list:
         content = permitted_view(self, self.content_view)
-        return [path("<int:pk>/versions/<int:version>/content/", content, name="artifacts_app_artifact_content"),
-                *super().get_urls()]
+        return [
+            path("<int:pk>/versions/<int:version>/content/", content, name="artifacts_app_artifact_content"),
+            *super().get_urls(),
+        ]
 
     def content_view(self, request: HttpRequest, pk: int, version: int) -> HttpResponse:
         """A version's content as a download that runs nothing (cognizes.access.stored_content), to who may view artifacts."""

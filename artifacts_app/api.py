@@ -18,11 +18,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from artifacts_app import services
+from artifacts_app.models import ArtifactVersion
 from cognizes.access.api import BIGINT, ScopedView, valid
 from cognizes.access.parsers import PayloadTooLarge
 from cognizes.access.stored_content import inert_response
-from artifacts_app import services
-from artifacts_app.models import ArtifactVersion
 
 
 class VersionSerializer(serializers.ModelSerializer):
@@ -61,8 +61,9 @@ class ArtifactsView(ScopedView):
     @extend_schema(operation_id="list_artifacts", responses=ArtifactSerializer(many=True))
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         latest = services.list_latest(app_name=app_name, user_id=user_id, session_id=session_id)
-        return Response([{"filename": version.artifact.filename, "latest": VersionSerializer(version).data}
-                         for version in latest])
+        return Response(
+            [{"filename": version.artifact.filename, "latest": VersionSerializer(version).data} for version in latest]
+        )
 
 
 class ArtifactView(ScopedView):
@@ -79,8 +80,9 @@ class ArtifactView(ScopedView):
 class ArtifactContentView(ScopedView):
     """A version's content with its mime type (the latest unless ``?version=``); POST saves a new version."""
 
-    @extend_schema(operation_id="upload_artifact", request={"*/*": OpenApiTypes.BINARY},
-                   responses={201: UploadedSerializer})
+    @extend_schema(
+        operation_id="upload_artifact", request={"*/*": OpenApiTypes.BINARY}, responses={201: UploadedSerializer}
+    )
     def post(self, request: Request, app_name: str, user_id: str, session_id: str, filename: str) -> Response:
         """The body, as sent, becomes the artifact's next version, with the request's Content-Type as mime type."""
         limit = settings.COGNIZES_ARTIFACT_MAX_BYTES
@@ -90,8 +92,12 @@ class ArtifactContentView(ScopedView):
         mime_type = (request.content_type or "application/octet-stream").split(";")[0].strip()
         try:
             version = services.do_save(
-                _key(app_name, user_id, session_id, filename), part={"inline_data": {"mime_type": mime_type}},
-                data=data, mime_type=mime_type, custom_metadata=None, now=time.time(),
+                _key(app_name, user_id, session_id, filename),
+                part={"inline_data": {"mime_type": mime_type}},
+                data=data,
+                mime_type=mime_type,
+                custom_metadata=None,
+                now=time.time(),
             )
         except services.InvalidArtifact as error:
             raise ValidationError({"artifact": [str(error)]}) from error
@@ -99,8 +105,11 @@ class ArtifactContentView(ScopedView):
             raise PayloadTooLarge(str(error)) from error
         return Response({"filename": filename, "version": version}, status=status.HTTP_201_CREATED)
 
-    @extend_schema(operation_id="download_artifact", parameters=[VersionQuerySerializer],
-                   responses={(200, "*/*"): OpenApiTypes.BINARY})
+    @extend_schema(
+        operation_id="download_artifact",
+        parameters=[VersionQuerySerializer],
+        responses={(200, "*/*"): OpenApiTypes.BINARY},
+    )
     def get(self, request: Request, app_name: str, user_id: str, session_id: str, filename: str) -> Any:
         version = valid(VersionQuerySerializer, request.query_params, strict=False).get("version")
         stored = services.get_version(_key(app_name, user_id, session_id, filename), version)

@@ -27,9 +27,11 @@ class Artifact(models.Model):
 
     class Meta:
         db_table = "artifacts"
-        constraints = [models.UniqueConstraint(
-            fields=["app_name", "user_id", "session_id", "filename"], name="artifacts_unique_name"
-        )]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app_name", "user_id", "session_id", "filename"], name="artifacts_unique_name"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.filename

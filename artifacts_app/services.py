@@ -48,7 +48,12 @@ RETURNING id, latest_version
 
 
 def do_save(
-    key: Key, *, part: dict[str, Any], data: bytes | None, mime_type: str, custom_metadata: dict[str, Any] | None,
+    key: Key,
+    *,
+    part: dict[str, Any],
+    data: bytes | None,
+    mime_type: str,
+    custom_metadata: dict[str, Any] | None,
     now: float,
 ) -> int:
     """Store a new version (``part`` without its bytes, ``data`` the inline bytes if any) made at ``now``; its number."""
@@ -63,8 +68,13 @@ def do_save(
             cursor.execute(_NEXT_VERSION_SQL, [key.app_name, key.user_id, key.session_id, key.filename])
             artifact_id, version = cursor.fetchone()
         stored = ArtifactVersion.objects.create(
-            artifact_id=artifact_id, version=version, mime_type=mime_type or "", size=size,
-            custom_metadata=dict(custom_metadata or {}), part=part, create_time=now,
+            artifact_id=artifact_id,
+            version=version,
+            mime_type=mime_type or "",
+            size=size,
+            custom_metadata=dict(custom_metadata or {}),
+            part=part,
+            create_time=now,
         )
         if data is not None:
             with _binary_cursor() as cursor:
@@ -82,7 +92,9 @@ def _check_length(value: str, label: str, model: type[Artifact] | type[ArtifactV
 def get_version(key: Key, version: int | None = None) -> ArtifactVersion | None:
     """A version's metadata (the latest with ``version`` None), or None."""
     versions = ArtifactVersion.objects.filter(
-        artifact__app_name=key.app_name, artifact__user_id=key.user_id, artifact__session_id=key.session_id,
+        artifact__app_name=key.app_name,
+        artifact__user_id=key.user_id,
+        artifact__session_id=key.session_id,
         artifact__filename=key.filename,
     )
     if version is None:
@@ -110,10 +122,14 @@ def _binary_cursor() -> psycopg.Cursor:
 
 def list_versions(key: Key) -> list[ArtifactVersion]:
     """Every version's metadata, oldest first (no content is read)."""
-    return list(ArtifactVersion.objects.filter(
-        artifact__app_name=key.app_name, artifact__user_id=key.user_id, artifact__session_id=key.session_id,
-        artifact__filename=key.filename,
-    ).order_by("version"))
+    return list(
+        ArtifactVersion.objects.filter(
+            artifact__app_name=key.app_name,
+            artifact__user_id=key.user_id,
+            artifact__session_id=key.session_id,
+            artifact__filename=key.filename,
+        ).order_by("version")
+    )
 
 
 def list_filenames(*, app_name: str, user_id: str, session_id: str | None) -> list[str]:
@@ -124,8 +140,11 @@ def list_filenames(*, app_name: str, user_id: str, session_id: str | None) -> li
 def list_latest(*, app_name: str, user_id: str, session_id: str | None) -> list[ArtifactVersion]:
     """The latest version of each artifact ``list_filenames`` names, by name, in one query (no content read)."""
     artifacts = _visible(app_name, user_id, session_id)
-    return list(ArtifactVersion.objects.filter(artifact__in=artifacts, version=F("artifact__latest_version"))
-                .select_related("artifact").order_by("artifact__filename"))
+    return list(
+        ArtifactVersion.objects.filter(artifact__in=artifacts, version=F("artifact__latest_version"))
+        .select_related("artifact")
+        .order_by("artifact__filename")
+    )
 
 
 def _visible(app_name: str, user_id: str, session_id: str | None):

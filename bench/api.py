@@ -76,9 +76,10 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -89,8 +90,10 @@ from bench.timing import no_gc  # noqa: E402
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
-from cognizes.infra import secret_key  # noqa: E402
+from cognizes.infra import (
+    local,
+    secret_key,
+)
 
 BENCH_DB = "cognizes_bench_api"
 APP = "bench_api"
@@ -159,7 +162,7 @@ class Server:
         lines = self.log_path.read_text(errors="replace").splitlines()
         for number, line in enumerate(lines):
             if line.startswith(BACKGROUND_FAILURE):
-                failures[error_line(lines[number + 1:])] += 1
+                failures[error_line(lines[number + 1 :])] += 1
         return failures
 
 
@@ -193,8 +196,15 @@ class BackgroundFailures(logging.Handler):
         self.logger.propagate = True
 
 
-def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size: int, workers: int,
-                 app: str = "cognizes.asgi:application", extra_env: dict[str, str] | None = None) -> Server:
+def start_server(
+    database_url: str,
+    redis_url: str,
+    conn_max_age: int,
+    pool_size: int,
+    workers: int,
+    app: str = "cognizes.asgi:application",
+    extra_env: dict[str, str] | None = None,
+) -> Server:
     """A uvicorn process serving the API (or ``app``), answering once this returns."""
     port = free_port()
     env = {
@@ -210,9 +220,25 @@ def start_server(database_url: str, redis_url: str, conn_max_age: int, pool_size
         **(extra_env or {}),
     }
     command = [
-        sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1",
-        "--port", str(port), "--workers", str(workers), "--http", "httptools", "--loop", "uvloop",
-        "--lifespan", "off", "--no-access-log", "--log-level", "warning",
+        sys.executable,
+        "-m",
+        "uvicorn",
+        app,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--http",
+        "httptools",
+        "--loop",
+        "uvloop",
+        "--lifespan",
+        "off",
+        "--no-access-log",
+        "--log-level",
+        "warning",
     ]
     log_path = Path(tempfile.mkstemp(prefix="bench_api_server_", suffix=".log")[1])
     with log_path.open("wb") as log:
@@ -253,34 +279,137 @@ def stop_server(server: Server) -> None:
 # ---------------------------------------------------------------------------
 
 PEOPLE = [
-    "sister Maya", "brother Tom", "mother", "father", "colleague Priya", "friend Jonas", "manager Elena",
-    "neighbour Mr. Okafor", "daughter Lily", "son Ben", "partner Sam", "cousin Aiko", "grandmother Rosa",
-    "best friend Karim", "uncle Pedro", "flatmate Chloe",
+    "sister Maya",
+    "brother Tom",
+    "mother",
+    "father",
+    "colleague Priya",
+    "friend Jonas",
+    "manager Elena",
+    "neighbour Mr. Okafor",
+    "daughter Lily",
+    "son Ben",
+    "partner Sam",
+    "cousin Aiko",
+    "grandmother Rosa",
+    "best friend Karim",
+    "uncle Pedro",
+    "flatmate Chloe",
 ]
 CITIES = [
-    "Lisbon", "Osaka", "Toronto", "Nairobi", "Berlin", "Austin", "Edinburgh", "Seoul", "Valparaíso", "Krakow",
-    "Melbourne", "Marrakesh", "Oslo", "Hanoi", "Bologna", "Denver",
+    "Lisbon",
+    "Osaka",
+    "Toronto",
+    "Nairobi",
+    "Berlin",
+    "Austin",
+    "Edinburgh",
+    "Seoul",
+    "Valparaíso",
+    "Krakow",
+    "Melbourne",
+    "Marrakesh",
+    "Oslo",
+    "Hanoi",
+    "Bologna",
+    "Denver",
 ]
 FOODS = [
-    "mushrooms", "spicy ramen", "olives", "dark chocolate", "goat cheese", "sushi", "lentil soup", "coriander",
-    "blue cheese", "pineapple on pizza", "fresh figs", "grilled aubergine", "anchovies", "mango sticky rice",
+    "mushrooms",
+    "spicy ramen",
+    "olives",
+    "dark chocolate",
+    "goat cheese",
+    "sushi",
+    "lentil soup",
+    "coriander",
+    "blue cheese",
+    "pineapple on pizza",
+    "fresh figs",
+    "grilled aubergine",
+    "anchovies",
+    "mango sticky rice",
 ]
-SKILLS = ["Spanish", "the piano", "pottery", "rock climbing", "Python", "watercolour painting", "Japanese",
-          "salsa dancing", "chess", "woodworking", "the cello", "sourdough baking"]
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
+SKILLS = [
+    "Spanish",
+    "the piano",
+    "pottery",
+    "rock climbing",
+    "Python",
+    "watercolour painting",
+    "Japanese",
+    "salsa dancing",
+    "chess",
+    "woodworking",
+    "the cello",
+    "sourdough baking",
+]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-JOBS = [("nurse", "hospital"), ("data analyst", "logistics firm"), ("teacher", "primary school"),
-        ("architect", "design studio"), ("software engineer", "fintech startup"), ("chef", "seafood restaurant"),
-        ("pharmacist", "community pharmacy"), ("translator", "publishing house")]
-PETS = [("dog", "Biscuit"), ("cat", "Miso"), ("parrot", "Captain"), ("rabbit", "Clover"), ("dog", "Pepper"),
-        ("cat", "Nori"), ("tortoise", "Sheldon"), ("hamster", "Peanut")]
-BOOKS = ["The Left Hand of Darkness", "Middlemarch", "Sapiens", "The Overstory", "Dune", "Educated",
-         "Piranesi", "The Remains of the Day", "Thinking, Fast and Slow", "Circe"]
-TASKS = ["water the plants", "call their mother", "take out the recycling", "back up the laptop",
-         "pay the rent", "renew the gym membership", "order contact lenses", "review the budget"]
-PROJECTS = ["the Q3 roadmap", "the office move", "the mobile app launch", "the hiring plan", "the data migration",
-            "the charity run", "the kitchen renovation"]
+JOBS = [
+    ("nurse", "hospital"),
+    ("data analyst", "logistics firm"),
+    ("teacher", "primary school"),
+    ("architect", "design studio"),
+    ("software engineer", "fintech startup"),
+    ("chef", "seafood restaurant"),
+    ("pharmacist", "community pharmacy"),
+    ("translator", "publishing house"),
+]
+PETS = [
+    ("dog", "Biscuit"),
+    ("cat", "Miso"),
+    ("parrot", "Captain"),
+    ("rabbit", "Clover"),
+    ("dog", "Pepper"),
+    ("cat", "Nori"),
+    ("tortoise", "Sheldon"),
+    ("hamster", "Peanut"),
+]
+BOOKS = [
+    "The Left Hand of Darkness",
+    "Middlemarch",
+    "Sapiens",
+    "The Overstory",
+    "Dune",
+    "Educated",
+    "Piranesi",
+    "The Remains of the Day",
+    "Thinking, Fast and Slow",
+    "Circe",
+]
+TASKS = [
+    "water the plants",
+    "call their mother",
+    "take out the recycling",
+    "back up the laptop",
+    "pay the rent",
+    "renew the gym membership",
+    "order contact lenses",
+    "review the budget",
+]
+PROJECTS = [
+    "the Q3 roadmap",
+    "the office move",
+    "the mobile app launch",
+    "the hiring plan",
+    "the data migration",
+    "the charity run",
+    "the kitchen renovation",
+]
 
 MEMORY_TEMPLATES: list[Callable[[random.Random], str]] = [
     lambda r: f"The user's {r.choice(PEOPLE)} lives in {r.choice(CITIES)}.",
@@ -294,10 +423,14 @@ MEMORY_TEMPLATES: list[Callable[[random.Random], str]] = [
     lambda r: f"The user meets their {r.choice(PEOPLE)} about {r.choice(PROJECTS)} every {r.choice(WEEKDAYS)}.",
     lambda r: f"The user wants a reminder to {r.choice(TASKS)} every {r.choice(WEEKDAYS)} evening.",
     lambda r: f"The user runs {r.randint(3, 21)} kilometres on {r.choice(WEEKDAYS)} mornings.",
-    lambda r: f"The user is reading '{r.choice(BOOKS)}' and finds it {r.choice(['slow', 'gripping', 'moving', 'dense'])}.",
+    lambda r: (
+        f"The user is reading '{r.choice(BOOKS)}' and finds it {r.choice(['slow', 'gripping', 'moving', 'dense'])}."
+    ),
     lambda r: f"The user's {r.choice(PEOPLE)} has a birthday on {r.randint(1, 28)} {r.choice(MONTHS)}.",
-    lambda r: f"The user prefers {r.choice(['green tea', 'espresso', 'oat latte', 'hot chocolate'])} "
-              f"in the {r.choice(['morning', 'afternoon', 'evening'])}.",
+    lambda r: (
+        f"The user prefers {r.choice(['green tea', 'espresso', 'oat latte', 'hot chocolate'])} "
+        f"in the {r.choice(['morning', 'afternoon', 'evening'])}."
+    ),
 ]
 
 QUERY_TEMPLATES: list[Callable[[random.Random], str]] = [
@@ -361,7 +494,7 @@ def load_memories(count: int) -> tuple[int, int]:
     texts = distinct_texts(MEMORY_TEMPLATES, count, seed=1)
     created = merged = 0
     for start in range(0, len(texts), REMEMBER_BATCH):
-        batch = [Candidate(text=text, kind="fact") for text in texts[start:start + REMEMBER_BATCH]]
+        batch = [Candidate(text=text, kind="fact") for text in texts[start : start + REMEMBER_BATCH]]
         outcome = do_remember(app_name=APP, user_id=SEARCH_USER, candidates=batch, cause="bench")
         created, merged = created + len(outcome.created), merged + len(outcome.updated)
     return created, merged
@@ -419,7 +552,10 @@ class LocalAppender:
         self.adk, self.services = adk, services
         self.session_id = str(uuid.uuid4())
         stored = services.do_create_session(
-            app_name=APP, user_id=APPEND_USER, session_id=self.session_id, delta=adk.split_delta({"turn": 0}),
+            app_name=APP,
+            user_id=APPEND_USER,
+            session_id=self.session_id,
+            delta=adk.split_delta({"turn": 0}),
             now=time.time(),
         )
         self.version = stored.version
@@ -431,7 +567,10 @@ class LocalAppender:
 
     def append(self, event: Any) -> None:
         self.version = self.services.do_append_event(
-            app_name=APP, user_id=APPEND_USER, session_id=self.session_id, expected_version=self.version,
+            app_name=APP,
+            user_id=APPEND_USER,
+            session_id=self.session_id,
+            expected_version=self.version,
             event=self.adk.to_new_event(self.adk.trim_temp_state(event)),
         )
 
@@ -575,8 +714,11 @@ def summarise(load: Load, opened: tuple[int, int]) -> Run:
     ms = [s * 1000 for s in load.latencies]
     count = len(ms)
     return Run(
-        count / load.seconds, statistics.median(ms), percentile(ms, 95),
-        pg_connections=opened[0] / count, redis_connections=opened[1] / count,
+        count / load.seconds,
+        statistics.median(ms),
+        percentile(ms, 95),
+        pg_connections=opened[0] / count,
+        redis_connections=opened[1] / count,
     )
 
 
@@ -607,7 +749,7 @@ def run_load(factory: ClientFactory, clients: int, requests: int) -> Load:
                 client.call(index)
                 timings.append(time.perf_counter() - begin)
             finished[number] = time.perf_counter()
-        except BaseException as error:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as error:
             errors.append(error)
             start_gate.abort()
         finally:
@@ -667,24 +809,32 @@ def run_round(round_no: int, bench: Bench, sizes: Sizes, results: Results) -> No
             results.add((operation, mode, clients), run)
     for floor in (FLOOR, NOOP):
         for clients in sorted({1, sizes.concurrency}):
-            results.add((floor, HTTP, clients), measure(bench.factory(floor, HTTP), clients, sizes.appends, bench.counter))
+            results.add(
+                (floor, HTTP, clients), measure(bench.factory(floor, HTTP), clients, sizes.appends, bench.counter)
+            )
     print(f"  round {round_no + 1} done", flush=True)
 
 
 def report(results: Results, sizes: Sizes, rounds: int) -> None:
-    print(f"\nMedians over {rounds} round(s). Ratios are HTTP / in-process: req/s below 1 means HTTP "
-          "serves fewer,\np95 above 1 means HTTP is slower. pg/req and redis/req: connections opened per request.\n")
-    header = (f"{'operation':<11}{'mode':<12}{'clients':>7}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}"
-              f"{'pg/req':>8}{'redis/req':>10}{'req/s ratio':>13}{'p95 ratio':>11}")
+    print(
+        f"\nMedians over {rounds} round(s). Ratios are HTTP / in-process: req/s below 1 means HTTP "
+        "serves fewer,\np95 above 1 means HTTP is slower. pg/req and redis/req: connections opened per request.\n"
+    )
+    header = (
+        f"{'operation':<11}{'mode':<12}{'clients':>7}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}"
+        f"{'pg/req':>8}{'redis/req':>10}{'req/s ratio':>13}{'p95 ratio':>11}"
+    )
     print(header)
     print("-" * len(header))
     for operation, clients, _ in cases(sizes):
         local_run = results.median((operation, LOCAL, clients))
         http_run = results.median((operation, HTTP, clients))
         print(row(operation, LOCAL, clients, local_run))
-        print(row(operation, HTTP, clients, http_run)
-              + f"{http_run.requests_per_second / local_run.requests_per_second:>12.3f}x"
-              + f"{http_run.p95_ms / local_run.p95_ms:>10.1f}x")
+        print(
+            row(operation, HTTP, clients, http_run)
+            + f"{http_run.requests_per_second / local_run.requests_per_second:>12.3f}x"
+            + f"{http_run.p95_ms / local_run.p95_ms:>10.1f}x"
+        )
     for floor in (FLOOR, NOOP):
         for clients in sorted({1, sizes.concurrency}):
             print(row(floor, HTTP, clients, results.median((floor, HTTP, clients))))
@@ -693,12 +843,15 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
         for clients in sorted({1, sizes.concurrency})
     )
     overheads = ", ".join(
-        f"{operation} x{clients} {overhead_ms(results, operation, clients):.1f} ms" for operation, clients, _ in cases(sizes)
+        f"{operation} x{clients} {overhead_ms(results, operation, clients):.1f} ms"
+        for operation, clients, _ in cases(sizes)
     )
     print(f"\n{FLOOR}: GET of a URL no route matches (httpx, uvicorn, Django middleware; no DRF, no database).")
-    print(f"{NOOP}: the same GET to the same uvicorn serving an app that answers at once (bench/noop_asgi.py):\n"
-          f"  the client and server alone. Its req/s over in-process appends, the best an HTTP append ratio\n"
-          f"  could be on this machine with this client: {ceilings}.")
+    print(
+        f"{NOOP}: the same GET to the same uvicorn serving an app that answers at once (bench/noop_asgi.py):\n"
+        f"  the client and server alone. Its req/s over in-process appends, the best an HTTP append ratio\n"
+        f"  could be on this machine with this client: {ceilings}."
+    )
     print(f"HTTP - in-process, p50: {overheads}.")
     for mode in (LOCAL, HTTP):
         failures = results.background_failures.get(mode) or Counter()
@@ -711,8 +864,10 @@ def overhead_ms(results: Results, operation: str, clients: int) -> float:
 
 
 def row(operation: str, mode: str, clients: int, run: Run) -> str:
-    return (f"{operation:<11}{mode:<12}{clients:>7}{run.requests_per_second:>9.1f}"
-            f"{run.p50_ms:>9.2f}{run.p95_ms:>9.2f}{run.pg_connections:>8.2f}{run.redis_connections:>10.2f}")
+    return (
+        f"{operation:<11}{mode:<12}{clients:>7}{run.requests_per_second:>9.1f}"
+        f"{run.p50_ms:>9.2f}{run.p95_ms:>9.2f}{run.pg_connections:>8.2f}{run.redis_connections:>10.2f}"
+    )
 
 
 def report_connection_setup(database_url: str, redis_url: str, samples: int = 50) -> None:
@@ -729,8 +884,10 @@ def report_connection_setup(database_url: str, redis_url: str, samples: int = 50
         client.ping()
         client.close()
 
-    print(f"Opening a connection (and one round trip), p50 of {samples}: "
-          f"PostgreSQL {median_ms(pg, samples):.2f} ms, Redis {median_ms(rd, samples):.2f} ms.")
+    print(
+        f"Opening a connection (and one round trip), p50 of {samples}: "
+        f"PostgreSQL {median_ms(pg, samples):.2f} ms, Redis {median_ms(rd, samples):.2f} ms."
+    )
 
 
 def median_ms(call: Callable[[], None], samples: int) -> float:
@@ -757,22 +914,25 @@ def prepare(database_url: str, sizes: Sizes) -> tuple[str, list[str]]:
     _, key = do_create_api_key(name="bench", app_name=APP)
     started = time.perf_counter()
     created, merged = load_memories(sizes.memories)
-    print(f"stored {created} memories for {SEARCH_USER} ({merged} merged as duplicates) "
-          f"in {time.perf_counter() - started:.1f} s", flush=True)
+    print(
+        f"stored {created} memories for {SEARCH_USER} ({merged} merged as duplicates) "
+        f"in {time.perf_counter() - started:.1f} s",
+        flush=True,
+    )
     analyze(database_url)
     return key, distinct_texts(QUERY_TEMPLATES, QUESTIONS, seed=2)
 
 
-def benchmark(database_url: str, sizes: Sizes, rounds: int, conn_max_age: int, pool_size: int,
-              workers: int) -> Results:
+def benchmark(database_url: str, sizes: Sizes, rounds: int, conn_max_age: int, pool_size: int, workers: int) -> Results:
     from django.conf import settings
 
     key, queries = prepare(database_url, sizes)
     server = start_server(database_url, settings.REDIS_URL, conn_max_age, pool_size, workers)
     noop = start_server(database_url, settings.REDIS_URL, conn_max_age, pool_size, workers, app="bench.noop_asgi:app")
     counter = ConnectionCounter(database_url, settings.REDIS_URL)
-    print(f"uvicorn (pid {server.process.pid}, {workers} worker process(es)) answering at {server.base_url}",
-          flush=True)
+    print(
+        f"uvicorn (pid {server.process.pid}, {workers} worker process(es)) answering at {server.base_url}", flush=True
+    )
     results = Results()
     with BackgroundFailures() as local_failures:
         try:
@@ -810,19 +970,27 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3; 1 with --quick)")
     parser.add_argument("--concurrency", type=int, default=4, help="concurrent clients (threads), default 4")
     parser.add_argument(
-        "--embedder-threads", type=int, default=None,
+        "--embedder-threads",
+        type=int,
+        default=None,
         help="COGNIZES_EMBEDDER_THREADS for both processes (default: as the environment has it)",
     )
     parser.add_argument(
-        "--conn-max-age", type=int, default=0,
+        "--conn-max-age",
+        type=int,
+        default=0,
         help="DATABASE_CONN_MAX_AGE of the server (default 0; see the module docstring for why not 600)",
     )
     parser.add_argument(
-        "--pool-size", type=int, default=20,
+        "--pool-size",
+        type=int,
+        default=20,
         help="DATABASE_POOL_SIZE of the server (default 20, as `make run`; 0: a connection per request)",
     )
     parser.add_argument(
-        "--web-workers", type=int, default=os.cpu_count() or 1,
+        "--web-workers",
+        type=int,
+        default=os.cpu_count() or 1,
         help="uvicorn worker processes (default one per core, as `make run`)",
     )
     parser.add_argument("--appends", type=int, default=None, help="appends per run (default 300)")
@@ -830,7 +998,8 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=None, help="memories of the search user (default 500)")
     parser.add_argument("--quick", action="store_true", help="one round with small sizes: a smoke check")
     parser.add_argument(
-        "--adk", action="store_true",
+        "--adk",
+        action="store_true",
         help="instead: Cognizes against `adk api_server`, one web process each (bench/api_adk.py, issue 29 goal 5)",
     )
     args = parser.parse_args()
@@ -838,8 +1007,11 @@ def main() -> None:
     rounds = args.rounds or (1 if args.quick else 3)
     if args.embedder_threads is not None:
         os.environ["COGNIZES_EMBEDDER_THREADS"] = str(args.embedder_threads)
-    print(f"embedder threads: {os.environ.get('COGNIZES_EMBEDDER_THREADS') or 'default (one per core)'}; "
-          f"{os.cpu_count()} CPUs", flush=True)
+    print(
+        f"embedder threads: {os.environ.get('COGNIZES_EMBEDDER_THREADS') or 'default (one per core)'}; "
+        f"{os.cpu_count()} CPUs",
+        flush=True,
+    )
 
     server_url = local.database_url()
     database_url = with_database(server_url, BENCH_DB)
@@ -856,13 +1028,20 @@ def main() -> None:
         if args.adk:
             from django.core.management import call_command
 
-            from cognizes.access.services import do_create_api_key
             from bench.api_adk import compare
+            from cognizes.access.services import do_create_api_key
 
             call_command("migrate", verbosity=0)
             key = do_create_api_key(name="bench", app_name=APP)[1]
-            compare(database_url, server_url, key, settings.REDIS_URL, rounds, sizes.concurrency,
-                    sizes.appends if args.appends or not args.quick else 80)
+            compare(
+                database_url,
+                server_url,
+                key,
+                settings.REDIS_URL,
+                rounds,
+                sizes.concurrency,
+                sizes.appends if args.appends or not args.quick else 80,
+            )
             return
         results = benchmark(database_url, sizes, rounds, args.conn_max_age, args.pool_size, args.web_workers)
         report(results, sizes, rounds)

@@ -31,10 +31,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
 
-from bench.api import APP, free_port, http_client, run_load, start_server, stop_server, text_event
-from bench.scratch import recreate_databases, with_database
+from bench.api import APP, free_port, run_load, start_server, stop_server, text_event
+from bench.scratch import recreate_databases
 from bench.sessions import asyncpg_url
 
 ADK_DB = "cognizes_bench_adk_api"
@@ -42,10 +41,10 @@ OURS, ADK = "Cognizes", "adk api_server"
 USER = "api_user"
 OPERATIONS = ("create", "get_empty", "get_50", "list_50")
 TARGET = 1.5
-AGENT = '''from google.adk.agents import Agent
+AGENT = """from google.adk.agents import Agent
 
 root_agent = Agent(name="bench_agent", model="gemini-2.0-flash", instruction="Answer briefly.")
-'''
+"""
 
 
 @dataclass
@@ -133,9 +132,20 @@ def start_adk(server_url: str) -> tuple[subprocess.Popen, str, Path]:
     (agents / APP / "agent.py").write_text(AGENT)
     port = free_port()
     log = agents / "server.log"
-    command = [str(Path(sys.executable).parent / "adk"), "api_server", "--host", "127.0.0.1", "--port", str(port),
-               "--session_service_uri", asyncpg_url(server_url, ADK_DB), "--no-reload", "--log_level", "warning",
-               str(agents)]
+    command = [
+        str(Path(sys.executable).parent / "adk"),
+        "api_server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--session_service_uri",
+        asyncpg_url(server_url, ADK_DB),
+        "--no-reload",
+        "--log_level",
+        "warning",
+        str(agents),
+    ]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=agents)
     import httpx
@@ -176,31 +186,48 @@ def fill_ours(target: Target) -> None:
 
     def create(user: str) -> str:
         session_id = os.urandom(8).hex()
-        services.do_create_session(app_name=APP, user_id=user, session_id=session_id,
-                                   delta=adk.split_delta({"turn": 0}), now=time.time())
+        services.do_create_session(
+            app_name=APP, user_id=user, session_id=session_id, delta=adk.split_delta({"turn": 0}), now=time.time()
+        )
         return session_id
 
     target.empty_id, target.full_id = create(USER), create(USER)
     version = 1
     for turn in range(50):
-        version = services.do_append_event(app_name=APP, user_id=USER, session_id=target.full_id,
-                                           expected_version=version,
-                                           event=adk.to_new_event(text_event(f"turn {turn}", turn)))
+        version = services.do_append_event(
+            app_name=APP,
+            user_id=USER,
+            session_id=target.full_id,
+            expected_version=version,
+            event=adk.to_new_event(text_event(f"turn {turn}", turn)),
+        )
     for _ in range(50):
         create("lister")
 
 
-def compare(database_url: str, server_url: str, key: str, redis_url: str, rounds: int, concurrency: int,
-            requests: int) -> None:
+def compare(
+    database_url: str, server_url: str, key: str, redis_url: str, rounds: int, concurrency: int, requests: int
+) -> None:
     recreate_databases(server_url, [ADK_DB])
     ours_server = start_server(database_url, redis_url, conn_max_age=0, pool_size=20, workers=1)
     adk_process, adk_base, agents = start_adk(server_url)
     try:
-        ours = Target(OURS, ours_server.process.pid, ours_server.base_url, {"Authorization": f"Bearer {key}"},
-                      f"/api/v1/apps/{APP}/users/{USER}/sessions/",
-                      list_user_url=f"/api/v1/apps/{APP}/users/lister/sessions/")
-        theirs = Target(ADK, adk_process.pid, adk_base, {}, f"/apps/{APP}/users/{USER}/sessions",
-                        list_user_url=f"/apps/{APP}/users/lister/sessions")
+        ours = Target(
+            OURS,
+            ours_server.process.pid,
+            ours_server.base_url,
+            {"Authorization": f"Bearer {key}"},
+            f"/api/v1/apps/{APP}/users/{USER}/sessions/",
+            list_user_url=f"/api/v1/apps/{APP}/users/lister/sessions/",
+        )
+        theirs = Target(
+            ADK,
+            adk_process.pid,
+            adk_base,
+            {},
+            f"/apps/{APP}/users/{USER}/sessions",
+            list_user_url=f"/apps/{APP}/users/lister/sessions",
+        )
         fill_ours(ours)
         fill_adk(server_url, theirs)
         for target in (ours, theirs):  # untimed: imports, connections, plans
@@ -225,8 +252,10 @@ def compare(database_url: str, server_url: str, key: str, redis_url: str, rounds
 def report(results: Results, client_counts: list[int], rounds: int) -> None:
     print(f"\nCognizes vs adk api_server, one web process each, same PostgreSQL; medians over {rounds} rounds.")
     print("ratio = our req/s over ADK's; cpu/req = the server process's CPU ms per request.\n")
-    header = f"{'operation':<11}{'clients':>7}{'ours req/s':>12}{'ADK req/s':>11}{'ratio':>8}  {'target':<7}" \
-             f"{'ours p50':>9}{'ADK p50':>9}{'ours cpu/req':>13}{'ADK cpu/req':>12}"
+    header = (
+        f"{'operation':<11}{'clients':>7}{'ours req/s':>12}{'ADK req/s':>11}{'ratio':>8}  {'target':<7}"
+        f"{'ours p50':>9}{'ADK p50':>9}{'ours cpu/req':>13}{'ADK cpu/req':>12}"
+    )
     print(header)
     print("-" * len(header))
     for operation in OPERATIONS:
@@ -235,8 +264,10 @@ def report(results: Results, client_counts: list[int], rounds: int) -> None:
             theirs = [results.median((operation, ADK, clients), i) for i in range(3)]
             ratio = ours[0] / theirs[0]
             verdict = ("PASS" if ratio >= TARGET else "MISS") if clients == client_counts[-1] else ""
-            print(f"{operation:<11}{clients:>7}{ours[0]:>12.1f}{theirs[0]:>11.1f}{ratio:>7.2f}x  {verdict:<7}"
-                  f"{ours[1]:>9.2f}{theirs[1]:>9.2f}{ours[2]:>13.2f}{theirs[2]:>12.2f}")
+            print(
+                f"{operation:<11}{clients:>7}{ours[0]:>12.1f}{theirs[0]:>11.1f}{ratio:>7.2f}x  {verdict:<7}"
+                f"{ours[1]:>9.2f}{theirs[1]:>9.2f}{ours[2]:>13.2f}{theirs[2]:>12.2f}"
+            )
     if len(client_counts) > 1:
         flat = ", ".join(
             f"{operation} {results.median((operation, OURS, client_counts[-1]), 2) / results.median((operation, OURS, 1), 2):.2f}x"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scratch import migrated_database  # noqa: E402
+from bench.scratch import migrated_database
 
 BENCH_DB = "cognizes_bench_artifacts"
 SIZES = {"1 KB": 1024, "1 MB": 1024 * 1024, "20 MB": 20 * 1024 * 1024}

@@ -104,9 +104,18 @@ def main() -> None:
         register()
         engine = f"reasoningEngines/{do_get_or_create_engine(app_name=APP).engine_id}"
         _, key = do_create_api_key(name="bench", app_name=APP)
-        server = start_server(os.environ["DATABASE_URL"], settings.REDIS_URL, conn_max_age=0, pool_size=20, workers=1,
-                              extra_env={"COGNIZES_AGENTS": "weather=demo_agents.weather.agent.runner",
-                                         "GOOGLE_API_KEY": "", "GOOGLE_GENAI_USE_VERTEXAI": ""})
+        server = start_server(
+            os.environ["DATABASE_URL"],
+            settings.REDIS_URL,
+            conn_max_age=0,
+            pool_size=20,
+            workers=1,
+            extra_env={
+                "COGNIZES_AGENTS": "weather=demo_agents.weather.agent.runner",
+                "GOOGLE_API_KEY": "",
+                "GOOGLE_GENAI_USE_VERTEXAI": "",
+            },
+        )
         try:
             base = server.base_url
             native = httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=60)
@@ -122,22 +131,28 @@ def main() -> None:
             firsts: dict[str, list[float]] = {way: [] for way in WAYS}
             wholes: dict[str, list[float]] = {way: [] for way in WAYS}
             for round_ in range(args.rounds):
-                order = WAYS[round_ % 3:] + WAYS[:round_ % 3]
+                order = WAYS[round_ % 3 :] + WAYS[: round_ % 3]
                 for way in order:
                     runs = [timed(turns[way]) for _ in range(args.turns)]
                     firsts[way].append(statistics.median(first for first, _ in runs))
                     wholes[way].append(statistics.median(whole for _, whole in runs))
         finally:
             stop_server(server)
-        print(f"\n{args.rounds} interleaved rounds of {args.turns} turns per way ({QUESTION!r}, weather demo agent, "
-              "offline model, a new session per turn). Medians over rounds of per-turn medians.\n")
-        print(f"{'way':<18} {'first event ms':>15} {'whole turn ms':>14} {'first vs run/stream/':>21} "
-              f"{'whole vs run/stream/':>21}")
+        print(
+            f"\n{args.rounds} interleaved rounds of {args.turns} turns per way ({QUESTION!r}, weather demo agent, "
+            "offline model, a new session per turn). Medians over rounds of per-turn medians.\n"
+        )
+        print(
+            f"{'way':<18} {'first event ms':>15} {'whole turn ms':>14} {'first vs run/stream/':>21} "
+            f"{'whole vs run/stream/':>21}"
+        )
         base_first, base_whole = statistics.median(firsts[NATIVE]), statistics.median(wholes[NATIVE])
         for way in WAYS:
             first, whole = statistics.median(firsts[way]), statistics.median(wholes[way])
-            print(f"{way:<18} {first * 1000:>15.1f} {whole * 1000:>14.1f} {first / base_first:>20.2f}x "
-                  f"{whole / base_whole:>20.2f}x")
+            print(
+                f"{way:<18} {first * 1000:>15.1f} {whole * 1000:>14.1f} {first / base_first:>20.2f}x "
+                f"{whole / base_whole:>20.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ def measure(embedder, memories: list[str], chunks: list[str]) -> dict:
             with no_gc():
                 wall, cpu = time.perf_counter(), time.process_time()
                 for start in range(0, len(texts), batch):
-                    embedder.embed_documents(texts[start:start + batch])
+                    embedder.embed_documents(texts[start : start + batch])
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             figures[f"{kind}@{batch}"] = {"per_s": len(texts) / wall, "cpu_ms": 1000 * cpu / len(texts)}
     durations = []
@@ -92,8 +92,10 @@ def report(rounds: list[dict]) -> None:
             continue
         best = {b: max((r[f"{kind}@{b}"] for r in rounds), key=lambda f: f["per_s"]) for b in batches}
         for batch in batches:
-            print(f"{kind:<9} {batch:>5} {best[batch]['per_s']:>8.1f} {best[batch]['cpu_ms']:>12.1f} "
-                  f"{best[batch]['per_s'] / best[1]['per_s']:>9.2f}x")
+            print(
+                f"{kind:<9} {batch:>5} {best[batch]['per_s']:>8.1f} {best[batch]['cpu_ms']:>12.1f} "
+                f"{best[batch]['per_s'] / best[1]['per_s']:>9.2f}x"
+            )
     print(f"query embedding: median {min(r['query_ms'] for r in rounds):.1f} ms")
 
 
@@ -113,9 +115,11 @@ def main() -> None:
     embedder = get_embedder()
     memories, chunks = memory_texts(args.locomo, args.memories), chunk_texts(args.chunks)
     embedder.embed_documents(memories[:8])  # warm: the model's pages mapped in, its threads started
-    print(f"{embedder.id}: {len(memories)} memory texts "
-          f"({statistics.mean(len(t.split()) for t in memories):.0f} words on average), {len(chunks)} chunks of "
-          f"{CHUNK_WORDS} words; load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(
+        f"{embedder.id}: {len(memories)} memory texts "
+        f"({statistics.mean(len(t.split()) for t in memories):.0f} words on average), {len(chunks)} chunks of "
+        f"{CHUNK_WORDS} words; load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
+    )
     report([measure(embedder, memories, chunks) for _ in range(args.rounds)])
 
 

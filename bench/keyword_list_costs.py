@@ -52,8 +52,8 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -147,8 +147,11 @@ def _scored(table: str, where: str, words: str, also: str = "") -> str:
 
 
 def _words(condition: str) -> str:
-    return ("SELECT (string_agg(quote_literal(t.lexeme), ' | ') FILTER (WHERE " + condition
-            + "))::tsquery FROM terms t, essential e")
+    return (
+        "SELECT (string_agg(quote_literal(t.lexeme), ' | ') FILTER (WHERE "
+        + condition
+        + "))::tsquery FROM terms t, essential e"
+    )
 
 
 def maxscore_given(table: str, where: str, lexemes: int) -> str:
@@ -172,8 +175,11 @@ plan AS MATERIALIZED (
            coalesce(min(t.ord) FILTER (WHERE t.reached >= %(candidates)s), max(t.ord)) AS k
     FROM terms t
 ),
-seed AS MATERIALIZED ({_scored(table, where, "SELECT string_agg(quote_literal(t.lexeme), ' | ')::tsquery"
-                                             " FROM terms t WHERE t.ord <= p.k")}
+seed AS MATERIALIZED ({
+        _scored(
+            table, where, "SELECT string_agg(quote_literal(t.lexeme), ' | ')::tsquery FROM terms t WHERE t.ord <= p.k"
+        )
+    }
 ),
 threshold AS MATERIALIZED (
     SELECT coalesce((SELECT score FROM seed ORDER BY score DESC OFFSET %(candidates)s - 1 LIMIT 1), 0) AS theta
@@ -182,9 +188,16 @@ essential AS MATERIALIZED (
     SELECT p.k, coalesce(min(t.ord) FILTER (WHERE t.rest < h.theta), max(t.ord)) AS j
     FROM plan p, threshold h, terms t GROUP BY p.k
 ),
-extra AS ({_scored(table, where, _words("t.ord > e.k AND t.ord <= e.j"), also=f'''
+extra AS ({
+        _scored(
+            table,
+            where,
+            _words("t.ord > e.k AND t.ord <= e.j"),
+            also=f'''
           AND NOT m.search_vector @@ ({_words("t.ord <= e.k")})
-          AND (SELECT j > k FROM essential)''')}
+          AND (SELECT j > k FROM essential)''',
+        )
+    }
 ),
 keyword AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
@@ -202,8 +215,11 @@ LINES: dict[str, Callable[[str, str, int], str]] = {
     "current, avgdl over the corpus": current_corpus_length,
     "MaxScore, statistics given": maxscore_given,
 }
-REFERENCE = {"a row per (chunk, word)": "current", "current, avgdl over the corpus": "a row per (chunk, word)",
-             "MaxScore, statistics given": "current, avgdl over the corpus"}
+REFERENCE = {
+    "a row per (chunk, word)": "current",
+    "current, avgdl over the corpus": "a row per (chunk, word)",
+    "MaxScore, statistics given": "current, avgdl over the corpus",
+}
 COUNTS = ("floor: matching chunks counted", "chunks holding every word counted")
 
 
@@ -225,16 +241,20 @@ def main() -> None:
     from cognizes.infra.text import search_text
     from knowledge_app import search
 
-    shape = knowledge_scale.Shape(chunks=args.chunks, corpora=args.corpora,
-                                  **({"seed": args.seed} if args.seed is not None else {}))
+    shape = knowledge_scale.Shape(
+        chunks=args.chunks, corpora=args.corpora, **({"seed": args.seed} if args.seed is not None else {})
+    )
     rng = np.random.default_rng(shape.seed + 2)
     # The bench's own draw (its 100 warm-up queries first), so these are its queries; 3 groups share them.
     drawn = knowledge_scale.make_queries(url, shape, 100 + args.queries * 3 // 2, rng)
-    queries = [q for q in drawn[100:] if q.group in GROUPS][:args.queries]
+    queries = [q for q in drawn[100:] if q.group in GROUPS][: args.queries]
     scope = search._SCOPE.format(p="m.")
+
     def statement(name: str, lexemes: int) -> str:
-        return ("WITH " + LINES[name]("knowledge_chunks", scope, lexemes)
-                + "\nSELECT id, rank FROM keyword ORDER BY rank")
+        return (
+            "WITH " + LINES[name]("knowledge_chunks", scope, lexemes) + "\nSELECT id, rank FROM keyword ORDER BY rank"
+        )
+
     elapsed: dict[str, dict[str, list[float]]] = {name: defaultdict(list) for name in LINES}
     same: dict[str, int] = defaultdict(int)
     matching: dict[str, list[int]] = defaultdict(list)
@@ -244,21 +264,37 @@ def main() -> None:
     names = list(LINES)
     with no_gc():
         for i, query in enumerate(queries):
-            params = {"app": query.app, "corpora": [query.corpus], "documents": None, "text": search_text(query.text),
-                      "candidates": CANDIDATES, "k1": search.BM25_K1, "b": search.BM25_B}
+            params = {
+                "app": query.app,
+                "corpora": [query.corpus],
+                "documents": None,
+                "text": search_text(query.text),
+                "candidates": CANDIDATES,
+                "k1": search.BM25_K1,
+                "b": search.BM25_B,
+            }
             n, lexemes = conn.execute(search._COUNT, params).fetchone()
             params.update(n=max(n, 1), lexemes=lexemes, **hybrid_search.lexeme_params(lexemes))
             if query.corpus not in lengths:
-                lengths[query.corpus] = float(conn.execute(
-                    "SELECT greatest(avg(length(search_vector)), 1) FROM knowledge_chunks WHERE corpus_id = %s",
-                    [query.corpus]).fetchone()[0])
+                lengths[query.corpus] = float(
+                    conn.execute(
+                        "SELECT greatest(avg(length(search_vector)), 1) FROM knowledge_chunks WHERE corpus_id = %s",
+                        [query.corpus],
+                    ).fetchone()[0]
+                )
             params["avgdl"] = lengths[query.corpus]
             statements = {name: statement(name, len(params["lexemes"])) for name in names}
-            params["dfs"] = [float(conn.execute(
-                f"SELECT count(*) FROM knowledge_chunks m WHERE {scope} AND m.search_vector @@ %(word)s::tsquery",
-                {**params, "word": "'" + lexeme.replace("'", "''") + "'"}).fetchone()[0]) for lexeme in params["lexemes"]]
+            params["dfs"] = [
+                float(
+                    conn.execute(
+                        f"SELECT count(*) FROM knowledge_chunks m WHERE {scope} AND m.search_vector @@ %(word)s::tsquery",
+                        {**params, "word": "'" + lexeme.replace("'", "''") + "'"},
+                    ).fetchone()[0]
+                )
+                for lexeme in params["lexemes"]
+            ]
             lists = {}
-            for name in (names if i % 2 == 0 else names[::-1]):
+            for name in names if i % 2 == 0 else names[::-1]:
                 began = time.perf_counter()
                 rows = conn.execute(statements[name], params).fetchall()
                 elapsed[name][query.group].append((time.perf_counter() - began) * 1000)
@@ -270,18 +306,27 @@ def main() -> None:
                 if os.environ.get("SHOW_DIFFERENCES") and lists[name] != lists[reference]:
                     a, b = lists[name], lists[reference]
                     at = next(i for i, (x, y) in enumerate(zip(a + [None], b + [None])) if x != y)
-                    scores = conn.execute(statements[name].replace(
-                        "SELECT id, rank FROM keyword ORDER BY rank",
-                        "SELECT id, score FROM (SELECT * FROM seed UNION ALL SELECT * FROM extra) s WHERE id = ANY(%(ids)s)"),
-                        {**params, "ids": [a[at], b[at]]}).fetchall()
-                    print(f"  {name} differs: same set {set(a) == set(b)}, first difference at {at}: {scores}", flush=True)
-    print(f"{len(queries)} queries of {', '.join(f'{g} {sum(q.group == g for q in queries)}' for g in GROUPS)} corpora;"
-          f" chunks matching a query word, mean: "
-          + ", ".join(f"{g} {statistics.fmean(matching[g]):,.0f}" for g in GROUPS if matching[g])
-          + "; holding every query word: "
-          + ", ".join(f"{g} {statistics.fmean(holding_all[g]):,.0f} (max {max(holding_all[g]):,})" for g in GROUPS)
-          + f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    header = f"{'keyword list alone':<34}" + "".join(f"{g + ' p50':>12}{g + ' p95':>12}" for g in GROUPS) + "  same list"
+                    scores = conn.execute(
+                        statements[name].replace(
+                            "SELECT id, rank FROM keyword ORDER BY rank",
+                            "SELECT id, score FROM (SELECT * FROM seed UNION ALL SELECT * FROM extra) s WHERE id = ANY(%(ids)s)",
+                        ),
+                        {**params, "ids": [a[at], b[at]]},
+                    ).fetchall()
+                    print(
+                        f"  {name} differs: same set {set(a) == set(b)}, first difference at {at}: {scores}", flush=True
+                    )
+    print(
+        f"{len(queries)} queries of {', '.join(f'{g} {sum(q.group == g for q in queries)}' for g in GROUPS)} corpora;"
+        f" chunks matching a query word, mean: "
+        + ", ".join(f"{g} {statistics.fmean(matching[g]):,.0f}" for g in GROUPS if matching[g])
+        + "; holding every query word: "
+        + ", ".join(f"{g} {statistics.fmean(holding_all[g]):,.0f} (max {max(holding_all[g]):,})" for g in GROUPS)
+        + f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
+    header = (
+        f"{'keyword list alone':<34}" + "".join(f"{g + ' p50':>12}{g + ' p95':>12}" for g in GROUPS) + "  same list"
+    )
     print(header + "\n" + "-" * len(header))
     for name in names:
         figures = "".join(f"{v:>12.1f}" for g in GROUPS for v in percentiles(elapsed[name][g]))

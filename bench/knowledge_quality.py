@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.scratch import migrated_database  # noqa: E402
+from bench.scratch import migrated_database
 
 BENCH_DB = "cognizes_bench_knowledge"
 APP = "bench"
@@ -45,7 +45,8 @@ def normalised(text: str) -> str:
 def answers(chunk_text: str, chunk_article: str, question: dict) -> bool:
     text = normalised(chunk_text)
     return chunk_article == question["article"] and any(
-        normalised(answer).strip() and normalised(answer) in text for answer in question["answers"])
+        normalised(answer).strip() and normalised(answer) in text for answer in question["answers"]
+    )
 
 
 def corpus_name(folder: Path, chunk_size: int, chunk_overlap: int) -> str:
@@ -74,14 +75,25 @@ def ingest(folder: Path, chunk_size: int, chunk_overlap: int) -> tuple[int, floa
     from knowledge_app.ingestion import do_ingest
     from knowledge_app.models import Chunk, Corpus, Document
 
-    corpus = Corpus.objects.create(app_name=APP, display_name=corpus_name(folder, chunk_size, chunk_overlap),
-                                   chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    corpus = Corpus.objects.create(
+        app_name=APP,
+        display_name=corpus_name(folder, chunk_size, chunk_overlap),
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+    )
     started = time.perf_counter()
     for path in sorted((folder / "articles").glob("*.txt")):
         data = path.read_bytes()
-        document = Document.objects.create(corpus=corpus, app_name=APP, display_name=path.stem, source_uri=path.name,
-                                           mime_type="text/plain", size_bytes=len(data),
-                                           content_hash=hashlib.sha256(data).hexdigest(), content=data)
+        document = Document.objects.create(
+            corpus=corpus,
+            app_name=APP,
+            display_name=path.stem,
+            source_uri=path.name,
+            mime_type="text/plain",
+            size_bytes=len(data),
+            content_hash=hashlib.sha256(data).hexdigest(),
+            content=data,
+        )
         outcome = do_ingest(document.id)
         if outcome.startswith("failed"):
             print(f"  {path.name}: {outcome}")
@@ -93,8 +105,9 @@ Ranks = dict[str, int | None]
 FIGURES = ("hit@1", "hit@5", "hit@10", "MRR@10")
 
 
-def score(corpus_id: int, questions: list[dict], lines: dict[str, tuple[str, Any]]) -> tuple[dict[str, Ranks],
-                                                                                          dict[str, float]]:
+def score(
+    corpus_id: int, questions: list[dict], lines: dict[str, tuple[str, Any]]
+) -> tuple[dict[str, Ranks], dict[str, float]]:
     """Each line (name -> (mode, fusion)) over every question, the query embedded once per question: the ranks of
     each line, and its median milliseconds per search (the SQL, the query's embedding not included)."""
     from cognizes.infra.embedders import get_embedder
@@ -107,11 +120,24 @@ def score(corpus_id: int, questions: list[dict], lines: dict[str, tuple[str, Any
         ranks[name], elapsed = {}, []
         for question in questions:
             started = time.perf_counter()
-            hits = search_chunks(app_name=APP, corpus_ids=[corpus_id], query=question["question"], top_k=10,
-                                 mode=mode, fusion=fusion, embedding=embedded[question["id"]])
+            hits = search_chunks(
+                app_name=APP,
+                corpus_ids=[corpus_id],
+                query=question["question"],
+                top_k=10,
+                mode=mode,
+                fusion=fusion,
+                embedding=embedded[question["id"]],
+            )
             elapsed.append(time.perf_counter() - started)
-            ranks[name][question["id"]] = next((n for n, hit in enumerate(hits, 1) if answers(
-                hit.text, hit.source_uri.removesuffix(".txt"), question)), None)
+            ranks[name][question["id"]] = next(
+                (
+                    n
+                    for n, hit in enumerate(hits, 1)
+                    if answers(hit.text, hit.source_uri.removesuffix(".txt"), question)
+                ),
+                None,
+            )
         median_ms[name] = sorted(elapsed)[len(elapsed) // 2] * 1000
     return ranks, median_ms
 
@@ -119,31 +145,41 @@ def score(corpus_id: int, questions: list[dict], lines: dict[str, tuple[str, Any
 def figures(ranks: Ranks, ids: list[str]) -> dict[str, float]:
     """answer-hit@1/5/10 and MRR@10 over these questions."""
     found = [ranks[i] for i in ids]
-    return {**{f"hit@{k}": sum(r is not None and r <= k for r in found) / len(found) for k in (1, 5, 10)},
-            "MRR@10": sum(1 / r for r in found if r is not None) / len(found)}
+    return {
+        **{f"hit@{k}": sum(r is not None and r <= k for r in found) / len(found) for k in (1, 5, 10)},
+        "MRR@10": sum(1 / r for r in found if r is not None) / len(found),
+    }
 
 
 def folds(questions: list[dict]) -> dict[str, list[str]]:
     """Two fixed halves of the questions, by the parity of their id's number: one to choose on, one to score."""
-    return {parity: [q["id"] for q in questions if int(q["id"].lstrip("q")) % 2 == remainder]
-            for parity, remainder in (("odd ids", 1), ("even ids", 0))}
+    return {
+        parity: [q["id"] for q in questions if int(q["id"].lstrip("q")) % 2 == remainder]
+        for parity, remainder in (("odd ids", 1), ("even ids", 0))
+    }
 
 
 def print_table(title: str, rows: dict[str, dict[str, float]]) -> None:
     columns = [c for c in (*FIGURES, "median ms") if any(c in row for row in rows.values())]
     print(f"\n{title}\n{'line':<30}" + "".join(f"{c:>11}" for c in columns))
     for name, row in rows.items():
-        print(f"{name:<30}" + "".join(f"{row[c]:>11.1f}" if c == "median ms" else f"{row[c]:>11.3f}"
-                                      for c in columns))
+        print(f"{name:<30}" + "".join(f"{row[c]:>11.1f}" if c == "median ms" else f"{row[c]:>11.3f}" for c in columns))
 
 
 def report(ranks: dict[str, Ranks], median_ms: dict[str, float], questions: list[dict]) -> None:
     """The full set, each fold, and with ``--sweep`` each hybrid line chosen on one fold and scored on the other."""
     every = [q["id"] for q in questions]
-    print_table(f"all {len(every)} questions",
-                {name: {**figures(line, every), "median ms": median_ms[name]} for name, line in ranks.items()})
-    print(f"{'hybrid / BM25':<30}" + "".join(
-        f"{figures(ranks['hybrid'], every)[c] / max(figures(ranks['BM25'], every)[c], 1e-9):>10.2f}x" for c in FIGURES))
+    print_table(
+        f"all {len(every)} questions",
+        {name: {**figures(line, every), "median ms": median_ms[name]} for name, line in ranks.items()},
+    )
+    print(
+        f"{'hybrid / BM25':<30}"
+        + "".join(
+            f"{figures(ranks['hybrid'], every)[c] / max(figures(ranks['BM25'], every)[c], 1e-9):>10.2f}x"
+            for c in FIGURES
+        )
+    )
     halves = folds(questions)
     for fold, ids in halves.items():
         print_table(f"fold {fold} ({len(ids)} questions)", {name: figures(line, ids) for name, line in ranks.items()})
@@ -152,11 +188,18 @@ def report(ranks: dict[str, Ranks], median_ms: dict[str, float], questions: list
         return
     print("\nchosen on one fold (best MRR@10, then the sum of the figures), scored on the other:")
     for (chosen_on, tuning), (scored_on, held_out) in ((list(halves.items())), list(halves.items())[::-1]):
-        best = max(swept, key=lambda name: (figures(ranks[name], tuning)["MRR@10"],
-                                            sum(figures(ranks[name], tuning).values())))
-        print_table(f"on {scored_on}, {best!r} chosen on {chosen_on}",
-                    {"chosen": figures(ranks[best], held_out), "hybrid (default)": figures(ranks["hybrid"], held_out),
-                     "vector": figures(ranks["vector"], held_out), "BM25": figures(ranks["BM25"], held_out)})
+        best = max(
+            swept, key=lambda name: (figures(ranks[name], tuning)["MRR@10"], sum(figures(ranks[name], tuning).values()))
+        )
+        print_table(
+            f"on {scored_on}, {best!r} chosen on {chosen_on}",
+            {
+                "chosen": figures(ranks[best], held_out),
+                "hybrid (default)": figures(ranks["hybrid"], held_out),
+                "vector": figures(ranks["vector"], held_out),
+                "BM25": figures(ranks["BM25"], held_out),
+            },
+        )
 
 
 def main() -> None:
@@ -164,11 +207,17 @@ def main() -> None:
     parser.add_argument("path", type=Path, help="the cmuqa_dev folder (articles/, questions.jsonl)")
     parser.add_argument("--chunk-size", type=int, default=256, help="tokens per chunk (Vertex's chunk_size)")
     parser.add_argument("--chunk-overlap", type=int, default=32)
-    parser.add_argument("--sweep", action="store_true",
-                        help="also other fusions, each chosen on one fold of the questions and scored on the other")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also other fusions, each chosen on one fold of the questions and scored on the other",
+    )
     parser.add_argument("--keep", action="store_true", help=f"keep the scratch database ({BENCH_DB}) for re-runs")
-    parser.add_argument("--reuse", action="store_true",
-                        help="search the corpus a kept database holds, loaded the same way (implies --keep)")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="search the corpus a kept database holds, loaded the same way (implies --keep)",
+    )
     args = parser.parse_args()
     questions = [json.loads(line) for line in (args.path / "questions.jsonl").read_text().splitlines() if line]
     with migrated_database(BENCH_DB, keep=args.keep, reuse=args.reuse) as reused:
@@ -180,9 +229,11 @@ def main() -> None:
             rate = f"in {seconds:.1f} s ({chunks / seconds:.1f} chunks/s, one process)"
         else:
             chunks, rate = Chunk.objects.filter(corpus_id=corpus_id).count(), f"reused from {BENCH_DB}"
-        print(f"{len(list((args.path / 'articles').glob('*.txt')))} articles -> {chunks} chunks of at most "
-              f"{args.chunk_size} tokens (overlap {args.chunk_overlap}) {rate}; {len(questions)} questions",
-              flush=True)
+        print(
+            f"{len(list((args.path / 'articles').glob('*.txt')))} articles -> {chunks} chunks of at most "
+            f"{args.chunk_size} tokens (overlap {args.chunk_overlap}) {rate}; {len(questions)} questions",
+            flush=True,
+        )
         ranks, median_ms = score(corpus_id, questions, lines(args.sweep))
     report(ranks, median_ms, questions)
 
@@ -195,11 +246,15 @@ def lines(sweep: bool) -> dict[str, tuple[str, Any]]:
     shown = {"hybrid": ("hybrid", FUSION), "vector": ("vector", FUSION), "BM25": ("keyword", FUSION)}
     if sweep:
         for tenths in range(1, 10):
-            shown[f"hybrid scores vector={tenths / 10:g}"] = ("hybrid", Fusion(vector=tenths / 10,
-                                                                                keyword=1 - tenths / 10))
+            shown[f"hybrid scores vector={tenths / 10:g}"] = (
+                "hybrid",
+                Fusion(vector=tenths / 10, keyword=1 - tenths / 10),
+            )
         for rrf_k, keyword in itertools.product((5, 20, 60), (1.0, 1.5, 2.0)):
             shown[f"hybrid ranks k={rrf_k} keyword×{keyword:g}"] = (
-                "hybrid", Fusion(vector=1.0, keyword=keyword, rrf_k=rrf_k, method="ranks"))
+                "hybrid",
+                Fusion(vector=1.0, keyword=keyword, rrf_k=rrf_k, method="ranks"),
+            )
     return shown
 
 

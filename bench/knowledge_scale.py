@@ -100,10 +100,11 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -114,9 +115,29 @@ sys.path.insert(0, str(ROOT))
 
 from bench import scale  # noqa: E402
 from bench.scale import (  # noqa: E402
-    PLAN_LINES, HnswBuild, StatementLog, TopicModel, admin, connect, copy_rows, create_index, database_exists,
-    draw_topics, embeddings, exact_top, index_definitions, index_taken, migrate, near, percentiles, print_notices,
-    replay, report_phases, scope_topics, topic_model, zipf_weights,
+    PLAN_LINES,
+    HnswBuild,
+    StatementLog,
+    TopicModel,
+    admin,
+    connect,
+    copy_rows,
+    create_index,
+    database_exists,
+    draw_topics,
+    embeddings,
+    exact_top,
+    index_definitions,
+    index_taken,
+    migrate,
+    near,
+    percentiles,
+    print_notices,
+    replay,
+    report_phases,
+    scope_topics,
+    topic_model,
+    zipf_weights,
 )
 from bench.scratch import close_django_connections, with_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
@@ -140,10 +161,55 @@ CHUNK_SIZE, CHUNK_OVERLAP = 256, 32
 """Of every corpus: the synthetic chunks' length in words is about this many tokens, and ingestion cuts so."""
 INGEST_APP = "kscale-ingest"
 DEFAULT_INGEST_FROM = ROOT.parent / "shared" / "data" / "rag" / "cmuqa_dev" / "articles"
-FUNCTION_WORDS = (
-    "the of and to in a is that for it as with was on be by this are or from at which an not have has but were "
-    "their its can been more these other into than only such most between he they all there when about"
-).split()
+FUNCTION_WORDS = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "a",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "with",
+    "was",
+    "on",
+    "be",
+    "by",
+    "this",
+    "are",
+    "or",
+    "from",
+    "at",
+    "which",
+    "an",
+    "not",
+    "have",
+    "has",
+    "but",
+    "were",
+    "their",
+    "its",
+    "can",
+    "been",
+    "more",
+    "these",
+    "other",
+    "into",
+    "than",
+    "only",
+    "such",
+    "most",
+    "between",
+    "he",
+    "they",
+    "all",
+    "there",
+    "when",
+    "about",
+]
 """Frequent English words of PostgreSQL's ``english`` stop list: in the text, not in its ``search_vector``."""
 
 # ---------------------------------------------------------------------------
@@ -179,8 +245,9 @@ class Shape:
     def tag(self) -> str:
         """What the loaded tables are, kept as the chunks table's comment so ``--reuse`` takes only the same data."""
         storage = f" embedding_storage={self.embedding_storage}" if self.embedding_storage else ""
-        return (f"knowledge_scale chunks={self.chunks} corpora={self.corpora} apps={self.apps} seed={self.seed}"
-                + storage)
+        return (
+            f"knowledge_scale chunks={self.chunks} corpora={self.corpora} apps={self.apps} seed={self.seed}" + storage
+        )
 
 
 @dataclass(frozen=True)
@@ -216,7 +283,7 @@ def document_sizes(count: int, low: int, high: int, rng: np.random.Generator) ->
     """``count`` chunks as documents of ``low``–``high`` chunks; the last holds what is left."""
     sizes = rng.integers(low, high + 1, size=count // low + 1)
     last = int(np.searchsorted(np.cumsum(sizes), count))
-    sizes = sizes[:last + 1]
+    sizes = sizes[: last + 1]
     sizes[-1] -= sizes.sum() - count
     return sizes
 
@@ -268,14 +335,17 @@ def batch_texts(shape: Shape, model: TopicModel, plan: Layout, batch: int, docum
     topic = np.repeat(plan.document_topic[d0:d1], sizes)
     words = model.words + FUNCTION_WORDS
     vocabulary = len(model.words)
-    own = model.topic_words[topic[:, None],
-                            rng.choice(shape.topic_words, (n, longest), p=zipf_weights(shape.topic_words))]
+    own = model.topic_words[
+        topic[:, None], rng.choice(shape.topic_words, (n, longest), p=zipf_weights(shape.topic_words))
+    ]
     common = rng.choice(vocabulary, (n, longest), p=zipf_weights(vocabulary))
     function = vocabulary + rng.choice(len(FUNCTION_WORDS), (n, longest), p=zipf_weights(len(FUNCTION_WORDS)))
     kind = rng.random((n, longest))
-    chosen = np.where(kind < shape.function_share, function,
-                      np.where(kind < shape.function_share + (1 - shape.function_share) * shape.topic_share,
-                               own, common)).tolist()
+    chosen = np.where(
+        kind < shape.function_share,
+        function,
+        np.where(kind < shape.function_share + (1 - shape.function_share) * shape.topic_share, own, common),
+    ).tolist()
     lengths = rng.integers(shape.words[0], longest + 1, size=n).tolist()
     texts = [" ".join([words[w] for w in row[:length]]) for row, length in zip(chosen, lengths)]
     document_topics = plan.document_topic[d0:d1]
@@ -290,19 +360,48 @@ def batch_texts(shape: Shape, model: TopicModel, plan: Layout, batch: int, docum
 
 
 CORPUS_COLUMNS = [
-    ("id", "int8"), ("app_name", "varchar"), ("display_name", "varchar"), ("description", "text"),
-    ("chunk_size", "int4"), ("chunk_overlap", "int4"), ("created_at", "timestamptz"), ("updated_at", "timestamptz"),
+    ("id", "int8"),
+    ("app_name", "varchar"),
+    ("display_name", "varchar"),
+    ("description", "text"),
+    ("chunk_size", "int4"),
+    ("chunk_overlap", "int4"),
+    ("created_at", "timestamptz"),
+    ("updated_at", "timestamptz"),
 ]
 DOCUMENT_COLUMNS = [
-    ("id", "int8"), ("corpus_id", "int8"), ("app_name", "varchar"), ("display_name", "varchar"),
-    ("source_uri", "varchar"), ("mime_type", "varchar"), ("size_bytes", "int8"), ("content_hash", "varchar"),
-    ("content", "bytea"), ("status", "varchar"), ("error", "text"), ("chunk_count", "int4"), ("attempts", "int4"),
-    ("lease_until", "timestamptz"), ("created_at", "timestamptz"), ("updated_at", "timestamptz"),
-    ("indexed_at", "timestamptz"), ("description", "text"), ("metadata", "jsonb"), ("progress", "int2"),
+    ("id", "int8"),
+    ("corpus_id", "int8"),
+    ("app_name", "varchar"),
+    ("display_name", "varchar"),
+    ("source_uri", "varchar"),
+    ("mime_type", "varchar"),
+    ("size_bytes", "int8"),
+    ("content_hash", "varchar"),
+    ("content", "bytea"),
+    ("status", "varchar"),
+    ("error", "text"),
+    ("chunk_count", "int4"),
+    ("attempts", "int4"),
+    ("lease_until", "timestamptz"),
+    ("created_at", "timestamptz"),
+    ("updated_at", "timestamptz"),
+    ("indexed_at", "timestamptz"),
+    ("description", "text"),
+    ("metadata", "jsonb"),
+    ("progress", "int2"),
 ]
 CHUNK_COLUMNS = [
-    ("id", "int8"), ("document_id", "int8"), ("corpus_id", "int8"), ("app_name", "varchar"), ("ordinal", "int4"),
-    ("text", "text"), ("heading", "text"), ("start", "int4"), ("end", "int4"), ("search_text", "text"),
+    ("id", "int8"),
+    ("document_id", "int8"),
+    ("corpus_id", "int8"),
+    ("app_name", "varchar"),
+    ("ordinal", "int4"),
+    ("text", "text"),
+    ("heading", "text"),
+    ("start", "int4"),
+    ("end", "int4"),
+    ("search_text", "text"),
     ("embedding", "vector"),
 ]
 SEPARATOR = "\n\n"
@@ -313,26 +412,47 @@ def document_text(title: str, texts: Sequence[str]) -> str:
 
 
 def corpus_rows(shape: Shape, plan: Layout) -> Iterator[list[tuple[Any, ...]]]:
-    now = datetime.now(timezone.utc)
-    yield [(c + 1, app_name(int(a)), f"corpus {c + 1:04d}", "", CHUNK_SIZE, CHUNK_OVERLAP, now, now)
-           for c, a in enumerate(plan.corpus_app.tolist())]
+    now = datetime.now(UTC)
+    yield [
+        (c + 1, app_name(int(a)), f"corpus {c + 1:04d}", "", CHUNK_SIZE, CHUNK_OVERLAP, now, now)
+        for c, a in enumerate(plan.corpus_app.tolist())
+    ]
 
 
 def document_rows(shape: Shape, model: TopicModel, plan: Layout) -> Iterator[list[tuple[Any, ...]]]:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for b, (d0, d1) in enumerate(batches(plan)):
         words = batch_texts(shape, model, plan, b, (d0, d1))
         rows, k = [], 0
         for d, title in zip(range(d0, d1), words.titles):
             size = int(plan.first[d + 1] - plan.first[d])
-            content = document_text(title, words.texts[k:k + size]).encode()
+            content = document_text(title, words.texts[k : k + size]).encode()
             k += size
             corpus = int(plan.document_corpus[d])
-            rows.append((
-                d + 1, corpus + 1, app_name(int(plan.corpus_app[corpus])), title, title.lower().replace(" ", "-")
-                + ".md", "text/markdown", len(content), hashlib.sha256(content).hexdigest(), content, "active", "",
-                size, 1, None, now, now, now, "", Jsonb({}), 100,
-            ))
+            rows.append(
+                (
+                    d + 1,
+                    corpus + 1,
+                    app_name(int(plan.corpus_app[corpus])),
+                    title,
+                    title.lower().replace(" ", "-") + ".md",
+                    "text/markdown",
+                    len(content),
+                    hashlib.sha256(content).hexdigest(),
+                    content,
+                    "active",
+                    "",
+                    size,
+                    1,
+                    None,
+                    now,
+                    now,
+                    now,
+                    "",
+                    Jsonb({}),
+                    100,
+                )
+            )
         yield rows
 
 
@@ -349,8 +469,21 @@ def chunk_rows(shape: Shape, model: TopicModel, plan: Layout) -> Iterator[list[t
             start = len(f"# {title}{SEPARATOR}")
             for ordinal in range(int(plan.first[d + 1] - plan.first[d])):
                 text, heading = words.texts[k], words.headings[k]
-                rows.append((k0 + k + 1, d + 1, corpus + 1, app, ordinal, text, heading, start, start + len(text),
-                             f"{heading}\n{text}", vectors[k]))
+                rows.append(
+                    (
+                        k0 + k + 1,
+                        d + 1,
+                        corpus + 1,
+                        app,
+                        ordinal,
+                        text,
+                        heading,
+                        start,
+                        start + len(text),
+                        f"{heading}\n{text}",
+                        vectors[k],
+                    )
+                )
                 start += len(text) + len(SEPARATOR)
                 k += 1
         yield rows
@@ -392,11 +525,15 @@ def load(url: str, shape: Shape, memory: str) -> dict[str, float]:
         conn.execute(f"TRUNCATE {CORPORA} CASCADE")
         if shape.embedding_storage:
             conn.execute(f"ALTER TABLE {CHUNKS} ALTER COLUMN embedding SET STORAGE {shape.embedding_storage}")
-        print(f"loading {shape.corpora:,} corpora, {len(plan.document_corpus):,} documents and "
-              f"{shape.chunks:,} chunks by binary COPY", flush=True)
+        print(
+            f"loading {shape.corpora:,} corpora, {len(plan.document_corpus):,} documents and "
+            f"{shape.chunks:,} chunks by binary COPY",
+            flush=True,
+        )
         copy_rows(conn, CORPORA, CORPUS_COLUMNS, corpus_rows(shape, plan), shape.corpora, timings)
-        copy_rows(conn, DOCUMENTS, DOCUMENT_COLUMNS, document_rows(shape, model, plan), len(plan.document_corpus),
-                  timings)
+        copy_rows(
+            conn, DOCUMENTS, DOCUMENT_COLUMNS, document_rows(shape, model, plan), len(plan.document_corpus), timings
+        )
         copy_rows(conn, CHUNKS, CHUNK_COLUMNS, chunk_rows(shape, model, plan), shape.chunks, timings)
         for table in (CORPORA, DOCUMENTS, CHUNKS):  # the loaded ids were given: what the ORM inserts comes after
             conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
@@ -420,7 +557,8 @@ def describe_counts(plan: Layout) -> None:
         f"chunks per corpus: min {ordered[0]}, median {int(np.median(ordered))}, mean {counts.mean():.0f}, "
         f"p90 {int(np.percentile(ordered, 90))}, p99 {int(np.percentile(ordered, 99))}, max {ordered[-1]:,}; "
         f"{large.sum()} corpora with ≥ {LARGE_FROM:,} hold {counts[large].sum() / counts.sum():.0%}; "
-        f"corpora by group: " + ", ".join(f"{g} {sum(group_of(int(n)) == g for n in counts)}" for g in GROUPS)
+        f"corpora by group: "
+        + ", ".join(f"{g} {sum(group_of(int(n)) == g for n in counts)}" for g in GROUPS)
         + f"; {len(sizes):,} documents of {sizes.min()}–{sizes.max()} chunks (mean {sizes.mean():.1f})",
         flush=True,
     )
@@ -483,10 +621,13 @@ def group_of(count: int) -> str:
 
 def corpus_counts(conn: Any) -> dict[int, tuple[str, int]]:
     """Per loaded corpus: its app and chunks (the ingestion corpus, if one was left, is not among them)."""
-    return {corpus: (app, n) for corpus, app, n in conn.execute(
-        f"SELECT corpus_id, app_name, count(*) FROM {CHUNKS} WHERE app_name <> %s GROUP BY corpus_id, app_name",
-        [INGEST_APP],
-    ).fetchall()}
+    return {
+        corpus: (app, n)
+        for corpus, app, n in conn.execute(
+            f"SELECT corpus_id, app_name, count(*) FROM {CHUNKS} WHERE app_name <> %s GROUP BY corpus_id, app_name",
+            [INGEST_APP],
+        ).fetchall()
+    }
 
 
 def make_queries(url: str, shape: Shape, count: int, rng: np.random.Generator) -> list[Query]:
@@ -510,8 +651,9 @@ def make_queries(url: str, shape: Shape, count: int, rng: np.random.Generator) -
         queries: list[Query | None] = [None] * count
         for corpus, places in sorted(picks.items()):
             app, n = counts[corpus]
-            rows = conn.execute(f"SELECT id, embedding FROM {CHUNKS} WHERE app_name = %s AND corpus_id = %s"
-                                " ORDER BY id", [app, corpus]).fetchall()
+            rows = conn.execute(
+                f"SELECT id, embedding FROM {CHUNKS} WHERE app_name = %s AND corpus_id = %s ORDER BY id", [app, corpus]
+            ).fetchall()
             ids = [r[0] for r in rows]
             vectors = np.stack([r[1].to_numpy() for r in rows]).astype(np.float32)
             for i in places:
@@ -520,8 +662,9 @@ def make_queries(url: str, shape: Shape, count: int, rng: np.random.Generator) -
                 topic = chunk_topic[ids[source] - 1]
                 words = model.topic_words[topic, rng.choice(shape.topic_words, 3, p=word_weights)]
                 text = " ".join(model.words[w] for w in words)
-                queries[i] = Query(corpus, app, group_of(n), n, vector, text, exact_top(ids, vectors, vector, K),
-                                   min(K, n))
+                queries[i] = Query(
+                    corpus, app, group_of(n), n, vector, text, exact_top(ids, vectors, vector, K), min(K, n)
+                )
     return [q for q in queries if q is not None]
 
 
@@ -543,8 +686,9 @@ class Measurement:
 def search(query: Query, mode: str) -> list[Any]:
     from knowledge_app.search import search_chunks
 
-    return search_chunks(app_name=query.app, corpus_ids=[query.corpus], query=query.text, top_k=K, mode=mode,
-                         embedding=query.vector)
+    return search_chunks(
+        app_name=query.app, corpus_ids=[query.corpus], query=query.text, top_k=K, mode=mode, embedding=query.vector
+    )
 
 
 def measure(queries: list[Query], warmup: list[Query]) -> Measurement:
@@ -556,7 +700,7 @@ def measure(queries: list[Query], warmup: list[Query]) -> Measurement:
     result = Measurement()
     with no_gc():
         for i, query in enumerate(queries):
-            for mode in (MODES if i % 2 == 0 else MODES[::-1]):
+            for mode in MODES if i % 2 == 0 else MODES[::-1]:
                 log = StatementLog()
                 with connection.execute_wrapper(log):
                     began = time.perf_counter()
@@ -577,8 +721,9 @@ def report_plans(queries: list[Query], measurement: Measurement) -> None:
             chosen = [i for i, (p, q) in enumerate(zip(plans, queries)) if q.group == group and p == index]
             p50, p95 = percentiles([measurement.latency_ms["vector"][i] for i in chosen])
             found = statistics.fmean(measurement.recall[i] for i in chosen)
-            print(f"  {group:<7}{index:<36}×{len(chosen):<5}recall@10 {found:.3f}  "
-                  f"p50 {p50:6.1f} ms  p95 {p95:6.1f} ms")
+            print(
+                f"  {group:<7}{index:<36}×{len(chosen):<5}recall@10 {found:.3f}  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms"
+            )
 
 
 def explain_examples(queries: list[Query], measurement: Measurement) -> None:
@@ -592,8 +737,9 @@ def explain_examples(queries: list[Query], measurement: Measurement) -> None:
             print(f"EXPLAIN ANALYZE {mode} search of corpus {corpus} ({queries[i].size:,} chunks, {queries[i].group}):")
             lines = [line for (line,) in rows]
             for before, line in zip([""] + lines, lines):
-                if any(word in line for word in PLAN_LINES + ("Function Scan on unnest t",)) \
-                        or before.lstrip().startswith("CTE "):
+                if any(
+                    word in line for word in PLAN_LINES + ("Function Scan on unnest t",)
+                ) or before.lstrip().startswith("CTE "):
                     print(f"  {line.strip()[:150]}")
 
 
@@ -624,13 +770,21 @@ def force_hnsw(queries: list[Query], measurement: Measurement) -> None:
             plans[query.group].append(index_taken(statements, PLAN_INDEXES, overrides))
         for group in [g for g in FORCED_GROUPS if g in found]:
             taken = ", ".join(f"{name} ×{plans[group].count(name)}" for name in sorted(set(plans[group])))
-            print(f"{label:<34}{group:<8}{taken:<40}{statistics.fmean(found[group]):>10.3f}"
-                  + "".join(f"{v:>9.1f}" for v in percentiles(elapsed[group])))
+            print(
+                f"{label:<34}{group:<8}{taken:<40}{statistics.fmean(found[group]):>10.3f}"
+                + "".join(f"{v:>9.1f}" for v in percentiles(elapsed[group]))
+            )
 
 
 def report(measurement: Measurement, queries: list[Query]) -> None:
-    scale.report(measurement.recall, measurement.latency_ms, queries, groups=GROUPS, scope=lambda q: f"corpus {q.corpus}",
-                 scopes="corpora")
+    scale.report(
+        measurement.recall,
+        measurement.latency_ms,
+        queries,
+        groups=GROUPS,
+        scope=lambda q: f"corpus {q.corpus}",
+        scopes="corpora",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -670,6 +824,7 @@ class Stopwatch:
                 return function(*args, **kwargs)
             finally:
                 self.seconds[label] += time.perf_counter() - began
+
         return timed
 
 
@@ -699,18 +854,28 @@ def ingest(folder: Path, count: int, words: int) -> None:
     embedder = get_embedder()
     embedder.embed_documents(["warm-up"])
     loaded = time.perf_counter() - began
-    corpus = do_create_corpus(app_name=INGEST_APP, display_name="ingestion rate", chunk_size=CHUNK_SIZE,
-                              chunk_overlap=CHUNK_OVERLAP)
+    corpus = do_create_corpus(
+        app_name=INGEST_APP, display_name="ingestion rate", chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP
+    )
     watch, total, outcomes = Stopwatch(), 0.0, []
     try:
-        with mock.patch.object(ingestion, "parse", watch.wrap("parse + chunk", ingestion.parse)), \
-                mock.patch.object(ingestion, "chunk", watch.wrap("parse + chunk", ingestion.chunk)), \
-                mock.patch.object(ingestion, "get_embedder", lambda: TimedEmbedder(embedder, watch)):
+        with (
+            mock.patch.object(ingestion, "parse", watch.wrap("parse + chunk", ingestion.parse)),
+            mock.patch.object(ingestion, "chunk", watch.wrap("parse + chunk", ingestion.chunk)),
+            mock.patch.object(ingestion, "get_embedder", lambda: TimedEmbedder(embedder, watch)),
+        ):
             for name, text in documents:
                 data = text.encode()
                 document = Document.objects.create(
-                    corpus=corpus, app_name=INGEST_APP, display_name=name, source_uri=name, mime_type="text/plain",
-                    size_bytes=len(data), content_hash=hashlib.sha256(data).hexdigest(), content=data)
+                    corpus=corpus,
+                    app_name=INGEST_APP,
+                    display_name=name,
+                    source_uri=name,
+                    mime_type="text/plain",
+                    size_bytes=len(data),
+                    content_hash=hashlib.sha256(data).hexdigest(),
+                    content=data,
+                )
                 started = time.perf_counter()
                 outcomes.append(ingestion.do_ingest(document.id))
                 total += time.perf_counter() - started
@@ -720,16 +885,22 @@ def ingest(folder: Path, count: int, words: int) -> None:
     failed = [o for o in outcomes if not o.endswith(" chunks")]
     n_words = sum(len(text.split()) for _, text in documents)
     threads = os.environ.get("COGNIZES_EMBEDDER_THREADS") or "the library's default"
-    print(f"\ningestion, one worker (this process; embedder {embedder.id}, threads: {threads}, {os.cpu_count()} CPUs;"
-          f" loaded in {loaded:.2f} s, not counted):")
-    print(f"  {len(documents)} documents of {folder} ({n_words:,} words, ~{n_words // len(documents):,} each) →"
-          f" {chunks} chunks of ≤ {CHUNK_SIZE} tokens (overlap {CHUNK_OVERLAP}) in {total:.1f} s"
-          + (f"; not indexed: {failed}" if failed else ""))
+    print(
+        f"\ningestion, one worker (this process; embedder {embedder.id}, threads: {threads}, {os.cpu_count()} CPUs;"
+        f" loaded in {loaded:.2f} s, not counted):"
+    )
+    print(
+        f"  {len(documents)} documents of {folder} ({n_words:,} words, ~{n_words // len(documents):,} each) →"
+        f" {chunks} chunks of ≤ {CHUNK_SIZE} tokens (overlap {CHUNK_OVERLAP}) in {total:.1f} s"
+        + (f"; not indexed: {failed}" if failed else "")
+    )
     print(f"  {len(documents) / total:.2f} documents/s, {chunks / total:.2f} chunks/s per worker")
     other = total - sum(watch.seconds.values())
     for label, seconds in [*watch.seconds.items(), ("claim, write chunks + indexes, finish", other)]:
-        print(f"  {label:<40}{seconds:>8.1f} s  {seconds / total:>5.0%}  ({seconds / max(chunks, 1) * 1000:,.1f} ms"
-              " a chunk)")
+        print(
+            f"  {label:<40}{seconds:>8.1f} s  {seconds / total:>5.0%}  ({seconds / max(chunks, 1) * 1000:,.1f} ms"
+            " a chunk)"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -761,20 +932,39 @@ def main() -> None:
     parser.add_argument("--database", default=BENCH_DB, help=f"scratch database (default {BENCH_DB})")
     parser.add_argument("--keep", action="store_true", help="keep the database for re-runs")
     parser.add_argument("--reuse", action="store_true", help="use an existing database of this shape (implies --keep)")
-    parser.add_argument("--maintenance-work-mem", default="4GB",
-                        help="for the index builds (default 4GB, room for the HNSW graph of 1M chunks; "
-                             "pgvector prints a notice when the graph outgrows it)")
-    parser.add_argument("--embedding-storage", choices=["external", "main", "plain"], default=None,
-                        help="load with the chunks' embedding column stored so (default: the migrations', main)")
-    parser.add_argument("--force-hnsw", action="store_true",
-                        help="also replay medium and large corpora's vector searches with the HNSW index forced")
-    parser.add_argument("--ingest-from", type=Path, default=DEFAULT_INGEST_FROM,
-                        help="folder of .txt documents for the ingestion rate (default: the CMU/Pitt QA articles)")
+    parser.add_argument(
+        "--maintenance-work-mem",
+        default="4GB",
+        help="for the index builds (default 4GB, room for the HNSW graph of 1M chunks; "
+        "pgvector prints a notice when the graph outgrows it)",
+    )
+    parser.add_argument(
+        "--embedding-storage",
+        choices=["external", "main", "plain"],
+        default=None,
+        help="load with the chunks' embedding column stored so (default: the migrations', main)",
+    )
+    parser.add_argument(
+        "--force-hnsw",
+        action="store_true",
+        help="also replay medium and large corpora's vector searches with the HNSW index forced",
+    )
+    parser.add_argument(
+        "--ingest-from",
+        type=Path,
+        default=DEFAULT_INGEST_FROM,
+        help="folder of .txt documents for the ingestion rate (default: the CMU/Pitt QA articles)",
+    )
     parser.add_argument("--ingest-documents", type=int, default=20, help="documents ingested (default 20; 0: none)")
     parser.add_argument("--ingest-words", type=int, default=2000, help="words per ingested document (default 2000)")
     args = parser.parse_args()
-    shape = Shape(chunks=args.chunks, corpora=args.corpora, apps=args.apps, seed=args.seed,
-                  embedding_storage=args.embedding_storage)
+    shape = Shape(
+        chunks=args.chunks,
+        corpora=args.corpora,
+        apps=args.apps,
+        seed=args.seed,
+        embedding_storage=args.embedding_storage,
+    )
 
     server_url = local.database_url()
     url = with_database(server_url, args.database)
@@ -787,25 +977,33 @@ def main() -> None:
         django.setup()
         timings = prepare_database(server_url, args.database, shape, args.reuse, args.maintenance_work_mem)
         with connect(url) as conn:
-            print(f"HNSW index: {HnswBuild.of(index_definitions(conn, CHUNKS, [HNSW])[HNSW])} "
-                  f"(the migration's: {migrated_hnsw_build()})", flush=True)
+            print(
+                f"HNSW index: {HnswBuild.of(index_definitions(conn, CHUNKS, [HNSW])[HNSW])} "
+                f"(the migration's: {migrated_hnsw_build()})",
+                flush=True,
+            )
         rng = np.random.default_rng(shape.seed + 2)
         began = time.perf_counter()
         queries = make_queries(url, shape, args.queries + args.warmup, rng)
-        warmup, queries = queries[: args.warmup], queries[args.warmup:]
-        print(f"{len(queries)} queries (+{len(warmup)} warm-up) with exact top {K}: "
-              f"{time.perf_counter() - began:.1f} s", flush=True)
+        warmup, queries = queries[: args.warmup], queries[args.warmup :]
+        print(
+            f"{len(queries)} queries (+{len(warmup)} warm-up) with exact top {K}: {time.perf_counter() - began:.1f} s",
+            flush=True,
+        )
         before = os.getloadavg()[0]
         measurement = measure(queries, warmup)
-        print(f"load average (1 min) before/after timing: {before:.1f}/{os.getloadavg()[0]:.1f} "
-              f"on {os.cpu_count()} CPUs")
+        print(
+            f"load average (1 min) before/after timing: {before:.1f}/{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        )
         report_plans(queries, measurement)
         explain_examples(queries, measurement)
         if timings:
             report_phases(timings)
             index_seconds = {k.removeprefix("index "): v for k, v in timings.items() if k.startswith("index ")}
-            print(f"  HNSW build rate: {shape.chunks / index_seconds[HNSW]:,.0f} chunks/s; COPY of chunks: "
-                  f"{shape.chunks / timings[f'copy {CHUNKS}']:,.0f} chunks/s")
+            print(
+                f"  HNSW build rate: {shape.chunks / index_seconds[HNSW]:,.0f} chunks/s; COPY of chunks: "
+                f"{shape.chunks / timings[f'copy {CHUNKS}']:,.0f} chunks/s"
+            )
         report_sizes(url, shape.chunks)
         report(measurement, queries)
         if args.force_hnsw:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scratch import migrated_database  # noqa: E402
+from bench.scratch import migrated_database
 
 BENCH_DB = "cognizes_bench_live"
 
@@ -33,7 +33,8 @@ def text_event(text: str, **state):
     from google.genai import types
 
     return Event(
-        author="user", invocation_id="bench",
+        author="user",
+        invocation_id="bench",
         content=types.Content(role="user", parts=[types.Part(text=text)]),
         actions=EventActions(state_delta=state),
     )
@@ -114,11 +115,15 @@ async def benchmark(rounds: int, writers: int, per_writer: int, latency_events: 
     cost = 1 - with_trigger / without
     print(f"\nMedians over {rounds} interleaved round(s), {writers} writers x {per_writer} appends.\n")
     print(f"{'scenario':<14}{'with NOTIFY':>14}{'without':>12}{'ratio':>9}  target     result")
-    print(f"{'append_cost':<14}{with_trigger:>10.0f} a/s{without:>8.0f} a/s{with_trigger / without:>8.2f}x"
-          f"  ≤10% cost  {'PASS' if cost <= 0.10 else 'MISS'} ({cost:+.1%})")
+    print(
+        f"{'append_cost':<14}{with_trigger:>10.0f} a/s{without:>8.0f} a/s{with_trigger / without:>8.2f}x"
+        f"  ≤10% cost  {'PASS' if cost <= 0.10 else 'MISS'} ({cost:+.1%})"
+    )
     p95 = delays[max(0, int(len(delays) * 0.95) - 1)]
-    print(f"{'latency':<14}median {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms "
-          f"({len(delays)} of {latency_events} events heard)")
+    print(
+        f"{'latency':<14}median {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms "
+        f"({len(delays)} of {latency_events} events heard)"
+    )
 
 
 def main() -> None:

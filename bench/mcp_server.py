@@ -33,9 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scratch import migrated_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
-from cognizes.infra import secret_key  # noqa: E402
+from bench.scratch import migrated_database
+from bench.timing import no_gc
+from cognizes.infra import secret_key
 
 os.environ.setdefault("DJANGO_SECRET_KEY", secret_key.ensure())  # it serves the ASGI app, which needs one (issue 41 E)
 
@@ -86,8 +86,13 @@ async def benchmark(calls: int) -> None:
     from tools_app.models import ToolExecution
 
     settings.COGNIZES_TOOL_CALLABLES = ["tests.tools.callables.convert_currency"]
-    await run_in_db_thread(services.do_create_tool, app_name=APP, name="convert_currency", kind="python",
-                           callable_path="tests.tools.callables.convert_currency")
+    await run_in_db_thread(
+        services.do_create_tool,
+        app_name=APP,
+        name="convert_currency",
+        kind="python",
+        callable_path="tests.tools.callables.convert_currency",
+    )
     _, key = await run_in_db_thread(do_create_api_key, name="bench", app_name=APP, user_id="bench")
 
     toolset = DatabaseToolset(app_name=APP)
@@ -98,13 +103,19 @@ async def benchmark(calls: int) -> None:
     local_direct = await timed(calls, lambda: direct.call_tool(name="convert_currency", arguments=ARGS, caller=caller))
 
     url, stop = await asyncio.to_thread(serve)
-    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream",
-               "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"}
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
     listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                       "params": {"name": "convert_currency", "arguments": ARGS}})
+    call = json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "convert_currency", "arguments": ARGS}}
+    )
     try:
         async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+
             async def post(body: str) -> None:
                 answer = (await http.post(url, content=body)).json()
                 assert "result" in answer and not answer["result"].get("isError"), answer
@@ -117,18 +128,24 @@ async def benchmark(calls: int) -> None:
 
     def ms(times: list[float]) -> str:
         ordered = sorted(times)
-        return f"p50={statistics.median(ordered) * 1000:7.3f} ms  p95={ordered[int(len(ordered) * 0.95)] * 1000:7.3f} ms"
+        return (
+            f"p50={statistics.median(ordered) * 1000:7.3f} ms  p95={ordered[int(len(ordered) * 0.95)] * 1000:7.3f} ms"
+        )
 
     def ratio(over: list[float], base: list[float]) -> float:
         return statistics.median(over) / statistics.median(base)
 
     print(f"calls={calls} (+20 warm-up each); audit rows written={rows} (expected {2 * (calls + 20)})")
     print(f"tools/list  in-process DatabaseToolset.get_tools   {ms(local_list)}")
-    print(f"tools/list  over MCP (HTTP, JSON-RPC)              {ms(mcp_list)}   ratio={ratio(mcp_list, local_list):.1f}")
+    print(
+        f"tools/list  over MCP (HTTP, JSON-RPC)              {ms(mcp_list)}   ratio={ratio(mcp_list, local_list):.1f}"
+    )
     print(f"tools/call  in-process tool.run_async (no audit)   {ms(local_bare)}")
     print(f"tools/call  in-process direct.call_tool (audited)  {ms(local_direct)}")
-    print(f"tools/call  over MCP (HTTP, JSON-RPC)              {ms(mcp_call)}   "
-          f"ratio={ratio(mcp_call, local_bare):.1f} vs bare, {ratio(mcp_call, local_direct):.2f} vs audited")
+    print(
+        f"tools/call  over MCP (HTTP, JSON-RPC)              {ms(mcp_call)}   "
+        f"ratio={ratio(mcp_call, local_bare):.1f} vs bare, {ratio(mcp_call, local_direct):.2f} vs audited"
+    )
 
 
 def main() -> None:

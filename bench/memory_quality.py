@@ -61,11 +61,12 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -135,7 +136,7 @@ def turn_text(turn: dict[str, Any]) -> str:
 
 def session_time(text: str | None) -> datetime | None:
     try:
-        return datetime.strptime(text or "", _SESSION_TIME).replace(tzinfo=timezone.utc)
+        return datetime.strptime(text or "", _SESSION_TIME).replace(tzinfo=UTC)
     except ValueError:
         return None
 
@@ -173,9 +174,7 @@ def load_locomo(path: Path, limit: int | None) -> list[Conversation]:
             evidence, unresolved = evidence_ids(qa["evidence"], known)
             conversation.unresolved_evidence += unresolved
             if evidence:
-                conversation.questions.append(
-                    Question(sample["sample_id"], qa["question"], evidence, qa["category"])
-                )
+                conversation.questions.append(Question(sample["sample_id"], qa["question"], evidence, qa["category"]))
         conversations.append(conversation)
     return conversations
 
@@ -273,9 +272,12 @@ def ingest_via_sessions(conversations: list[Conversation], authored: str) -> Sto
         dropped += done.dropped
         read_back(store, conversation.sample_id)
         memories = len(store.turns_of[conversation.sample_id])
-        print(f"  {conversation.sample_id}: {done.sessions} sessions, {done.events} turns -> {memories} memories "
-              f"({memories / done.sessions:.1f} a session; {sum(done.dropped.values())} turns dropped) in "
-              f"{done.seconds:.1f} s ({done.events / done.seconds:.1f} turns/s)", flush=True)
+        print(
+            f"  {conversation.sample_id}: {done.sessions} sessions, {done.events} turns -> {memories} memories "
+            f"({memories / done.sessions:.1f} a session; {sum(done.dropped.values())} turns dropped) in "
+            f"{done.seconds:.1f} s ({done.events / done.seconds:.1f} turns/s)",
+            flush=True,
+        )
     print("  dropped, by reason: " + (", ".join(f"{reason} {n}" for reason, n in dropped.most_common()) or "none"))
     print_supersessions(conversations)
     return store
@@ -286,8 +288,10 @@ def print_supersessions(conversations: list[Conversation]) -> None:
     from memory_app.models import Memory
 
     pairs = [
-        (old.text, old.superseded_by.text) for conversation in conversations
-        for old in Memory.objects.for_scope(APP, conversation.sample_id).filter(status="superseded")
+        (old.text, old.superseded_by.text)
+        for conversation in conversations
+        for old in Memory.objects.for_scope(APP, conversation.sample_id)
+        .filter(status="superseded")
         .select_related("superseded_by")
     ]
     print(f"  replaced by a later statement: {len(pairs)} memories")
@@ -373,10 +377,13 @@ class Line:
 
     def metrics(self, questions: Sequence[Question], category: int | None = None, sample: str | None = None) -> Metrics:
         """Over every question, or those of one category or one conversation."""
-        return Metrics.of([
-            r for r, q in zip(self.ranks, questions)
-            if category in (None, q.category) and sample in (None, q.sample_id)
-        ])
+        return Metrics.of(
+            [
+                r
+                for r, q in zip(self.ranks, questions)
+                if category in (None, q.category) and sample in (None, q.sample_id)
+            ]
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -696,8 +703,10 @@ def benchmark(args: argparse.Namespace) -> None:
         f"{unresolved} evidence ids name no turn and are ignored)"
     )
     weights = effective_weights(parse_weights(args.weights))
-    print(f"search weights: {Setting(weights)} strength_floor={weights.strength_floor:g} time={weights.time:g} "
-          f"names={weights.names:g}")
+    print(
+        f"search weights: {Setting(weights)} strength_floor={weights.strength_floor:g} time={weights.time:g} "
+        f"names={weights.names:g}"
+    )
 
     if args.via_sessions:
         print(f"\nIngesting through ADK sessions (authored {args.via_sessions!r}) and add_session_to_memory:")
@@ -732,9 +741,13 @@ def main() -> None:
     parser.add_argument("--tune", action="store_true", help="grid-search SearchWeights after the evaluation")
     parser.add_argument("--weights", default="", help="SearchWeights overrides, e.g. vector=1,keyword=0.5,rrf_k=30")
     parser.add_argument("--no-context", action="store_true", help="ablation: memories without the turn they answered")
-    parser.add_argument("--via-sessions", choices=("user", "speaker"), default=None,
-                        help="ingest as agents do: ADK sessions authored 'user' (the name in the text) or by the "
-                             "speaker, then add_session_to_memory with the configured extractor")
+    parser.add_argument(
+        "--via-sessions",
+        choices=("user", "speaker"),
+        default=None,
+        help="ingest as agents do: ADK sessions authored 'user' (the name in the text) or by the "
+        "speaker, then add_session_to_memory with the configured extractor",
+    )
     args = parser.parse_args()
     if not args.path.is_file():
         parser.error(f"no such file: {args.path}")

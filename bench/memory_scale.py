@@ -93,10 +93,11 @@ import sys
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -105,9 +106,29 @@ sys.path.insert(0, str(ROOT))
 
 from bench import scale  # noqa: E402
 from bench.scale import (  # noqa: E402
-    PLAN_LINES, HnswBuild, StatementLog, TopicModel, admin, connect, copy_rows, create_index,
-    database_exists, draw_topics, embeddings, exact_top, index_definitions, index_taken, migrate, near,
-    percentiles, print_notices, report_phases, replay, scope_topics, topic_model, zipf_weights,
+    PLAN_LINES,
+    HnswBuild,
+    StatementLog,
+    TopicModel,
+    admin,
+    connect,
+    copy_rows,
+    create_index,
+    database_exists,
+    draw_topics,
+    embeddings,
+    exact_top,
+    index_definitions,
+    index_taken,
+    migrate,
+    near,
+    percentiles,
+    print_notices,
+    replay,
+    report_phases,
+    scope_topics,
+    topic_model,
+    zipf_weights,
 )
 from bench.scratch import close_django_connections, with_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
@@ -185,13 +206,17 @@ def texts(model: TopicModel, shape: Shape, topic: np.ndarray, rng: np.random.Gen
     n = len(topic)
     longest = 14
     lengths = rng.integers(6, longest + 1, size=n)
-    own = model.topic_words[topic[:, None], rng.choice(shape.topic_words, (n, longest), p=zipf_weights(shape.topic_words))]
+    own = model.topic_words[
+        topic[:, None], rng.choice(shape.topic_words, (n, longest), p=zipf_weights(shape.topic_words))
+    ]
     common = rng.choice(shape.vocabulary, (n, longest), p=zipf_weights(shape.vocabulary))
     is_own = rng.random((n, longest)) < 0.5
     chosen = np.where(is_own, own, common).tolist()
     named = (is_own & (rng.random((n, longest)) < NAMED)).tolist()
-    return [sentence(model.words, row[:length], flags[:length])
-            for row, flags, length in zip(chosen, named, lengths.tolist())]
+    return [
+        sentence(model.words, row[:length], flags[:length])
+        for row, flags, length in zip(chosen, named, lengths.tolist())
+    ]
 
 
 def sentence(words: list[str], chosen: list[int], named: list[bool]) -> str:
@@ -223,20 +248,38 @@ def loaded_shape_matches(url: str, shape: Shape) -> bool:
 
 
 COPY_COLUMNS = [
-    ("id", "uuid"), ("app_name", "varchar"), ("user_id", "varchar"), ("text", "text"),
-    ("author", "varchar"), ("kind", "varchar"), ("importance", "float8"), ("strength", "float8"),
-    ("access_count", "int4"), ("source_session_id", "varchar"), ("source_event_ids", "varchar[]"),
-    ("metadata", "jsonb"), ("status", "varchar"), ("embedding", "vector"), ("embedder", "varchar"),
-    ("search_text", "text"), ("created_at", "timestamptz"), ("updated_at", "timestamptz"),
-    ("event_time", "timestamptz"), ("valid_from", "timestamptz"), ("context", "text"), ("names", "varchar[]"),
-    ("topic", "varchar"), ("source_session_ids", "varchar[]"),
+    ("id", "uuid"),
+    ("app_name", "varchar"),
+    ("user_id", "varchar"),
+    ("text", "text"),
+    ("author", "varchar"),
+    ("kind", "varchar"),
+    ("importance", "float8"),
+    ("strength", "float8"),
+    ("access_count", "int4"),
+    ("source_session_id", "varchar"),
+    ("source_event_ids", "varchar[]"),
+    ("metadata", "jsonb"),
+    ("status", "varchar"),
+    ("embedding", "vector"),
+    ("embedder", "varchar"),
+    ("search_text", "text"),
+    ("created_at", "timestamptz"),
+    ("updated_at", "timestamptz"),
+    ("event_time", "timestamptz"),
+    ("valid_from", "timestamptz"),
+    ("context", "text"),
+    ("names", "varchar[]"),
+    ("topic", "varchar"),
+    ("source_session_ids", "varchar[]"),
 ]
 
 
-def row_chunks(shape: Shape, model: TopicModel, plan: Layout,
-               rng: np.random.Generator) -> Iterator[list[tuple[Any, ...]]]:
+def row_chunks(
+    shape: Shape, model: TopicModel, plan: Layout, rng: np.random.Generator
+) -> Iterator[list[tuple[Any, ...]]]:
     """COPY rows, ``CHUNK`` at a time."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for start in range(0, shape.memories, CHUNK):
         stop = min(start + CHUNK, shape.memories)
         topic, subtopic = plan.topic[start:stop], plan.subtopic[start:stop]
@@ -245,10 +288,38 @@ def row_chunks(shape: Shape, model: TopicModel, plan: Layout,
         status = np.where(rng.random(stop - start) < shape.superseded, "superseded", "active").tolist()
         ages = rng.integers(0, 365 * 24 * 3600, size=stop - start).tolist()
         rows = [
-            (uuid.uuid4(), APP, user_id(u), text, "user", "fact", 0.5, 1.0, 0, "", [], {"topic": t},
-             st, vector, "bench", text, created, created, created, created, "", names(text), "", [])
+            (
+                uuid.uuid4(),
+                APP,
+                user_id(u),
+                text,
+                "user",
+                "fact",
+                0.5,
+                1.0,
+                0,
+                "",
+                [],
+                {"topic": t},
+                st,
+                vector,
+                "bench",
+                text,
+                created,
+                created,
+                created,
+                created,
+                "",
+                names(text),
+                "",
+                [],
+            )
             for u, t, text, st, vector, created in zip(
-                plan.user[start:stop].tolist(), topic.tolist(), sentences, status, vectors,
+                plan.user[start:stop].tolist(),
+                topic.tolist(),
+                sentences,
+                status,
+                vectors,
                 (now - timedelta(seconds=age) for age in ages),
             )
         ]
@@ -357,10 +428,12 @@ def group_of(count: int) -> str:
 
 
 def active_counts(conn: Any) -> dict[str, int]:
-    return dict(conn.execute(
-        "SELECT user_id, count(*) FROM memories WHERE app_name = %s AND status = 'active' GROUP BY user_id",
-        [APP],
-    ).fetchall())
+    return dict(
+        conn.execute(
+            "SELECT user_id, count(*) FROM memories WHERE app_name = %s AND status = 'active' GROUP BY user_id",
+            [APP],
+        ).fetchall()
+    )
 
 
 def fetch_scope(conn: Any, user: str) -> Scope:
@@ -418,8 +491,13 @@ def search(query: Query, mode: str) -> list[Any]:
     from memory_app.search import search_memories
 
     return search_memories(
-        app_name=APP, user_id=query.user, query=query.text if mode == "vector" else hybrid_text(query.text), limit=K,
-        mode=mode, reinforce=False, embedding=query.vector,
+        app_name=APP,
+        user_id=query.user,
+        query=query.text if mode == "vector" else hybrid_text(query.text),
+        limit=K,
+        mode=mode,
+        reinforce=False,
+        embedding=query.vector,
     )
 
 
@@ -449,7 +527,7 @@ def measure(queries: list[Query], warmup: list[Query]) -> Measurement:
     result = Measurement()
     with no_gc():
         for i, query in enumerate(queries):
-            for mode in (MODES if i % 2 == 0 else MODES[::-1]):
+            for mode in MODES if i % 2 == 0 else MODES[::-1]:
                 log = StatementLog()
                 with connection.execute_wrapper(log):
                     ms, hits = timed_search(query, mode)
@@ -466,8 +544,9 @@ FORCE_EXACT = {"enable_indexscan": "off"}
 """With index scans priced out, the scope is read by a bitmap scan and sorted: exact search."""
 
 
-def sweep(queries: list[Query], measurement: Measurement, ef_values: list[int], max_scan_tuples: int | None,
-          force_hnsw: bool) -> list[tuple[str, str, float, float, float]]:
+def sweep(
+    queries: list[Query], measurement: Measurement, ef_values: list[int], max_scan_tuples: int | None, force_hnsw: bool
+) -> list[tuple[str, str, float, float, float]]:
     """recall@10 and p50/p95 of the vector statements replayed with other ``hnsw.ef_search`` values.
 
     With ``force_hnsw`` only heavy users' searches are replayed (for a light user a
@@ -487,8 +566,9 @@ def sweep(queries: list[Query], measurement: Measurement, ef_values: list[int], 
     return [row for label, overrides in variants for row in replay_all(chosen, label, overrides)]
 
 
-def replay_all(chosen: list[tuple[Query, list[tuple[str, Any]]]], label: str,
-               overrides: dict[str, str]) -> list[tuple[str, str, float, float, float]]:
+def replay_all(
+    chosen: list[tuple[Query, list[tuple[str, Any]]]], label: str, overrides: dict[str, str]
+) -> list[tuple[str, str, float, float, float]]:
     per_group: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     with no_gc():
         for query, statements in chosen:
@@ -518,8 +598,10 @@ def graph_check(url: str, count: int, shape: Shape, rng: np.random.Generator) ->
     with connect(url) as conn:
         pages = conn.execute("SELECT relpages FROM pg_class WHERE relname = 'memories'").fetchone()[0]
         while len(found[GRAPH_EF[0]]) < count:
-            row = conn.execute("SELECT embedding FROM memories WHERE ctid = %s::tid AND embedding IS NOT NULL",
-                               [f"({rng.integers(pages)},1)"]).fetchone()
+            row = conn.execute(
+                "SELECT embedding FROM memories WHERE ctid = %s::tid AND embedding IS NOT NULL",
+                [f"({rng.integers(pages)},1)"],
+            ).fetchone()
             if row is None:
                 continue
             query = near(row[0].to_numpy(), shape.query_noise, rng).astype(np.float32)
@@ -549,7 +631,9 @@ def report_plans(queries: list[Query], measurement: Measurement) -> None:
             chosen = [i for i, (p, q) in enumerate(zip(plans, queries)) if q.group == group and p == index]
             p50, p95 = percentiles([measurement.latency_ms["vector"][i] for i in chosen])
             found = statistics.fmean(measurement.recall[i] for i in chosen)
-            print(f"  {group:<7}{index:<26}×{len(chosen):<5}recall@10 {found:.3f}  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms")
+            print(
+                f"  {group:<7}{index:<26}×{len(chosen):<5}recall@10 {found:.3f}  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms"
+            )
 
 
 def explain_examples(queries: list[Query], measurement: Measurement, counts: dict[str, int]) -> None:
@@ -572,8 +656,9 @@ def explain_examples(queries: list[Query], measurement: Measurement, counts: dic
 
 
 def report(measurement: Measurement, queries: list[Query]) -> None:
-    scale.report(measurement.recall, measurement.latency_ms, queries, groups=GROUPS, scope=lambda q: q.user,
-                 scopes="users")
+    scale.report(
+        measurement.recall, measurement.latency_ms, queries, groups=GROUPS, scope=lambda q: q.user, scopes="users"
+    )
 
 
 def report_sweep(rows: list[tuple[str, str, float, float, float]]) -> None:
@@ -593,8 +678,9 @@ def report_load(timings: dict[str, float], url: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-def prepare_database(server_url: str, database: str, shape: Shape, build: HnswBuild | None,
-                     reuse: bool, memory: str) -> dict[str, float]:
+def prepare_database(
+    server_url: str, database: str, shape: Shape, build: HnswBuild | None, reuse: bool, memory: str
+) -> dict[str, float]:
     """Create, migrate and load the scratch database, or reuse it; returns the seconds of what was done.
 
     ``build`` None means the migration's HNSW parameters.
@@ -625,17 +711,31 @@ def main() -> None:
     parser.add_argument("--database", default=BENCH_DB, help=f"scratch database (default {BENCH_DB})")
     parser.add_argument("--keep", action="store_true", help="keep the database for re-runs")
     parser.add_argument("--reuse", action="store_true", help="use an existing database of this shape (implies --keep)")
-    parser.add_argument("--ef-search", type=parse_ints, default=[], metavar="N,N",
-                        help="replay the vector statements with these hnsw.ef_search values")
+    parser.add_argument(
+        "--ef-search",
+        type=parse_ints,
+        default=[],
+        metavar="N,N",
+        help="replay the vector statements with these hnsw.ef_search values",
+    )
     parser.add_argument("--max-scan-tuples", type=int, default=None, help="with --ef-search: also set this")
     parser.add_argument("--maintenance-work-mem", default="2GB", help="for the index builds (default 2GB)")
-    parser.add_argument("--graph-check", type=int, default=0, metavar="N",
-                        help="also measure unfiltered HNSW recall@10 on N queries (a sequential scan each)")
+    parser.add_argument(
+        "--graph-check",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also measure unfiltered HNSW recall@10 on N queries (a sequential scan each)",
+    )
     parser.add_argument("--hnsw-m", type=int, default=None, help="build the HNSW index with this m")
-    parser.add_argument("--hnsw-ef-construction", type=int, default=None,
-                        help="build the HNSW index with this ef_construction")
-    parser.add_argument("--force-hnsw", action="store_true",
-                        help="with --ef-search: replay with enable_sort=off, so every user's search takes the HNSW index")
+    parser.add_argument(
+        "--hnsw-ef-construction", type=int, default=None, help="build the HNSW index with this ef_construction"
+    )
+    parser.add_argument(
+        "--force-hnsw",
+        action="store_true",
+        help="with --ef-search: replay with enable_sort=off, so every user's search takes the HNSW index",
+    )
     args = parser.parse_args()
     shape = Shape(memories=args.memories, users=args.users)
 
@@ -652,21 +752,22 @@ def main() -> None:
         if args.hnsw_m or args.hnsw_ef_construction:
             default = migrated_hnsw_build()
             build = HnswBuild(args.hnsw_m or default.m, args.hnsw_ef_construction or default.ef_construction)
-        timings = prepare_database(
-            server_url, args.database, shape, build, args.reuse, args.maintenance_work_mem
-        )
+        timings = prepare_database(server_url, args.database, shape, build, args.reuse, args.maintenance_work_mem)
         with connect(url) as conn:
             print(f"HNSW index: {HnswBuild.of(memory_indexes(conn)[HNSW])}", flush=True)
         rng = np.random.default_rng(shape.seed + 2)
         began = time.perf_counter()
         queries = make_queries(url, shape, args.queries + args.warmup, rng)
-        warmup, queries = queries[: args.warmup], queries[args.warmup:]
-        print(f"{len(queries)} queries (+{len(warmup)} warm-up) with exact top {K}: "
-              f"{time.perf_counter() - began:.1f} s", flush=True)
+        warmup, queries = queries[: args.warmup], queries[args.warmup :]
+        print(
+            f"{len(queries)} queries (+{len(warmup)} warm-up) with exact top {K}: {time.perf_counter() - began:.1f} s",
+            flush=True,
+        )
         before = os.getloadavg()[0]
         measurement = measure(queries, warmup)
-        print(f"load average (1 min) before/after timing: {before:.1f}/{os.getloadavg()[0]:.1f} "
-              f"on {os.cpu_count()} CPUs")
+        print(
+            f"load average (1 min) before/after timing: {before:.1f}/{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        )
         with connect(url) as conn:
             counts = active_counts(conn)
         report_plans(queries, measurement)

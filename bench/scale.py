@@ -21,9 +21,10 @@ import re
 import statistics
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -106,16 +107,16 @@ def scope_topics(counts: np.ndarray, model: TopicModel, rng: np.random.Generator
     return topics, cumulative
 
 
-def draw_topics(scope: np.ndarray, topics: np.ndarray, cumulative: np.ndarray,
-                rng: np.random.Generator) -> np.ndarray:
+def draw_topics(scope: np.ndarray, topics: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A topic for each row of ``scope`` (scope indices), by its scope's weights."""
     slot = (cumulative[scope] < rng.random(len(scope))[:, None]).sum(axis=1)
     slot = np.minimum(slot, (cumulative[scope] <= 1.0).sum(axis=1) - 1)
     return topics[scope, slot]
 
 
-def embeddings(model: TopicModel, shape: TopicShape, topic: np.ndarray, subtopic: np.ndarray,
-               rng: np.random.Generator) -> np.ndarray:
+def embeddings(
+    model: TopicModel, shape: TopicShape, topic: np.ndarray, subtopic: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     noise = rng.standard_normal((len(topic), DIMENSIONS), dtype=np.float32) * (shape.noise / math.sqrt(DIMENSIONS))
     vectors = model.centres[topic] + shape.subtopic_weight * model.subtopics[topic, subtopic] + noise
     return unit(vectors).astype(np.float32)
@@ -163,8 +164,14 @@ def migrate() -> None:
     connections.close_all()
 
 
-def copy_rows(conn: Any, table: str, columns: Sequence[tuple[str, str]], batches: Iterator[list[tuple[Any, ...]]],
-              total: int, timings: dict[str, float]) -> None:
+def copy_rows(
+    conn: Any,
+    table: str,
+    columns: Sequence[tuple[str, str]],
+    batches: Iterator[list[tuple[Any, ...]]],
+    total: int,
+    timings: dict[str, float],
+) -> None:
     """Binary COPY of ``batches`` of rows into ``table``: ``timings['generate']`` gets the time spent making the
     batches, ``timings['copy <table>']`` the time spent sending them."""
     names = ", ".join(f'"{name}"' for name, _ in columns)
@@ -239,20 +246,25 @@ class HnswBuild:
 def index_definitions(conn: Any, table: str, names: Sequence[str] | None = None) -> dict[str, str]:
     """The ``CREATE INDEX`` statements of ``table``'s indexes (those ``names``; None: all but the ones backing a
     constraint, which go with it)."""
-    rows = conn.execute(
-        "SELECT indexname, indexdef FROM pg_indexes i WHERE tablename = %s"
-        " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = (quote_ident(i.indexname))::regclass)"
-        " ORDER BY indexname",
-        [table],
-    ).fetchall() if names is None else conn.execute(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND indexname = ANY(%s)",
-        [table, list(names)],
-    ).fetchall()
+    rows = (
+        conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes i WHERE tablename = %s"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = (quote_ident(i.indexname))::regclass)"
+            " ORDER BY indexname",
+            [table],
+        ).fetchall()
+        if names is None
+        else conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND indexname = ANY(%s)",
+            [table, list(names)],
+        ).fetchall()
+    )
     return dict(rows)
 
 
-def create_index(conn: Any, url: str, name: str, definition: str, timings: dict[str, float],
-                 memory: str = "2GB") -> None:
+def create_index(
+    conn: Any, url: str, name: str, definition: str, timings: dict[str, float], memory: str = "2GB"
+) -> None:
     """Build one index with room to do it in memory (one parallel worker: two cores in all)."""
     conn.execute(f"SET maintenance_work_mem = '{memory}'")
     conn.execute("SET max_parallel_maintenance_workers = 1")
@@ -292,8 +304,9 @@ class StatementLog:
         return execute(sql, params, many, context)
 
 
-def replay(statements: list[tuple[str, Any]], overrides: dict[str, str],
-           explain: str = "") -> tuple[float, list[tuple]]:
+def replay(
+    statements: list[tuple[str, Any]], overrides: dict[str, str], explain: str = ""
+) -> tuple[float, list[tuple]]:
     """Run a captured search again in one transaction, with some settings changed (``SET LOCAL``); what ran
     before its last statement (its settings, a count) runs again first, and ``explain`` prefixes the last."""
     from django.db import connection, transaction
@@ -313,8 +326,9 @@ def replay(statements: list[tuple[str, Any]], overrides: dict[str, str],
 PLAN_LINES = ("Scan using", "Seq Scan", "Bitmap", "Rows Removed", "Execution Time", "JIT")
 
 
-def index_taken(statements: list[tuple[str, Any]], indexes: Sequence[str],
-                overrides: dict[str, str] | None = None) -> str:
+def index_taken(
+    statements: list[tuple[str, Any]], indexes: Sequence[str], overrides: dict[str, str] | None = None
+) -> str:
     """Which of ``indexes`` the planner takes for a captured search (EXPLAIN without running it, with
     ``overrides`` set); the first named in the plan, "none" if none is."""
     _, rows = replay(statements, overrides or {}, "EXPLAIN (COSTS OFF) ")
@@ -334,8 +348,15 @@ TARGET_RECALL = 0.95
 TARGET_P95_MS = 50.0
 
 
-def report(recall: Sequence[float], latency_ms: dict[str, list[float]], queries: Sequence[Any], *,
-           groups: Sequence[str], scope: Callable[[Any], str], scopes: str) -> None:
+def report(
+    recall: Sequence[float],
+    latency_ms: dict[str, list[float]],
+    queries: Sequence[Any],
+    *,
+    groups: Sequence[str],
+    scope: Callable[[Any], str],
+    scopes: str,
+) -> None:
     """The figures of a scale bench per group of queries and over all: vector recall@10, then p50/p95 per mode.
 
     ``queries[i]`` (with a ``group``) gave ``recall[i]`` and ``latency_ms[mode][i]``; ``scope(query)`` names what it
@@ -346,21 +367,28 @@ def report(recall: Sequence[float], latency_ms: dict[str, list[float]], queries:
     def in_group(values: Sequence[float], group: str) -> list[float]:
         return [v for v, q in zip(values, queries) if group in ("all", q.group)]
 
-    print(f"\nqueries (distinct {scopes}): " + ", ".join(
-        f"{g} {sum(q.group == g for q in queries)} ({len({scope(q) for q in queries if q.group == g})})"
-        for g in present[:-1]
-    ))
+    print(
+        f"\nqueries (distinct {scopes}): "
+        + ", ".join(
+            f"{g} {sum(q.group == g for q in queries)} ({len({scope(q) for q in queries if q.group == g})})"
+            for g in present[:-1]
+        )
+    )
     header = f"{'metric':<24}{'group':<8}{'value':>10}  {'target':<10}result"
     print("\n" + header + "\n" + "-" * len(header))
     for group in present:
         mean_recall = statistics.fmean(in_group(recall, group))
-        print(f"{'recall@10 vector':<24}{group:<8}{mean_recall:>10.3f}  {'≥ 0.95':<10}"
-              f"{verdict(mean_recall >= TARGET_RECALL)}")
+        print(
+            f"{'recall@10 vector':<24}{group:<8}{mean_recall:>10.3f}  {'≥ 0.95':<10}"
+            f"{verdict(mean_recall >= TARGET_RECALL)}"
+        )
     for mode, latencies in latency_ms.items():
         for group in present:
             p50, p95 = percentiles(in_group(latencies, group))
             print(f"{f'p50 {mode} (ms)':<24}{group:<8}{p50:>10.1f}  {'—':<10}")
             print(f"{f'p95 {mode} (ms)':<24}{group:<8}{p95:>10.1f}  {'≤ 50 ms':<10}{verdict(p95 <= TARGET_P95_MS)}")
     misses = sorted((r, scope(q), q.group) for r, q in zip(recall, queries) if r < 1)
-    print(f"queries with recall@10 < 1: {len(misses)}"
-          + ("; lowest: " + ", ".join(f"{name} ({g}) {r:.1f}" for r, name, g in misses[:5]) if misses else ""))
+    print(
+        f"queries with recall@10 < 1: {len(misses)}"
+        + ("; lowest: " + ", ".join(f"{name} ({g}) {r:.1f}" for r, name, g in misses[:5]) if misses else "")
+    )

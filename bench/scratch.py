@@ -59,9 +59,10 @@ def migrated_database(name: str, *, keep: bool = False, reuse: bool = False) -> 
         recreate_databases(server_url, [name])
     os.environ["DATABASE_URL"] = with_database(server_url, name)
     try:
-        import cognizes.adk  # noqa: F401  (sets Django up)
         from django.core.management import call_command
         from django.db import connections
+
+        import cognizes.adk  # noqa: F401  (sets Django up)
 
         call_command("migrate", verbosity=0)
         connections.close_all()

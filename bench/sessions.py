@@ -59,9 +59,10 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,8 +100,7 @@ class Sizes:
 
     @classmethod
     def quick(cls) -> Sizes:
-        return cls(appends=50, get_events=100, writers=16, writer_events=5, list_sessions=20, floor_events=150,
-                   calls=3)
+        return cls(appends=50, get_events=100, writers=16, writer_events=5, list_sessions=20, floor_events=150, calls=3)
 
 
 @dataclass(frozen=True)
@@ -194,10 +194,7 @@ def turn_events(count: int) -> list[Any]:
 
 def writer_events(task: int, count: int) -> list[Any]:
     """Events of one concurrent writer: each sets its own ``user:`` key and a session key."""
-    return [
-        text_event(f"{REPLY} (writer {task}, turn {i})", {f"user:w{task}_{i}": i, "turn": i})
-        for i in range(count)
-    ]
+    return [text_event(f"{REPLY} (writer {task}, turn {i})", {f"user:w{task}_{i}": i, "turn": i}) for i in range(count)]
 
 
 async def timed(work: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
@@ -314,17 +311,28 @@ class RawFloor:
             "FROM sessions s LEFT JOIN app_states a ON a.app_name = s.app_name "
             "LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id "
             "WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s",
-            [app_name, user_id, session_id], prepare=True,
+            [app_name, user_id, session_id],
+            prepare=True,
         ).fetchone()
         pk, state, last_update_time, app_state, user_state = row
         data = self.conn.execute(
             "SELECT data::text FROM events WHERE session_id = %s ORDER BY version", [pk], prepare=True
         ).fetchall()
-        merged = {**state, **{f"app:{k}": v for k, v in app_state.items()}, **{f"user:{k}": v for k, v in user_state.items()}}
+        merged = {
+            **state,
+            **{f"app:{k}": v for k, v in app_state.items()},
+            **{f"user:{k}": v for k, v in user_state.items()},
+        }
         texts = [text for (text,) in data]
         events = self.build_events(texts) if self.build_events else [Event.model_validate_json(t) for t in texts]
-        return Session(id=session_id, app_name=app_name, user_id=user_id, state=merged,
-                       events=events, last_update_time=last_update_time)
+        return Session(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=merged,
+            events=events,
+            last_update_time=last_update_time,
+        )
 
     def close(self) -> None:
         self.conn.close()
@@ -348,7 +356,7 @@ async def floors_and_ours_ms(
         for _, target in targets:
             await call(target)
         for i in range(3 * sizes.calls):  # the round's verdict is on these turns alone: 3x the usual calls
-            for name, target in targets[i % 3:] + targets[:i % 3]:
+            for name, target in targets[i % 3 :] + targets[: i % 3]:
                 times[name].append((await timed(partial(call, target)))[0] * 1000)
     return {name: statistics.median(values) for name, values in times.items()}
 
@@ -366,7 +374,7 @@ async def run_writer(service: Any, session: Any, events: list[Any], errors: Coun
     for event in events:
         try:
             await service.append_event(session, event)
-        except Exception as error:  # noqa: BLE001 - counted and reported, not hidden
+        except Exception as error:
             errors[type(error).__name__] += 1
             reloaded = await service.get_session(
                 app_name=session.app_name, user_id=session.user_id, session_id=session.id
@@ -383,17 +391,14 @@ async def concurrent_writes(service: Any, sizes: Sizes, *, concurrent: bool = Tr
     """
     user_id = fresh_id("conc" if concurrent else "serial")
     sessions = [
-        await service.create_session(app_name=APP, user_id=user_id, state={"turn": 0})
-        for _ in range(sizes.writers)
+        await service.create_session(app_name=APP, user_id=user_id, state={"turn": 0}) for _ in range(sizes.writers)
     ]
     batches = [writer_events(task, sizes.writer_events) for task in range(sizes.writers)]
     errors: Counter[str] = Counter()
 
     async def work() -> None:
         if concurrent:
-            await asyncio.gather(
-                *(run_writer(service, s, batch, errors) for s, batch in zip(sessions, batches))
-            )
+            await asyncio.gather(*(run_writer(service, s, batch, errors) for s, batch in zip(sessions, batches)))
         else:
             for s, batch in zip(sessions, batches):
                 await run_writer(service, s, batch, errors)
@@ -442,8 +447,13 @@ class Results:
 
 
 async def run_round(
-    round_no: int, services: dict[str, Any], fixtures: dict[str, Fixtures], sizes: Sizes, results: Results,
-    floor: RawFloor, fast_floor: RawFloor,
+    round_no: int,
+    services: dict[str, Any],
+    fixtures: dict[str, Fixtures],
+    sizes: Sizes,
+    results: Results,
+    floor: RawFloor,
+    fast_floor: RawFloor,
 ) -> None:
     order = [OURS, ADK] if round_no % 2 == 0 else [ADK, OURS]
     names = [s.name for s in scenarios(sizes)]
@@ -477,7 +487,7 @@ async def concurrent_appends_per_second(name: str, service: Any, sizes: Sizes, r
 
 async def concurrency_ratio(round_no: int, service: Any, sizes: Sizes, results: Results) -> None:
     """Ours only: the same writers one after another, and at once (order alternating)."""
-    for concurrent in ((False, True) if round_no % 2 == 0 else (True, False)):
+    for concurrent in (False, True) if round_no % 2 == 0 else (True, False):
         writes = await concurrent_writes(service, sizes, concurrent=concurrent)
         results.errors[OURS].update(writes.errors)
         results.lost[OURS] += writes.lost
@@ -504,9 +514,7 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
         ours, adk = results.median(scenario.name, OURS), results.median(scenario.name, ADK)
         ratio = ours / adk if scenario.higher_is_better else adk / ours
         target, result = verdict(ratio, scenario.target)
-        print(
-            f"{scenario.name:<22}{scenario.unit:<11}{ours:>11.1f}{adk:>11.1f}{ratio:>8.2f}x  {target:<10}{result}"
-        )
+        print(f"{scenario.name:<22}{scenario.unit:<11}{ours:>11.1f}{adk:>11.1f}{ratio:>8.2f}x  {target:<10}{result}")
     lost_result = "PASS" if results.lost[OURS] == 0 else "MISS"
     print(
         f"{'lost_user_keys':<22}{'keys':<11}{results.lost[OURS]:>11}{results.lost[ADK]:>11}"
@@ -525,14 +533,18 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
         f"{floor_name:<22}{'floor/ours':<11}{statistics.median(results.floor):>10.1f}*{'':>11}{worst:>8.2f}x  "
         f"{'≥' + format(FLOOR_TARGET, 'g') + 'x':<10}{'PASS' if worst >= FLOOR_TARGET else 'MISS'}"
     )
-    print(f"  (* the raw floor's median ms; ratio: the worst round of floor ms / ours ms, "
-          f"rounds: {', '.join(f'{r:.2f}' for r in results.floor_ratios)})")
+    print(
+        f"  (* the raw floor's median ms; ratio: the worst round of floor ms / ours ms, "
+        f"rounds: {', '.join(f'{r:.2f}' for r in results.floor_ratios)})"
+    )
     print(
         f"{'  fast floor':<22}{'floor/ours':<11}{statistics.median(results.fast_floor):>10.1f}*{'':>11}"
         f"{min(results.fast_floor_ratios):>8.2f}x  {'—':<10}"
     )
-    print(f"  (the floor building its events as ours does, sessions_app.stored_events: what the service adds; "
-          f"rounds: {', '.join(f'{r:.2f}' for r in results.fast_floor_ratios)})")
+    print(
+        f"  (the floor building its events as ours does, sessions_app.stored_events: what the service adds; "
+        f"rounds: {', '.join(f'{r:.2f}' for r in results.fast_floor_ratios)})"
+    )
     appends = sizes.writers * sizes.writer_events
     print(
         f"\nconcurrency_ratio (ours): {appends} appends by {sizes.writers} writers take "
@@ -605,9 +617,10 @@ def main() -> None:
     # Before Django is set up, so its one connection setting names the scratch database.
     os.environ["DATABASE_URL"] = with_database(server_url, BENCH_DB)
     try:
-        import cognizes.adk  # noqa: F401  (sets Django up)
         from django.core.management import call_command
         from django.db import connections
+
+        import cognizes.adk  # noqa: F401  (sets Django up)
 
         call_command("migrate", verbosity=0)
         connections.close_all()

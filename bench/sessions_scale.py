@@ -55,10 +55,17 @@ OPERATIONS = ["append", "get last 20", "get whole", "list heavy user", "user-sta
 def event_json(event_id: str, author: str, text: str, timestamp: float, invocation: str) -> dict:
     """An ADK event as the service stores it (a user message or an agent's answer)."""
     return {
-        "id": event_id, "author": author, "invocation_id": invocation, "timestamp": timestamp,
+        "id": event_id,
+        "author": author,
+        "invocation_id": invocation,
+        "timestamp": timestamp,
         "content": {"role": "user" if author == "user" else "model", "parts": [{"text": text}]},
-        "actions": {"state_delta": {}, "artifact_delta": {}, "requested_auth_configs": {},
-                    "requested_tool_confirmations": {}},
+        "actions": {
+            "state_delta": {},
+            "artifact_delta": {},
+            "requested_auth_configs": {},
+            "requested_tool_confirmations": {},
+        },
     }
 
 
@@ -77,8 +84,9 @@ def load(url: str, events: int, sessions: int, users: int, heavy_sessions: int) 
             for s in range(sessions):
                 user = HEAVY if s < heavy_sessions else f"u{s % users}"
                 last = base + s * 10 + per_session
-                copy.write_row((APP, user, f"s{s}", "{}", per_session + 1, _ts(base + s * 10), _ts(last), last, "",
-                                "{}"))
+                copy.write_row(
+                    (APP, user, f"s{s}", "{}", per_session + 1, _ts(base + s * 10), _ts(last), last, "", "{}")
+                )
         ids = dict(conn.execute("SELECT session_id, id FROM sessions").fetchall())
         with conn.cursor().copy(
             "COPY events (session_id, event_id, version, invocation_id, author, branch, timestamp, data, preview)"
@@ -90,10 +98,23 @@ def load(url: str, events: int, sessions: int, users: int, heavy_sessions: int) 
                     author = "user" if n % 2 == 0 else "assistant"
                     text = f"message {n} of session {s}: what is the weather in city {n % 97}?"
                     event_id, invocation, at = f"e{s}-{n}", f"i{s}-{n // 2}", start + n * 0.01
-                    copy.write_row((pk, event_id, n + 2, invocation, author, None, at,
-                                    json.dumps(event_json(event_id, author, text, at, invocation)), text[:200]))
-        conn.execute("INSERT INTO user_states (app_name, user_id, state, version, update_time) "
-                     "SELECT DISTINCT app_name, user_id, '{}'::jsonb, 0, now() FROM sessions ON CONFLICT DO NOTHING")
+                    copy.write_row(
+                        (
+                            pk,
+                            event_id,
+                            n + 2,
+                            invocation,
+                            author,
+                            None,
+                            at,
+                            json.dumps(event_json(event_id, author, text, at, invocation)),
+                            text[:200],
+                        )
+                    )
+        conn.execute(
+            "INSERT INTO user_states (app_name, user_id, state, version, update_time) "
+            "SELECT DISTINCT app_name, user_id, '{}'::jsonb, 0, now() FROM sessions ON CONFLICT DO NOTHING"
+        )
         conn.commit()
         conn.autocommit = True
         conn.execute("VACUUM ANALYZE")
@@ -106,11 +127,10 @@ def _ts(epoch: float) -> str:
 
 async def measure(samples: int, heavy_sessions: int) -> dict[str, list[float]]:
     """Time each operation ``samples`` times on the probe sessions of the database Django points at."""
+    from asgiref.sync import sync_to_async
     from google.adk.events import Event, EventActions
     from google.adk.sessions.base_session_service import GetSessionConfig
     from google.genai import types
-
-    from asgiref.sync import sync_to_async
 
     from cognizes.adk import PostgresSessionService
 
@@ -125,15 +145,21 @@ async def measure(samples: int, heavy_sessions: int) -> dict[str, list[float]]:
 
     for n in range(samples):
         session_id = f"s{rng.randrange(heavy_sessions)}"
-        await timed("get last 20", service.get_session(app_name=APP, user_id=HEAVY, session_id=session_id,
-                                                       config=GetSessionConfig(num_recent_events=20)))
+        await timed(
+            "get last 20",
+            service.get_session(
+                app_name=APP, user_id=HEAVY, session_id=session_id, config=GetSessionConfig(num_recent_events=20)
+            ),
+        )
         session = await timed("get whole", service.get_session(app_name=APP, user_id=HEAVY, session_id=session_id))
         await timed("list heavy user", service.list_sessions(app_name=APP, user_id=HEAVY))
         text = types.Content(role="user", parts=[types.Part(text=f"sample {n}")])
         await timed("append", service.append_event(session, Event(author="user", invocation_id=f"b{n}", content=text)))
         delta = EventActions(state_delta={"user:last_sample": n})
-        await timed("user-state merge", service.append_event(
-            session, Event(author="user", invocation_id=f"b{n}", content=text, actions=delta)))
+        await timed(
+            "user-state merge",
+            service.append_event(session, Event(author="user", invocation_id=f"b{n}", content=text, actions=delta)),
+        )
         await timed("admin overview", sync_to_async(_overview, thread_sensitive=False)())
     return times
 
@@ -166,8 +192,12 @@ def plans() -> list[str]:
         for query in queries.captured_queries:
             cursor.execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF) " + query["sql"])
             sql = " ".join(query["sql"].split())
-            out.append(sql[:200] + ("…" if len(sql) > 200 else "") + "\n    "
-                       + "\n    ".join(row[0] for row in cursor.fetchall()))
+            out.append(
+                sql[:200]
+                + ("…" if len(sql) > 200 else "")
+                + "\n    "
+                + "\n    ".join(row[0] for row in cursor.fetchall())
+            )
     return out
 
 
@@ -196,8 +226,16 @@ def child(kind: str, samples: int, heavy_sessions: int, explain: bool) -> None:
 
 def run_child(url: str, kind: str, args: argparse.Namespace, explain: bool = False) -> dict:
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "false"}
-    command = [sys.executable, __file__, "--child", kind, "--samples", str(args.samples),
-               "--heavy-sessions", str(args.heavy_sessions)] + (["--explain"] if explain else [])
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        kind,
+        "--samples",
+        str(args.samples),
+        "--heavy-sessions",
+        str(args.heavy_sessions),
+    ] + (["--explain"] if explain else [])
     output = subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -226,37 +264,55 @@ def main() -> None:
     server = local.database_url()
     urls = {kind: with_database(server, name) for kind, name in DATABASES.items()}
     per_session = args.events // args.sessions
-    shapes = {"small": (SMALL_EVENTS, SMALL_EVENTS // per_session, max(1, args.users // 1000)),
-              "big": (args.events, args.sessions, args.users)}
+    shapes = {
+        "small": (SMALL_EVENTS, SMALL_EVENTS // per_session, max(1, args.users // 1000)),
+        "big": (args.events, args.sessions, args.users),
+    }
     try:
         if not args.reuse:
             recreate_databases(server, list(DATABASES.values()))
             for kind, url in urls.items():
-                subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True,
-                               env={**os.environ, "DATABASE_URL": url})
+                subprocess.run(
+                    [sys.executable, "manage.py", "migrate", "-v", "0"],
+                    cwd=ROOT,
+                    check=True,
+                    env={**os.environ, "DATABASE_URL": url},
+                )
                 events, sessions, users = shapes[kind]
                 seconds = load(url, events, sessions, users, args.heavy_sessions)
-                print(f"{kind}: {events:,} events, {sessions:,} sessions, {users:,} users loaded in {seconds:.1f} s",
-                      flush=True)
+                print(
+                    f"{kind}: {events:,} events, {sessions:,} sessions, {users:,} users loaded in {seconds:.1f} s",
+                    flush=True,
+                )
         rounds: dict[str, list[dict[str, list[float]]]] = {"small": [], "big": []}
         for r in range(args.rounds):
-            for kind in (["small", "big"] if r % 2 == 0 else ["big", "small"]):
+            for kind in ["small", "big"] if r % 2 == 0 else ["big", "small"]:
                 rounds[kind].append(run_child(urls[kind], kind, args)["times"])
             print(f"  round {r + 1} done", flush=True)
-        print(f"\np50/p95 ms, medians over {args.rounds} rounds of {args.samples}; "
-              f"{per_session} events per session, {args.heavy_sessions} sessions of the heavy user")
-        print(f"{'operation':<18}{'small p50':>10}{'p95':>8}{'big p50':>10}{'p95':>8}{'p50 ratio':>11}{'p95 ratio':>11}")
+        print(
+            f"\np50/p95 ms, medians over {args.rounds} rounds of {args.samples}; "
+            f"{per_session} events per session, {args.heavy_sessions} sessions of the heavy user"
+        )
+        print(
+            f"{'operation':<18}{'small p50':>10}{'p95':>8}{'big p50':>10}{'p95':>8}{'p50 ratio':>11}{'p95 ratio':>11}"
+        )
         for name in OPERATIONS:
-            row = {kind: [statistics.median(pct(r[name], q) for r in rounds[kind]) for q in (0.5, 0.95)]
-                   for kind in rounds}
-            print(f"{name:<18}{row['small'][0]:>10.2f}{row['small'][1]:>8.2f}{row['big'][0]:>10.2f}"
-                  f"{row['big'][1]:>8.2f}{row['big'][0] / row['small'][0]:>10.2f}x{row['big'][1] / row['small'][1]:>10.2f}x")
+            row = {
+                kind: [statistics.median(pct(r[name], q) for r in rounds[kind]) for q in (0.5, 0.95)] for kind in rounds
+            }
+            print(
+                f"{name:<18}{row['small'][0]:>10.2f}{row['small'][1]:>8.2f}{row['big'][0]:>10.2f}"
+                f"{row['big'][1]:>8.2f}{row['big'][0] / row['small'][0]:>10.2f}x{row['big'][1] / row['small'][1]:>10.2f}x"
+            )
         for kind, url in urls.items():
             for table, table_bytes, index_bytes in sizes(url):
-                print(f"{kind:>5} {table:<12} table {table_bytes / 2**20:9.1f} MB  indexes {index_bytes / 2**20:9.1f} MB")
+                print(
+                    f"{kind:>5} {table:<12} table {table_bytes / 2**20:9.1f} MB  indexes {index_bytes / 2**20:9.1f} MB"
+                )
         print("\nPlans on the big database:")
-        for plan in run_child(urls["big"], "big", argparse.Namespace(samples=1, heavy_sessions=args.heavy_sessions),
-                              explain=True)["plans"]:
+        for plan in run_child(
+            urls["big"], "big", argparse.Namespace(samples=1, heavy_sessions=args.heavy_sessions), explain=True
+        )["plans"]:
             print(plan)
     finally:
         if not args.keep:

@@ -76,13 +76,16 @@ async def benchmark(turns: int, rounds: int) -> None:
 
     settings.COGNIZES_TOOL_CALLABLES = ["tests.tools.callables.convert_currency"]
     await run_in_db_thread(
-        services.do_create_tool, app_name=APP, name="convert_currency", kind="python",
+        services.do_create_tool,
+        app_name=APP,
+        name="convert_currency",
+        kind="python",
         callable_path="tests.tools.callables.convert_currency",
     )
     await run_turns(5, audit=True)  # warm up: imports, connections
     with_audit, without_audit, on_path_all = [], [], []
     for round_ in range(rounds):
-        for audit in ([True, False] if round_ % 2 == 0 else [False, True]):
+        for audit in [True, False] if round_ % 2 == 0 else [False, True]:
             per_turn, on_path = await run_turns(turns, audit=audit)
             (with_audit if audit else without_audit).append(per_turn)
             on_path_all.extend(on_path)
@@ -90,8 +93,10 @@ async def benchmark(turns: int, rounds: int) -> None:
     expected = 5 + turns * rounds
     on_path_us = sorted(x * 1e6 for x in on_path_all)
     print(f"turns/round={turns} rounds={rounds} audit rows written={rows} (expected {expected})")
-    print(f"on-path µs/call   p50={statistics.median(on_path_us):.0f}  p95={on_path_us[int(len(on_path_us) * 0.95)]:.0f}"
-          f"  max={on_path_us[-1]:.0f}")
+    print(
+        f"on-path µs/call   p50={statistics.median(on_path_us):.0f}  p95={on_path_us[int(len(on_path_us) * 0.95)]:.0f}"
+        f"  max={on_path_us[-1]:.0f}"
+    )
     a, b = statistics.median(with_audit) * 1000, statistics.median(without_audit) * 1000
     print(f"ms/turn           with audit={a:.2f}  without={b:.2f}  ratio={a / b:.3f}")
 

@@ -33,15 +33,25 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.api import (  # noqa: E402
-    APPEND, SEARCH, HttpAppender, HttpSearcher, Results, Server, Sizes, prepare, run_load, start_server, stop_server,
+    APPEND,
+    SEARCH,
+    HttpAppender,
+    HttpSearcher,
+    Results,
+    Server,
+    Sizes,
+    prepare,
+    run_load,
+    start_server,
+    stop_server,
     summarise,
 )
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
@@ -50,7 +60,8 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
 from cognizes.infra import local  # noqa: E402
-from tests.pgbouncer import EXECUTABLE as PGBOUNCER, MISSING, PgBouncer  # noqa: E402
+from tests.pgbouncer import EXECUTABLE as PGBOUNCER  # noqa: E402
+from tests.pgbouncer import MISSING, PgBouncer
 
 BENCH_DB = "cognizes_bench_topology"
 DIRECT, BOUNCER, TWO_WEB = "direct", "pgbouncer", "2 web"
@@ -79,8 +90,9 @@ def start_topologies(database_url: str, redis_url: str, pool_size: int, bouncer:
 
     return [
         Topology(DIRECT, [server(database_url)]),
-        Topology(BOUNCER, [server(bouncer.url(BENCH_DB), DATABASE_LISTEN_URL=database_url,
-                                  DATABASE_TRANSACTION_POOLING="1")]),
+        Topology(
+            BOUNCER, [server(bouncer.url(BENCH_DB), DATABASE_LISTEN_URL=database_url, DATABASE_TRANSACTION_POOLING="1")]
+        ),
         Topology(TWO_WEB, [server(database_url), server(database_url)]),
     ]
 
@@ -98,7 +110,7 @@ def benchmark(database_url: str, sizes: Sizes, rounds: int, pool_size: int) -> R
             for operation in (APPEND, SEARCH):
                 run_load(factory(topology, operation, key, queries), sizes.concurrency, 2 * sizes.concurrency)
         for round_no in range(rounds):
-            order = topologies[round_no % 3:] + topologies[:round_no % 3]
+            order = topologies[round_no % 3 :] + topologies[: round_no % 3]
             for operation in (APPEND, SEARCH):
                 for topology in order:
                     load = run_load(factory(topology, operation, key, queries), sizes.concurrency, requests[operation])
@@ -115,29 +127,39 @@ def benchmark(database_url: str, sizes: Sizes, rounds: int, pool_size: int) -> R
 
 
 def report(results: Results, sizes: Sizes, rounds: int) -> None:
-    print(f"\n{sizes.concurrency} clients; medians over {rounds} round(s); {os.cpu_count()} CPUs, "
-          f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(
+        f"\n{sizes.concurrency} clients; medians over {rounds} round(s); {os.cpu_count()} CPUs, "
+        f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
     header = f"{'operation':<10}{'topology':<11}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'req/s vs direct':>17}{'p95 vs direct':>15}"
     print(header + "\n" + "-" * len(header))
     for operation in (APPEND, SEARCH):
         base = results.median((operation, DIRECT, sizes.concurrency))
         for name in (DIRECT, BOUNCER, TWO_WEB):
             f = results.median((operation, name, sizes.concurrency))
-            print(f"{operation:<10}{name:<11}{f.requests_per_second:>9.1f}{f.p50_ms:>9.2f}{f.p95_ms:>9.2f}"
-                  f"{f.requests_per_second / base.requests_per_second:>16.2f}x{f.p95_ms / base.p95_ms:>14.2f}x")
+            print(
+                f"{operation:<10}{name:<11}{f.requests_per_second:>9.1f}{f.p50_ms:>9.2f}{f.p95_ms:>9.2f}"
+                f"{f.requests_per_second / base.requests_per_second:>16.2f}x{f.p95_ms / base.p95_ms:>14.2f}x"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3; 1 with --quick)")
     parser.add_argument("--concurrency", type=int, default=8, help="concurrent clients (threads), default 8")
-    parser.add_argument("--pool-size", type=int, default=20,
-                        help="DATABASE_POOL_SIZE of each web server and pgbouncer's default_pool_size (default 20)")
+    parser.add_argument(
+        "--pool-size",
+        type=int,
+        default=20,
+        help="DATABASE_POOL_SIZE of each web server and pgbouncer's default_pool_size (default 20)",
+    )
     parser.add_argument("--quick", action="store_true", help="one round with small sizes: a smoke check")
     args = parser.parse_args()
     if not PGBOUNCER:
         raise SystemExit(MISSING)
-    sizes = Sizes.quick(args.concurrency) if args.quick else Sizes(appends=400, searches=200, concurrency=args.concurrency)
+    sizes = (
+        Sizes.quick(args.concurrency) if args.quick else Sizes(appends=400, searches=200, concurrency=args.concurrency)
+    )
     rounds = args.rounds or (1 if args.quick else 3)
 
     server_url = local.database_url()

@@ -27,8 +27,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import AsyncGenerator
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 50
@@ -36,7 +36,6 @@ STEPS = 50
 
 def child(runs: int) -> dict:
     sys.path.insert(0, str(ROOT))
-    import cognizes.adk  # noqa: F401  (sets Django up, and tracing when COGNIZES_TRACING is on)
     from google.adk.agents import LlmAgent
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_request import LlmRequest
@@ -44,6 +43,8 @@ def child(runs: int) -> dict:
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
     from google.genai import types
+
+    import cognizes.adk  # noqa: F401  (sets Django up, and tracing when COGNIZES_TRACING is on)
 
     class StepLlm(BaseLlm):
         """Calls ``step`` until it has been called STEPS - 1 times, then answers."""
@@ -66,8 +67,9 @@ def child(runs: int) -> dict:
         return {"n": n}
 
     service = InMemorySessionService()
-    runner = Runner(agent=LlmAgent(name="bench_agent", model=StepLlm(), tools=[step]), app_name="bench",
-                    session_service=service)
+    runner = Runner(
+        agent=LlmAgent(name="bench_agent", model=StepLlm(), tools=[step]), app_name="bench", session_service=service
+    )
 
     async def one_run() -> None:
         session = await service.create_session(app_name="bench", user_id="u")
@@ -99,7 +101,8 @@ def child(runs: int) -> dict:
         result["flush_s"] = time.perf_counter() - start
         stored = Trace.objects.filter(service_name="cognizes-bench")
         result.update(
-            traces=stored.count(), spans=sum(stored.values_list("span_count", flat=True)),
+            traces=stored.count(),
+            spans=sum(stored.values_list("span_count", flat=True)),
             failures=exporter.failures,
         )
         stored.delete()
@@ -110,7 +113,11 @@ def run_child(traced: bool, runs: int) -> dict:
     env = {**os.environ, "COGNIZES_TRACING": "1" if traced else "0", "OTEL_SERVICE_NAME": "cognizes-bench"}
     out = subprocess.run(
         [sys.executable, __file__, "--child", "--runs", str(runs)],
-        env=env, cwd=ROOT, check=True, capture_output=True, text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 

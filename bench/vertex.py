@@ -54,9 +54,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -74,7 +74,13 @@ BENCH_DB = "cognizes_bench_vertex"
 APP = "bench_vertex"
 USER = "bench_user"
 IN_PROCESS, NATIVE, RAW, VERTEX, JAVA, GRPC = (
-    "in-process", "native HTTP", "raw HTTP", "Vertex client", "REST as Java", "gRPC (GAPIC)")
+    "in-process",
+    "native HTTP",
+    "raw HTTP",
+    "Vertex client",
+    "REST as Java",
+    "gRPC (GAPIC)",
+)
 MODES = (IN_PROCESS, NATIVE, RAW, VERTEX, JAVA, GRPC)
 VERTEX_WAYS = (RAW, VERTEX, JAVA, GRPC)
 TARGET = 1.3
@@ -114,7 +120,8 @@ def event(text: str, turn: int):
     from google.genai import types
 
     return Event(
-        author="user", invocation_id=f"inv-{turn}",
+        author="user",
+        invocation_id=f"inv-{turn}",
         content=types.Content(role="user", parts=[types.Part(text=text)]),
         actions=EventActions(state_delta={"turn": turn, "user:last_seen": turn}),
     )
@@ -123,8 +130,9 @@ def event(text: str, turn: int):
 def append_body(adk_event) -> dict:
     """What ADK's Vertex client sends for an appendEvent (see ../shared/vertex-wire.md)."""
     return {
-        "author": adk_event.author, "invocationId": adk_event.invocation_id,
-        "timestamp": datetime.datetime.fromtimestamp(adk_event.timestamp, tz=datetime.timezone.utc).isoformat(),
+        "author": adk_event.author,
+        "invocationId": adk_event.invocation_id,
+        "timestamp": datetime.datetime.fromtimestamp(adk_event.timestamp, tz=datetime.UTC).isoformat(),
         "content": adk_event.content.model_dump(exclude_none=True, mode="json"),
         "actions": {"state_delta": adk_event.actions.state_delta, "artifact_delta": {}, "requested_auth_configs": {}},
         "eventMetadata": {},
@@ -136,10 +144,12 @@ def java_body(adk_event) -> dict:
     """What ADK for Java sends for an appendEvent: a {seconds, nanos} timestamp, camelCase actions, no rawEvent."""
     millis = int(adk_event.timestamp * 1000)
     return {
-        "author": adk_event.author, "invocationId": adk_event.invocation_id,
+        "author": adk_event.author,
+        "invocationId": adk_event.invocation_id,
         "timestamp": {"seconds": millis // 1000, "nanos": millis % 1000 * 1_000_000},
         "content": adk_event.content.model_dump(exclude_none=True, mode="json", by_alias=True),
-        "actions": {"stateDelta": adk_event.actions.state_delta}, "eventMetadata": {},
+        "actions": {"stateDelta": adk_event.actions.state_delta},
+        "eventMetadata": {},
     }
 
 
@@ -151,9 +161,11 @@ def grpc_event(adk_event):
     delta = struct_pb2.Struct()
     delta.update(adk_event.actions.state_delta)
     return SessionEvent(
-        author=adk_event.author, invocation_id=adk_event.invocation_id,
-        timestamp=datetime.datetime.fromtimestamp(adk_event.timestamp, tz=datetime.timezone.utc),
-        content=adk_event.content.model_dump(exclude_none=True, mode="json"), actions={"state_delta": delta},
+        author=adk_event.author,
+        invocation_id=adk_event.invocation_id,
+        timestamp=datetime.datetime.fromtimestamp(adk_event.timestamp, tz=datetime.UTC),
+        content=adk_event.content.model_dump(exclude_none=True, mode="json"),
+        actions={"state_delta": delta},
     )
 
 
@@ -173,7 +185,9 @@ class Bench:
         import grpc
         import httpx
         from google.cloud.aiplatform_v1beta1.services.session_service import SessionServiceAsyncClient
-        from google.cloud.aiplatform_v1beta1.services.session_service.transports import SessionServiceGrpcAsyncIOTransport
+        from google.cloud.aiplatform_v1beta1.services.session_service.transports import (
+            SessionServiceGrpcAsyncIOTransport,
+        )
 
         from cognizes.adk import PostgresSessionService
         from cognizes.vertex import VertexAiSessionService
@@ -190,8 +204,9 @@ class Bench:
         self.native_user = f"{base_url}/api/v1/apps/{APP}/users/{USER}/sessions"
         self.native = httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30)
         self.grpc_engine = f"projects/p/locations/us-central1/reasoningEngines/{engine_id}"
-        self.grpc = SessionServiceAsyncClient(transport=SessionServiceGrpcAsyncIOTransport(
-            channel=grpc.aio.insecure_channel(grpc_target)))
+        self.grpc = SessionServiceAsyncClient(
+            transport=SessionServiceGrpcAsyncIOTransport(channel=grpc.aio.insecure_channel(grpc_target))
+        )
         self.grpc_key = [("x-goog-api-key", key)]
 
     async def session_with_events(self, count: int) -> str:
@@ -213,8 +228,9 @@ class Bench:
                 response.raise_for_status()
                 version[0] = response.json()["version"]
         elif mode in (RAW, JAVA):
-            client, engine, body = (self.http, self.engine, append_body) if mode == RAW else \
-                (self.java, self.java_engine, java_body)
+            client, engine, body = (
+                (self.http, self.engine, append_body) if mode == RAW else (self.java, self.java_engine, java_body)
+            )
             url = f"{engine}/sessions/{session.id}:appendEvent"
 
             async def call(i: int) -> None:
@@ -223,10 +239,14 @@ class Bench:
             name = f"{self.grpc_engine}/sessions/{session.id}"
 
             async def call(i: int) -> None:
-                await self.grpc.append_event(name=name, event=grpc_event(event(f"message {i}", i)), metadata=self.grpc_key)
+                await self.grpc.append_event(
+                    name=name, event=grpc_event(event(f"message {i}", i)), metadata=self.grpc_key
+                )
         else:
+
             async def call(i: int) -> None:
                 await service.append_event(session, event(f"message {i}", i))
+
         runs.add("append", mode, *await timed(self.args.appends, call))
 
     async def get(self, mode: str, session_id: str, runs: Runs) -> None:
@@ -261,11 +281,13 @@ class Bench:
             async def call(i: int) -> None:
                 loaded = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
                 assert len(loaded.events) == self.args.events
+
         runs.add("get", mode, *await timed(self.args.gets, call))
 
 
-async def benchmark(base_url: str, grpc_target: str, engine_id: int, key: str, args: argparse.Namespace,
-                    server_pids: list[int]) -> Runs:
+async def benchmark(
+    base_url: str, grpc_target: str, engine_id: int, key: str, args: argparse.Namespace, server_pids: list[int]
+) -> Runs:
     bench = Bench(base_url, grpc_target, engine_id, key, args)
     history = await bench.session_with_events(args.events)
     runs = Runs()
@@ -275,7 +297,7 @@ async def benchmark(base_url: str, grpc_target: str, engine_id: int, key: str, a
         await bench.get(mode, history, Runs())
     bench.args = args
     for round_no in range(args.rounds):
-        order = MODES[round_no % len(MODES):] + MODES[: round_no % len(MODES)]
+        order = MODES[round_no % len(MODES) :] + MODES[: round_no % len(MODES)]
         for mode in order:
             before = process_cpu(server_pids)
             await bench.append(mode, runs)
@@ -291,10 +313,14 @@ async def benchmark(base_url: str, grpc_target: str, engine_id: int, key: str, a
 
 
 def report(runs: Runs, args: argparse.Namespace) -> None:
-    print(f"\n{args.rounds} interleaved rounds; append: {args.appends} calls, get: {args.gets} calls of a session "
-          f"with {args.events} events. Medians over rounds.\n")
-    print(f"{'operation':<8} {'way':<14} {'ops/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'vs in-process':>14} "
-          f"{'cost vs native':>15}  {'server CPU ms':>13} {'CPU vs native':>13}")
+    print(
+        f"\n{args.rounds} interleaved rounds; append: {args.appends} calls, get: {args.gets} calls of a session "
+        f"with {args.events} events. Medians over rounds.\n"
+    )
+    print(
+        f"{'operation':<8} {'way':<14} {'ops/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'vs in-process':>14} "
+        f"{'cost vs native':>15}  {'server CPU ms':>13} {'CPU vs native':>13}"
+    )
     for operation in ("append", "get"):
         base = statistics.median(runs.throughput[operation, IN_PROCESS])
         native = statistics.median(runs.throughput[operation, NATIVE])
@@ -302,28 +328,40 @@ def report(runs: Runs, args: argparse.Namespace) -> None:
         for mode in MODES:
             rate = statistics.median(runs.throughput[operation, mode])
             p50 = statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
-            p95 = statistics.median(statistics.quantiles(run, n=20)[-1] for run in runs.latencies[operation, mode]) * 1000
+            p95 = (
+                statistics.median(statistics.quantiles(run, n=20)[-1] for run in runs.latencies[operation, mode]) * 1000
+            )
             cost = f"{native / rate:>14.2f}x" if mode in VERTEX_WAYS else f"{'':>15}"
             verdict = ("  PASS" if native / rate <= TARGET else "  MISS") if mode in (RAW, GRPC) else ""
             cpu = statistics.median(runs.server_cpu[operation, mode])
             cpu_cost = f"{cpu / native_cpu:>12.2f}x" if mode in VERTEX_WAYS and native_cpu else f"{'':>13}"
-            print(f"{operation:<8} {mode:<14} {rate:>8.1f} {p50:>8.2f} {p95:>8.2f} {rate / base:>13.2f}x {cost}"
-                  f"{verdict or '      '} {cpu * 1000:>13.2f} {cpu_cost}")
-    print(f"\ncost vs native = native HTTP ops/s / the way's ops/s; goal (issue 29): raw HTTP and gRPC <= {TARGET}x. "
-          "A Vertex get is two requests at once (the session, its events), the native one is one.\n"
-          "server CPU = CPU time of the uvicorn and gRPC processes' threads per call (/proc schedstat, median over "
-          "rounds): what "
-          "a call costs the server, barely moved by the machine's other load, which makes the latencies noisy.")
-    print("where a call's time goes (p50): in-process = the service; raw HTTP - in-process = server and loopback; "
-          "Vertex client - raw HTTP = Google's client library and ADK's conversion; gRPC - in-process = the gRPC "
-          "server, transcoding and the same views, with Google's thin GAPIC client")
+            print(
+                f"{operation:<8} {mode:<14} {rate:>8.1f} {p50:>8.2f} {p95:>8.2f} {rate / base:>13.2f}x {cost}"
+                f"{verdict or '      '} {cpu * 1000:>13.2f} {cpu_cost}"
+            )
+    print(
+        f"\ncost vs native = native HTTP ops/s / the way's ops/s; goal (issue 29): raw HTTP and gRPC <= {TARGET}x. "
+        "A Vertex get is two requests at once (the session, its events), the native one is one.\n"
+        "server CPU = CPU time of the uvicorn and gRPC processes' threads per call (/proc schedstat, median over "
+        "rounds): what "
+        "a call costs the server, barely moved by the machine's other load, which makes the latencies noisy."
+    )
+    print(
+        "where a call's time goes (p50): in-process = the service; raw HTTP - in-process = server and loopback; "
+        "Vertex client - raw HTTP = Google's client library and ADK's conversion; gRPC - in-process = the gRPC "
+        "server, transcoding and the same views, with Google's thin GAPIC client"
+    )
     for operation in ("append", "get"):
-        p50 = {mode: statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
-               for mode in MODES}
-        print(f"  {operation}: service {p50[IN_PROCESS]:.2f} ms, server+loopback {p50[RAW] - p50[IN_PROCESS]:.2f} ms "
-              f"(native {p50[NATIVE] - p50[IN_PROCESS]:.2f} ms), "
-              f"client library {p50[VERTEX] - p50[RAW]:.2f} ms; gRPC over the service {p50[GRPC] - p50[IN_PROCESS]:.2f} ms"
-              f" ({p50[GRPC] / p50[RAW]:.2f}x raw HTTP's p50), REST as Java {p50[JAVA] / p50[RAW]:.2f}x raw HTTP's")
+        p50 = {
+            mode: statistics.median(statistics.median(run) for run in runs.latencies[operation, mode]) * 1000
+            for mode in MODES
+        }
+        print(
+            f"  {operation}: service {p50[IN_PROCESS]:.2f} ms, server+loopback {p50[RAW] - p50[IN_PROCESS]:.2f} ms "
+            f"(native {p50[NATIVE] - p50[IN_PROCESS]:.2f} ms), "
+            f"client library {p50[VERTEX] - p50[RAW]:.2f} ms; gRPC over the service {p50[GRPC] - p50[IN_PROCESS]:.2f} ms"
+            f" ({p50[GRPC] / p50[RAW]:.2f}x raw HTTP's p50), REST as Java {p50[JAVA] / p50[RAW]:.2f}x raw HTTP's"
+        )
 
 
 def start_grpc_server(database_url: str, redis_url: str) -> tuple[subprocess.Popen, str]:
@@ -331,10 +369,18 @@ def start_grpc_server(database_url: str, redis_url: str) -> tuple[subprocess.Pop
     import grpc
 
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "DATABASE_POOL_SIZE": "20",
-           "DATABASE_CONN_MAX_AGE": "0", "COGNIZES_API_RATE": SERVER_RATE, "DJANGO_DEBUG": "false"}
-    process = subprocess.Popen([sys.executable, "manage.py", "serve_grpc", "--port", str(port), "--verbosity", "0"],
-                               env=env, cwd=ROOT)
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "DATABASE_POOL_SIZE": "20",
+        "DATABASE_CONN_MAX_AGE": "0",
+        "COGNIZES_API_RATE": SERVER_RATE,
+        "DJANGO_DEBUG": "false",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "serve_grpc", "--port", str(port), "--verbosity", "0"], env=env, cwd=ROOT
+    )
     target = f"127.0.0.1:{port}"
     grpc.channel_ready_future(grpc.insecure_channel(target)).result(timeout=60)
     return process, target
@@ -369,8 +415,9 @@ def main() -> None:
         server = start_server(database_url, settings.REDIS_URL, conn_max_age=0, pool_size=20, workers=1)
         grpc_server, grpc_target = start_grpc_server(database_url, settings.REDIS_URL)
         try:
-            runs = asyncio.run(benchmark(server.base_url, grpc_target, engine_id, key, args,
-                                         [server.process.pid, grpc_server.pid]))
+            runs = asyncio.run(
+                benchmark(server.base_url, grpc_target, engine_id, key, args, [server.process.pid, grpc_server.pid])
+            )
         finally:
             stop_server(server)
             grpc_server.terminate()

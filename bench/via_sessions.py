@@ -53,13 +53,18 @@ async def _remember(conversation: Any, *, app: str, authored: str) -> Ingested:
         by_session.setdefault(turn.session, []).append(turn)
     started = time.perf_counter()
     for number, turns in sorted(by_session.items()):
-        session = await sessions.create_session(app_name=app, user_id=conversation.sample_id, session_id=f"session_{number}")
+        session = await sessions.create_session(
+            app_name=app, user_id=conversation.sample_id, session_id=f"session_{number}"
+        )
         base = turns[0].time.timestamp() if turns[0].time else time.time()
         for i, turn in enumerate(turns):
             text = turn.text if authored == "user" else turn.text.removeprefix(f"{turn.speaker}: ")
             event = Event(
-                id=turn.dia_id, invocation_id=f"session-{number}", author="user" if authored == "user" else turn.speaker,
-                timestamp=base + i, content=types.Content(role="user", parts=[types.Part(text=text)]),
+                id=turn.dia_id,
+                invocation_id=f"session-{number}",
+                author="user" if authored == "user" else turn.speaker,
+                timestamp=base + i,
+                content=types.Content(role="user", parts=[types.Part(text=text)]),
             )
             await sessions.append_event(session, event)
             reason = drop_reason(event_json(event))

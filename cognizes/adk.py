@@ -23,6 +23,14 @@ from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa
 from tracing_app.setup import configure_tracing as enable_tracing  # noqa: E402  (on by default: COGNIZES_TRACING)
 
 __all__ = [
-    "AuditPlugin", "DatabaseToolset", "MemoryIngestionPlugin", "PostgresArtifactService", "PostgresMemoryService",
-    "PostgresSessionService", "approval_message", "enable_tracing", "runner_for", "settle",
+    "AuditPlugin",
+    "DatabaseToolset",
+    "MemoryIngestionPlugin",
+    "PostgresArtifactService",
+    "PostgresMemoryService",
+    "PostgresSessionService",
+    "approval_message",
+    "enable_tracing",
+    "runner_for",
+    "settle",
 ]

@@ -9,8 +9,8 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from cognizes.access.admin_views import may_view
 from cognizes import overview
+from cognizes.access.admin_views import may_view
 from knowledge_app.models import Corpus, Document
 from memory_app.models import ConsolidationJob, Memory
 from sessions_app.models import Session

@@ -27,8 +27,9 @@ a2a_application = a2a.A2aApplication()
 mcp_application = mcp.McpApplication()
 
 
-async def surfaces(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
-                   send: Callable[[Any], Awaitable[None]]) -> None:
+async def surfaces(
+    scope: dict[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+) -> None:
     """A2A's JSON-RPC endpoints are a2a-sdk's (Starlette), MCP's the mcp SDK's; everything else is Django's."""
     if scope["type"] == "http" and scope["path"].startswith(a2a.PREFIX):
         await a2a_application(scope, receive, send)
@@ -49,9 +50,13 @@ async def sender_first(scope: dict[str, Any]) -> tuple[int, str] | None:
 application = BodyLimit(
     surfaces,
     SURFACES,
-    larger=[(r"^/api/v1/apps/[^/]+/users/[^/]+/sessions/[^/]+/artifacts/[^/]+/content/?$",
-             "COGNIZES_ARTIFACT_MAX_BYTES"),  # artifact uploads
-            (r"^/api/v1/apps/[^/]+/corpora/[^/]+/documents/?$", "COGNIZES_KNOWLEDGE_MAX_BYTES"),  # documents
-            (upload_grants.UPLOAD_PATH.pattern, "COGNIZES_KNOWLEDGE_MAX_BYTES")],  # and RAG Engine's
+    larger=[
+        (
+            r"^/api/v1/apps/[^/]+/users/[^/]+/sessions/[^/]+/artifacts/[^/]+/content/?$",
+            "COGNIZES_ARTIFACT_MAX_BYTES",
+        ),  # artifact uploads
+        (r"^/api/v1/apps/[^/]+/corpora/[^/]+/documents/?$", "COGNIZES_KNOWLEDGE_MAX_BYTES"),  # documents
+        (upload_grants.UPLOAD_PATH.pattern, "COGNIZES_KNOWLEDGE_MAX_BYTES"),
+    ],  # and RAG Engine's
     authenticate=sender_first,
 )

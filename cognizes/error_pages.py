@@ -19,8 +19,16 @@ from cognizes.access.body_limit import ErrorBody
 from runtime_app import a2a, mcp
 from vertex_app import errors as vertex_errors
 
-API_CODES = {400: "bad_request", 404: "not_found", 408: "request_timeout", 413: "payload_too_large", 500: "error",
-             401: "not_authenticated", 403: "permission_denied", 503: "unavailable"}  # early refusals (body_limit)
+API_CODES = {
+    400: "bad_request",
+    404: "not_found",
+    408: "request_timeout",
+    413: "payload_too_large",
+    500: "error",
+    401: "not_authenticated",
+    403: "permission_denied",
+    503: "unavailable",
+}  # early refusals (body_limit)
 
 SURFACES: dict[str, ErrorBody] = {
     "/api/": lambda status, message: error_body(API_CODES[status], message),

@@ -86,17 +86,24 @@ def _skip_scan(table: str) -> list[str]:
 def app_rows(now: datetime | None = None) -> list[AppRow]:
     """Every app with an agent, sessions or memories (up to ``MAX_APPS``), with its counts."""
     midnight = timezone.localtime(now or timezone.now()).replace(hour=0, minute=0, second=0, microsecond=0)
-    names = sorted({*registered_apps(), *(name for model in (Session, Memory, Corpus)
-                                          for name in _skip_scan(model._meta.db_table))})
+    names = sorted(
+        {
+            *registered_apps(),
+            *(name for model in (Session, Memory, Corpus) for name in _skip_scan(model._meta.db_table)),
+        }
+    )
     return [
         AppRow(
             app_name=name,
             sessions=bounded_count(Session.objects.filter(app_name=name)),
             # Only sessions touched today can hold today's events: the listing index finds them.
-            events_today=bounded_count(Event.objects.filter(
-                session__app_name=name, session__last_update_time__gte=midnight.timestamp(),
-                timestamp__gte=midnight.timestamp(),
-            )),
+            events_today=bounded_count(
+                Event.objects.filter(
+                    session__app_name=name,
+                    session__last_update_time__gte=midnight.timestamp(),
+                    timestamp__gte=midnight.timestamp(),
+                )
+            ),
             memories=bounded_count(Memory.objects.filter(app_name=name, status="active")),
             corpora=bounded_count(Corpus.objects.filter(app_name=name)),
             documents=bounded_count(Document.objects.filter(app_name=name)),
@@ -128,8 +135,9 @@ def document_counts() -> dict[str, Count]:
 
 
 def failed_documents() -> list[Document]:
-    return list(Document.objects.filter(status=DocumentStatus.FAILED).defer("content").order_by("-updated_at")
-                [:FAILURES_SHOWN])
+    return list(
+        Document.objects.filter(status=DocumentStatus.FAILED).defer("content").order_by("-updated_at")[:FAILURES_SHOWN]
+    )
 
 
 def failing_traces(within: timedelta = timedelta(days=7)) -> list[Trace]:
@@ -158,8 +166,11 @@ def processes() -> tuple[list[Process], str]:
     missing = [role for role in ("worker", "beat") if not any(p.alive and p.role == role for p in shown)]
     if not missing:
         return shown, ""
-    hints = {"worker": "consolidation jobs wait", "beat": "scheduled jobs and forgetting wait (workers still "
-             f"recover lost jobs every {settings.COGNIZES_JOB_RECOVERY_SECONDS:g} s)"}
+    hints = {
+        "worker": "consolidation jobs wait",
+        "beat": "scheduled jobs and forgetting wait (workers still "
+        f"recover lost jobs every {settings.COGNIZES_JOB_RECOVERY_SECONDS:g} s)",
+    }
     return shown, "; ".join(f"no {role} is running: {hints[role]}" for role in missing).capitalize() + "."
 
 

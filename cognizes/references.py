@@ -28,6 +28,7 @@ def _linked(build: Callable[[], dict[str, Any]], page: str) -> Callable[[], dict
         links = ", ".join(f"[{title}]({reverse(name)})" for name, title in PAGES.items() if name != page)
         out["info"]["description"] += f"\n\nThe other references: {links}."
         return out
+
     return document
 
 

@@ -108,7 +108,9 @@ def _database(url: str) -> dict:
     # Persistent connections: the ADK services run queries from a pool of threads,
     # each keeping its own connection; health checks drop ones the server closed.
     database = dj_database_url.parse(
-        url, conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")), conn_health_checks=True,
+        url,
+        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")),
+        conn_health_checks=True,
         engine="cognizes.infra.postgres",
     )
     # An unreachable server fails a connection attempt within DATABASE_CONNECT_TIMEOUT seconds
@@ -125,7 +127,10 @@ def _database(url: str) -> dict:
         # attempt at once, so service resumes within a second of the database's return.
         timeout = float(os.environ.get("DATABASE_POOL_TIMEOUT", "3"))
         database["OPTIONS"]["pool"] = {
-            "min_size": 1, "max_size": DATABASE_POOL_SIZE, "timeout": timeout, "reconnect_timeout": timeout,
+            "min_size": 1,
+            "max_size": DATABASE_POOL_SIZE,
+            "timeout": timeout,
+            "reconnect_timeout": timeout,
         }
     return database
 
@@ -235,9 +240,14 @@ WHITENOISE_USE_FINDERS = True
 CONTENT_SECURITY_POLICY = {
     "EXCLUDE_URL_PREFIXES": ["/api/docs/"],
     "DIRECTIVES": {
-        "default-src": ["'self'"], "script-src": ["'self'", "'unsafe-hashes'", "'sha256-tHTC1YgZ5UbAs8E2Ib4NjuSS8R05d1nfPHtbmXq05WA='"], "style-src": ["'self'", "'unsafe-inline'"],
-        "img-src": ["'self'", "data:"], "object-src": ["'none'"], "base-uri": ["'none'"],
-        "frame-ancestors": ["'none'"], "form-action": ["'self'"],
+        "default-src": ["'self'"],
+        "script-src": ["'self'", "'unsafe-hashes'", "'sha256-tHTC1YgZ5UbAs8E2Ib4NjuSS8R05d1nfPHtbmXq05WA='"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
     },
 }
 
@@ -269,19 +279,28 @@ SPECTACULAR_SETTINGS = {
     "The other references: [Vertex AI Agent Engine](/api/docs/vertex/), [A2A](/api/docs/a2a/).",
     "VERSION": "1.0.0",
     # The reference's sections, in the README's order (cognizes.access.schema puts each operation in one).
-    "TAGS": [{"name": name, "description": description} for name, description in [
-        ("Sessions", "A user's conversations with an agent: created, listed, read with their events, expired, deleted."),
-        ("Events", "What happened in a session, appended at the version last read, and followed live."),
-        ("State", "Key-value state of a session, of a user (`user:` keys) and of an app (`app:` keys)."),
-        ("Agent runs", "One turn of a registered agent in a session, answered whole or streamed."),
-        ("Artifacts", "Files the session's agents saved, each name with its versions."),
-        ("Memories", "What the memory bank knows of a user: listed, searched, written, edited, rolled back, forgotten."),
-        ("Memory bank", "How memories are made: the app's topics, examples and TTLs, and consolidation jobs."),
-        ("Knowledge", "An app's corpora of documents, indexed by a worker into chunks that agents search."),
-        ("Traces", "Each run's spans (agent, model, tool calls) as OpenTelemetry recorded them."),
-        ("Tools", "The app's tool registry, every tool call's audit, and calls waiting for a person's approval."),
-        ("Users", "Everything stored of a user, erased at once."),
-    ]],
+    "TAGS": [
+        {"name": name, "description": description}
+        for name, description in [
+            (
+                "Sessions",
+                "A user's conversations with an agent: created, listed, read with their events, expired, deleted.",
+            ),
+            ("Events", "What happened in a session, appended at the version last read, and followed live."),
+            ("State", "Key-value state of a session, of a user (`user:` keys) and of an app (`app:` keys)."),
+            ("Agent runs", "One turn of a registered agent in a session, answered whole or streamed."),
+            ("Artifacts", "Files the session's agents saved, each name with its versions."),
+            (
+                "Memories",
+                "What the memory bank knows of a user: listed, searched, written, edited, rolled back, forgotten.",
+            ),
+            ("Memory bank", "How memories are made: the app's topics, examples and TTLs, and consolidation jobs."),
+            ("Knowledge", "An app's corpora of documents, indexed by a worker into chunks that agents search."),
+            ("Traces", "Each run's spans (agent, model, tool calls) as OpenTelemetry recorded them."),
+            ("Tools", "The app's tool registry, every tool call's audit, and calls waiting for a person's approval."),
+            ("Users", "Everything stored of a user, erased at once."),
+        ]
+    ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -367,8 +386,9 @@ COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEAS
 # parsing may take. (Workers are shared between apps by knowledge_app.queue: no setting.)
 COGNIZES_MAX_QUERY_CHARS = int(os.environ.get("COGNIZES_MAX_QUERY_CHARS", "10000"))
 COGNIZES_MAX_FILTER_CHARS = int(os.environ.get("COGNIZES_MAX_FILTER_CHARS", "8192"))
-COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES",
-                                                           str(50 * 1024 * 1024)))
+COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES = int(
+    os.environ.get("COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES", str(50 * 1024 * 1024))
+)
 COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES", str(20 * 1024 * 1024)))
 COGNIZES_KNOWLEDGE_MAX_PAGES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_PAGES", "2000"))
 COGNIZES_KNOWLEDGE_MAX_CHUNKS = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_CHUNKS", "10000"))

@@ -3,9 +3,9 @@ from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from cognizes.access.api import IdConverter
-from cognizes import references
 from artifacts_app import api as artifacts_api
+from cognizes import references
+from cognizes.access.api import IdConverter
 from memory_app import api as memory_api
 from runtime_app import api as runtime_api
 from sessions_app import api as sessions_api
@@ -40,8 +40,11 @@ api_v1 = [
     path(session + "forget-memories/", memory_api.SessionForgetView.as_view(), name="session-forget-memories"),
     path(session + "artifacts/", artifacts_api.ArtifactsView.as_view(), name="artifacts"),
     path(session + "artifacts/<str:filename>/", artifacts_api.ArtifactView.as_view(), name="artifact"),
-    path(session + "artifacts/<str:filename>/content/", artifacts_api.ArtifactContentView.as_view(),
-         name="artifact-content"),
+    path(
+        session + "artifacts/<str:filename>/content/",
+        artifacts_api.ArtifactContentView.as_view(),
+        name="artifact-content",
+    ),
     path(user + "memory-jobs/<id:job_id>/", memory_api.JobView.as_view(), name="memory-job"),
     path(user + "memories/", memory_api.MemoriesView.as_view(), name="memories"),
     path(user + "memories/search/", memory_api.MemorySearchView.as_view(), name="memory-search"),
@@ -61,11 +64,17 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/schema/vertex/", references.vertex_schema, name="schema-vertex"),
-    path("api/docs/vertex/", SpectacularSwaggerView.as_view(url_name="schema-vertex", title="Cognizes: Vertex AI"),
-         name="swagger-ui-vertex"),
+    path(
+        "api/docs/vertex/",
+        SpectacularSwaggerView.as_view(url_name="schema-vertex", title="Cognizes: Vertex AI"),
+        name="swagger-ui-vertex",
+    ),
     path("api/schema/a2a/", references.a2a_schema, name="schema-a2a"),
-    path("api/docs/a2a/", SpectacularSwaggerView.as_view(url_name="schema-a2a", title="Cognizes: A2A"),
-         name="swagger-ui-a2a"),
+    path(
+        "api/docs/a2a/",
+        SpectacularSwaggerView.as_view(url_name="schema-a2a", title="Cognizes: A2A"),
+        name="swagger-ui-a2a",
+    ),
     path("api-auth/", include("rest_framework.urls")),
     path("", include("vertex_app.urls")),  # Vertex AI Agent Engine's own paths: /v1beta1/…
 ]

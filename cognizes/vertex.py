@@ -1,4 +1,4 @@
-"""ADK's own Vertex AI session and memory services and RAG retrieval tool, pointed at a Cognizes server.
+r"""ADK's own Vertex AI session and memory services and RAG retrieval tool, pointed at a Cognizes server.
 
 Agents written for Vertex AI Agent Engine change their endpoint and key, nothing else::
 
@@ -76,8 +76,12 @@ class _Endpoint:
         if self.project:
             from google.oauth2.credentials import Credentials
 
-            return {"project": self.project, "location": self.location, "credentials": Credentials(token=self.api_key),
-                    "http_options": http_options}
+            return {
+                "project": self.project,
+                "location": self.location,
+                "credentials": Credentials(token=self.api_key),
+                "http_options": http_options,
+            }
         return {"api_key": self.api_key, "http_options": http_options}
 
     def client(self) -> Any:
@@ -159,8 +163,15 @@ class VertexAiRagRetrieval(_VertexAiRagRetrieval):
     the model request for Google's servers to search, and they cannot reach Cognizes.
     """
 
-    def __init__(self, *, base_url: str, api_key: str | None = None, project: str | None = None,
-                 location: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        project: str | None = None,
+        location: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._endpoint = _Endpoint(base_url, api_key, project, location)
 
@@ -197,14 +208,27 @@ class VertexAiRagMemoryService(_VertexAiRagMemoryService):
     is the corpus's name as ``create_corpus`` answered it, or its id alone.
     """
 
-    def __init__(self, *, base_url: str, rag_corpus: str, api_key: str | None = None, project: str | None = None,
-                 location: str | None = None, similarity_top_k: int | None = None,
-                 vector_distance_threshold: float = 10) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        rag_corpus: str,
+        api_key: str | None = None,
+        project: str | None = None,
+        location: str | None = None,
+        similarity_top_k: int | None = None,
+        vector_distance_threshold: float = 10,
+    ) -> None:
         self._endpoint = _Endpoint(base_url, api_key, project, location)
         if rag_corpus.isdigit():
             rag_corpus = (f"projects/{project}/locations/{location}/" if project else "") + f"ragCorpora/{rag_corpus}"
-        super().__init__(rag_corpus=rag_corpus, similarity_top_k=similarity_top_k,
-                         vector_distance_threshold=vector_distance_threshold, project=project, location=location)
+        super().__init__(
+            rag_corpus=rag_corpus,
+            similarity_top_k=similarity_top_k,
+            vector_distance_threshold=vector_distance_threshold,
+            project=project,
+            location=location,
+        )
 
     async def add_session_to_memory(self, session: Any) -> None:
         with self._endpoint.routing():
@@ -228,8 +252,16 @@ class AgentRegistry(_AgentRegistry):
     names (Cognizes does not check them): they are in the records' names.
     """
 
-    def __init__(self, *, base_url: str, api_key: str | None = None, project: str = "cognizes",
-                 location: str = "global", user_id: str | None = None, header_provider: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        project: str = "cognizes",
+        location: str = "global",
+        user_id: str | None = None,
+        header_provider: Any = None,
+    ) -> None:
         self._endpoint = _Endpoint(base_url, api_key, project, location)
         self._user_id = user_id
         self._extra_headers = header_provider
@@ -255,21 +287,35 @@ class AgentRegistry(_AgentRegistry):
             headers.update(self._extra_headers(context))
         return headers
 
-    def get_mcp_toolset(self, mcp_server_name: str, auth_scheme: Any = None, auth_credential: Any = None, *,
-                        continue_uri: str | None = None) -> Any:
+    def get_mcp_toolset(
+        self,
+        mcp_server_name: str,
+        auth_scheme: Any = None,
+        auth_credential: Any = None,
+        *,
+        continue_uri: str | None = None,
+    ) -> Any:
         """ADK's ``McpToolset`` for the record, sending this key also outside a turn (listing its tools)."""
         toolset = super().get_mcp_toolset(mcp_server_name, auth_scheme, auth_credential, continue_uri=continue_uri)
         params = toolset.connection_params
         params.headers = {**(params.headers or {}), **self._key_headers(self._user_id)}
         return toolset
 
-    def get_remote_a2a_agent(self, agent_name: str, auth_scheme: Any = None, auth_credential: Any = None, *,
-                             httpx_client: httpx.AsyncClient | None = None, continue_uri: str | None = None) -> Any:
+    def get_remote_a2a_agent(
+        self,
+        agent_name: str,
+        auth_scheme: Any = None,
+        auth_credential: Any = None,
+        *,
+        httpx_client: httpx.AsyncClient | None = None,
+        continue_uri: str | None = None,
+    ) -> Any:
         """ADK's ``RemoteA2aAgent`` for the record, calling the agent with this key (and ``user_id``)."""
         if httpx_client is None and auth_scheme is None:
             httpx_client = httpx.AsyncClient(headers=self._key_headers(self._user_id), timeout=httpx.Timeout(600.0))
-        return super().get_remote_a2a_agent(agent_name, auth_scheme, auth_credential, httpx_client=httpx_client,
-                                            continue_uri=continue_uri)
+        return super().get_remote_a2a_agent(
+            agent_name, auth_scheme, auth_credential, httpx_client=httpx_client, continue_uri=continue_uri
+        )
 
 
 def register() -> None:

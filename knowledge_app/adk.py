@@ -34,11 +34,17 @@ def knowledge_tool(app_name: str, corpora: Sequence[int | str]) -> FunctionTool:
         return list(services.corpora(app_name).filter(id__in=ids).values_list("id", flat=True)) + list(found)
 
     def search(query: str, user_id: str) -> list[dict[str, Any]]:
-        hits = search_and_rerank(app_name=app_name, user_id=user_id, corpus_ids=corpus_ids(),
-                                 query=query[: limits.max_query_chars()],  # a model's long query: cut, not refused
-                                 top_k=PASSAGES).hits
-        return [{"text": hit.text, "document": hit.document_name, "heading": hit.heading, "source": hit.source_uri}
-                for hit in hits]
+        hits = search_and_rerank(
+            app_name=app_name,
+            user_id=user_id,
+            corpus_ids=corpus_ids(),
+            query=query[: limits.max_query_chars()],  # a model's long query: cut, not refused
+            top_k=PASSAGES,
+        ).hits
+        return [
+            {"text": hit.text, "document": hit.document_name, "heading": hit.heading, "source": hit.source_uri}
+            for hit in hits
+        ]
 
     async def search_knowledge(query: str, tool_context: ToolContext) -> dict[str, Any]:
         """Searches the documents this agent may read (handbooks, product docs, notes) for passages that answer

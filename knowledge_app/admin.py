@@ -23,11 +23,18 @@ from knowledge_app.search import MAX_QUERY_CHARS, MODES
 class SearchForm(forms.Form):
     query = forms.CharField(max_length=MAX_QUERY_CHARS, widget=forms.TextInput(attrs={"size": 80, "autofocus": True}))
     top_k = forms.IntegerField(label="Top k", min_value=1, max_value=100, initial=10)
-    mode = forms.ChoiceField(choices=[(mode, mode) for mode in MODES], initial="hybrid",
-                             help_text="hybrid: both rank lists fused, as agents search; or either list alone.")
-    rerank_model = forms.CharField(required=False, max_length=200, label="Rerank with",
-                                   help_text="A model that orders the candidates (gemini-2.5-flash, openai/…); "
-                                             "empty: none, whatever COGNIZES_RERANK_MODEL says.")
+    mode = forms.ChoiceField(
+        choices=[(mode, mode) for mode in MODES],
+        initial="hybrid",
+        help_text="hybrid: both rank lists fused, as agents search; or either list alone.",
+    )
+    rerank_model = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Rerank with",
+        help_text="A model that orders the candidates (gemini-2.5-flash, openai/…); "
+        "empty: none, whatever COGNIZES_RERANK_MODEL says.",
+    )
 
 
 @admin.register(Corpus)
@@ -54,14 +61,26 @@ class CorpusAdmin(admin.ModelAdmin):
         if form.is_valid():
             model = form.cleaned_data["rerank_model"]
             try:
-                found = search_and_rerank(app_name=corpus.app_name, corpus_ids=[corpus.id],
-                                          query=form.cleaned_data["query"], top_k=form.cleaned_data["top_k"],
-                                          mode=form.cleaned_data["mode"], rerank=bool(model), rerank_model=model)
+                found = search_and_rerank(
+                    app_name=corpus.app_name,
+                    corpus_ids=[corpus.id],
+                    query=form.cleaned_data["query"],
+                    top_k=form.cleaned_data["top_k"],
+                    mode=form.cleaned_data["mode"],
+                    rerank=bool(model),
+                    rerank_model=model,
+                )
             except RerankRefused as error:
                 form.add_error("rerank_model", str(error))
-        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "original": corpus,
-                   "title": f"Search {corpus.display_name}", "form": form, "hits": found and found.hits,
-                   "found": found}
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "original": corpus,
+            "title": f"Search {corpus.display_name}",
+            "form": form,
+            "hits": found and found.hits,
+            "found": found,
+        }
         return render(request, "admin/knowledge_app/corpus/search.html", context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Corpus]:
@@ -107,9 +126,29 @@ class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
     list_display = ("display_name", "corpus", "app_name", "user_id", "state", "chunk_count", "size_bytes", "updated_at")
     list_filter = ("status", "app_name")
     search_fields = ("display_name", "source_uri", "user_id")
-    readonly_fields = ("corpus", "app_name", "user_id", "display_name", "description", "metadata", "source_uri", "mime_type", "size_bytes", "content_hash",
-                       "chunk_size", "chunk_overlap", "status", "progress", "error", "chunk_count", "attempts", "lease_until", "created_at", "updated_at",
-                       "indexed_at")
+    readonly_fields = (
+        "corpus",
+        "app_name",
+        "user_id",
+        "display_name",
+        "description",
+        "metadata",
+        "source_uri",
+        "mime_type",
+        "size_bytes",
+        "content_hash",
+        "chunk_size",
+        "chunk_overlap",
+        "status",
+        "progress",
+        "error",
+        "chunk_count",
+        "attempts",
+        "lease_until",
+        "created_at",
+        "updated_at",
+        "indexed_at",
+    )
     exclude = ("content",)
     inlines = [ChunkInline]
     actions = ["index_again"]
@@ -139,9 +178,13 @@ class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Document, form: forms.ModelForm, change: bool) -> None:
         upload = form.cleaned_data["file"]
         try:
-            added = services.do_add_document(obj.corpus, data=upload.read(), filename=upload.name,
-                                             mime_type=upload.content_type or "",
-                                             display_name=form.cleaned_data.get("display_name") or "")
+            added = services.do_add_document(
+                obj.corpus,
+                data=upload.read(),
+                filename=upload.name,
+                mime_type=upload.content_type or "",
+                display_name=form.cleaned_data.get("display_name") or "",
+            )
         except services.KnowledgeError as error:
             self.message_user(request, str(error), messages.ERROR)
             obj.pk = None
@@ -168,12 +211,38 @@ class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
 class ImportAdmin(admin.ModelAdmin):
     """Imports are made through ragFiles:import and run by a worker: here they are read, with what failed and why."""
 
-    list_display = ("id", "corpus", "app_name", "status", "files_found", "added_count", "skipped_count",
-                    "refused_count", "created_at", "finished_at")
+    list_display = (
+        "id",
+        "corpus",
+        "app_name",
+        "status",
+        "files_found",
+        "added_count",
+        "skipped_count",
+        "refused_count",
+        "created_at",
+        "finished_at",
+    )
     list_filter = ("status", "app_name")
-    readonly_fields = ("corpus", "app_name", "uris", "chunk_size", "chunk_overlap", "status", "files_found",
-                       "added_count", "skipped_count", "refused_count", "failures", "error", "attempts", "lease_until",
-                       "created_at", "updated_at", "finished_at")
+    readonly_fields = (
+        "corpus",
+        "app_name",
+        "uris",
+        "chunk_size",
+        "chunk_overlap",
+        "status",
+        "files_found",
+        "added_count",
+        "skipped_count",
+        "refused_count",
+        "failures",
+        "error",
+        "attempts",
+        "lease_until",
+        "created_at",
+        "updated_at",
+        "finished_at",
+    )
     exclude = ("documents",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Import]:

@@ -39,9 +39,28 @@ class CorpusSerializer(serializers.ModelSerializer):
 class DocumentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Document
-        fields = ["id", "corpus_id", "user_id", "display_name", "description", "source_uri", "mime_type", "size_bytes", "content_hash",
-                  "metadata", "chunk_size", "chunk_overlap", "status", "progress", "error", "chunk_count", "attempts", "created_at",
-                  "updated_at", "indexed_at"]
+        fields = [
+            "id",
+            "corpus_id",
+            "user_id",
+            "display_name",
+            "description",
+            "source_uri",
+            "mime_type",
+            "size_bytes",
+            "content_hash",
+            "metadata",
+            "chunk_size",
+            "chunk_overlap",
+            "status",
+            "progress",
+            "error",
+            "chunk_count",
+            "attempts",
+            "created_at",
+            "updated_at",
+            "indexed_at",
+        ]
 
 
 class UploadParameters(serializers.Serializer):
@@ -50,11 +69,13 @@ class UploadParameters(serializers.Serializer):
     filename = serializers.CharField(required=False, default="", help_text="The document's file name (a raw body).")
     display_name = serializers.CharField(required=False, default="")
     description = serializers.CharField(required=False, default="")
-    chunk_size = serializers.IntegerField(required=False, min_value=1,
-                                          help_text="This document's tokens per chunk (else the corpus's).")
+    chunk_size = serializers.IntegerField(
+        required=False, min_value=1, help_text="This document's tokens per chunk (else the corpus's)."
+    )
     chunk_overlap = serializers.IntegerField(required=False, min_value=0)
-    metadata = serializers.JSONField(required=False, binary=True,
-                                     help_text='A JSON object searches may filter on: {"team": "sales", "year": 2025}.')
+    metadata = serializers.JSONField(
+        required=False, binary=True, help_text='A JSON object searches may filter on: {"team": "sales", "year": 2025}.'
+    )
 
 
 class MetadataSerializer(serializers.Serializer):
@@ -70,16 +91,27 @@ class ChunkSerializer(serializers.ModelSerializer):
 class ChunkSearchSerializer(serializers.Serializer):
     query = serializers.CharField(trim_whitespace=False)
     top_k = serializers.IntegerField(default=10, min_value=1, max_value=100)
-    vector_distance_threshold = serializers.FloatField(required=False, min_value=0, max_value=2,
-                                                       help_text="Leave out chunks farther than this (cosine).")
-    metadata = serializers.DictField(required=False, help_text="Only documents with each of these metadata values "
-                                     '(a list-valued key: holding it): {"team": "sales"}.')
-    rerank = serializers.BooleanField(required=False, allow_null=True, default=None,
-                                      help_text="Have a model order the fused candidates (true), or not (false); "
-                                                "unset: as the server's default rerank model says.")
-    rerank_model = serializers.CharField(required=False, max_length=200,
-                                         help_text="The model that reranks (an ADK model name: gemini-2.5-flash, "
-                                                   "openai/…); unset: the server's default.")
+    vector_distance_threshold = serializers.FloatField(
+        required=False, min_value=0, max_value=2, help_text="Leave out chunks farther than this (cosine)."
+    )
+    metadata = serializers.DictField(
+        required=False,
+        help_text="Only documents with each of these metadata values "
+        '(a list-valued key: holding it): {"team": "sales"}.',
+    )
+    rerank = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Have a model order the fused candidates (true), or not (false); "
+        "unset: as the server's default rerank model says.",
+    )
+    rerank_model = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="The model that reranks (an ADK model name: gemini-2.5-flash, "
+        "openai/…); unset: the server's default.",
+    )
 
 
 class ChunkHitSerializer(serializers.Serializer):
@@ -93,16 +125,25 @@ class ChunkHitSerializer(serializers.Serializer):
     source_uri = serializers.CharField(allow_blank=True)
     score = serializers.FloatField(help_text="Higher is better: the fusion's, or 1/rank in a reranker's order.")
     distance = serializers.FloatField(help_text="Cosine distance to the query (0: the same meaning, 2: the opposite).")
-    fused_score = serializers.FloatField(help_text=(
-        "The fusion's score: the chunk's similarity to the query and its BM25 score (0 if not a keyword candidate), "
-        "each in standard deviations from the candidates' mean, weighed (knowledge_app.search.Fusion); can be "
-        "negative."))
-    vector_rank = serializers.IntegerField(allow_null=True, help_text="The chunk's place by meaning (null: not a "
-                                                                      "candidate by meaning).")
+    fused_score = serializers.FloatField(
+        help_text=(
+            "The fusion's score: the chunk's similarity to the query and its BM25 score (0 if not a keyword candidate), "
+            "each in standard deviations from the candidates' mean, weighed (knowledge_app.search.Fusion); can be "
+            "negative."
+        )
+    )
+    vector_rank = serializers.IntegerField(
+        allow_null=True, help_text="The chunk's place by meaning (null: not a candidate by meaning)."
+    )
     keyword_rank = serializers.IntegerField(allow_null=True)
-    rerank = serializers.ChoiceField(RERANK_STATES, allow_null=True, help_text=(
-        "null: no rerank was asked; ranked: the model placed it; unranked: the model left it out (it follows the "
-        "ranked ones, in fused order); failed: the model failed, the hits are in fused order."))
+    rerank = serializers.ChoiceField(
+        RERANK_STATES,
+        allow_null=True,
+        help_text=(
+            "null: no rerank was asked; ranked: the model placed it; unranked: the model left it out (it follows the "
+            "ranked ones, in fused order); failed: the model failed, the hits are in fused order."
+        ),
+    )
 
     def to_representation(self, hit: Hit) -> dict:
         shown = super().to_representation(hit)
@@ -123,8 +164,9 @@ def _corpus(view: ScopedView, corpus_id: int) -> Corpus:
 
 
 def _document(view: ScopedView, corpus_id: int, document_id: int, *, write: bool = False) -> Document:
-    document = services.documents(view.scope.app_name, corpus_id, user_id=view.scope.only_user).filter(
-        id=document_id).first()
+    document = (
+        services.documents(view.scope.app_name, corpus_id, user_id=view.scope.only_user).filter(id=document_id).first()
+    )
     if document is None:
         raise Http404
     if write:
@@ -141,9 +183,18 @@ class CorporaView(ScopedView):
         """The app's corpora, oldest first."""
         return page_of(self, request, services.corpora(app_name).order_by("id"), CorpusSerializer)
 
-    @extend_schema(operation_id="create_corpus", request=CorpusSerializer, responses={201: CorpusSerializer},
-                   examples=[OpenApiExample("A handbook", request_only=True, value={
-                       "display_name": "Employee handbook", "chunk_size": 512, "chunk_overlap": 64})])
+    @extend_schema(
+        operation_id="create_corpus",
+        request=CorpusSerializer,
+        responses={201: CorpusSerializer},
+        examples=[
+            OpenApiExample(
+                "A handbook",
+                request_only=True,
+                value={"display_name": "Employee handbook", "chunk_size": 512, "chunk_overlap": 64},
+            )
+        ],
+    )
     def post(self, request: Request, app_name: str) -> Response:
         """Create a corpus, with how its documents are cut into chunks (tokens)."""
         _manage(self)
@@ -176,11 +227,19 @@ class DocumentsView(ScopedView):
     def get(self, request: Request, app_name: str, corpus_id: int) -> Response:
         """The corpus's documents with their indexing status, oldest first."""
         _corpus(self, corpus_id)
-        return page_of(self, request, services.documents(app_name, corpus_id, user_id=self.scope.only_user).order_by(
-            "id"), DocumentSerializer)
+        return page_of(
+            self,
+            request,
+            services.documents(app_name, corpus_id, user_id=self.scope.only_user).order_by("id"),
+            DocumentSerializer,
+        )
 
-    @extend_schema(operation_id="upload_document", request={"*/*": OpenApiTypes.BINARY},
-                   parameters=[UploadParameters], responses={201: DocumentSerializer, 200: DocumentSerializer})
+    @extend_schema(
+        operation_id="upload_document",
+        request={"*/*": OpenApiTypes.BINARY},
+        parameters=[UploadParameters],
+        responses={201: DocumentSerializer, 200: DocumentSerializer},
+    )
     def post(self, request: Request, app_name: str, corpus_id: int) -> Response:
         """Upload a document: indexed by a worker (201 pending); the same bytes again answer 200, unchanged. With a key
         of one user the document is that user's."""
@@ -198,17 +257,26 @@ class DocumentsView(ScopedView):
             data = request.stream.read(limit + 1) if request.stream is not None else b""
             filename, mime_type = given["filename"], request.content_type or ""
         try:
-            added = services.do_add_document(corpus, data=data, filename=filename, mime_type=mime_type,
-                                             display_name=given["display_name"], description=given["description"],
-                                             chunk_size=given.get("chunk_size"),
-                                             chunk_overlap=given.get("chunk_overlap"), metadata=given.get("metadata"),
-                                             user_id=self.scope.only_user or "")
+            added = services.do_add_document(
+                corpus,
+                data=data,
+                filename=filename,
+                mime_type=mime_type,
+                display_name=given["display_name"],
+                description=given["description"],
+                chunk_size=given.get("chunk_size"),
+                chunk_overlap=given.get("chunk_overlap"),
+                metadata=given.get("metadata"),
+                user_id=self.scope.only_user or "",
+            )
         except services.TooLarge as error:
             raise PayloadTooLarge(str(error)) from error
         except services.KnowledgeError as error:
             raise exceptions.ValidationError({"document": [str(error)]}) from error
-        return Response(DocumentSerializer(added.document).data,
-                        status=status.HTTP_201_CREATED if added.created else status.HTTP_200_OK)
+        return Response(
+            DocumentSerializer(added.document).data,
+            status=status.HTTP_201_CREATED if added.created else status.HTTP_200_OK,
+        )
 
 
 class DocumentView(ScopedView):
@@ -245,9 +313,16 @@ class DocumentChunksView(ScopedView):
 class CorpusSearchView(ScopedView):
     changes_nothing = True  # a search, sent as POST
 
-    @extend_schema(operation_id="search_corpus", request=ChunkSearchSerializer, responses=ChunkHitSerializer(many=True),
-                   examples=[OpenApiExample("A question", request_only=True,
-                                            value={"query": "How many days of leave do I get?", "top_k": 5})])
+    @extend_schema(
+        operation_id="search_corpus",
+        request=ChunkSearchSerializer,
+        responses=ChunkHitSerializer(many=True),
+        examples=[
+            OpenApiExample(
+                "A question", request_only=True, value={"query": "How many days of leave do I get?", "top_k": 5}
+            )
+        ],
+    )
     def post(self, request: Request, app_name: str, corpus_id: int) -> Response:
         """The corpus's chunks that best answer ``query`` (hybrid vector and keyword search), ranked; with a rerank
         model (``rerank_model``, or the server's default), ordered by it among more candidates."""
@@ -255,11 +330,16 @@ class CorpusSearchView(ScopedView):
         data = valid(ChunkSearchSerializer, request.data)
         try:
             found = search_and_rerank(
-                app_name=app_name, user_id=self.scope.only_user, corpus_ids=[corpus.id], query=data["query"],
+                app_name=app_name,
+                user_id=self.scope.only_user,
+                corpus_ids=[corpus.id],
+                query=data["query"],
                 top_k=data["top_k"],
-                vector_distance_threshold=data.get("vector_distance_threshold"), rerank=data["rerank"],
+                vector_distance_threshold=data.get("vector_distance_threshold"),
+                rerank=data["rerank"],
                 rerank_model=data.get("rerank_model"),
-                metadata=[(key, "=", value) for key, value in data.get("metadata", {}).items()])
+                metadata=[(key, "=", value) for key, value in data.get("metadata", {}).items()],
+            )
         except InvalidMetadata as error:
             raise exceptions.ValidationError({"metadata": [str(error)]}) from error
         except RerankRefused as error:

@@ -123,8 +123,9 @@ class _Budget:
             limits.check_chunks(chunks, size=self.size)
 
 
-def _pieces(text: str, start: int, end: int, size: int,
-            budget: _Budget) -> tuple[list[tuple[int, int, int]], list[int]]:
+def _pieces(
+    text: str, start: int, end: int, size: int, budget: _Budget
+) -> tuple[list[tuple[int, int, int]], list[int]]:
     """A section's units of packing, ``(start, end, tokens)``: its sentences, or the tokens of a sentence longer
     than ``size``; and for each unit, the index one past the last unit of its paragraph."""
     pieces: list[tuple[int, int, int]] = []
@@ -142,8 +143,7 @@ def _pieces(text: str, start: int, end: int, size: int,
     return pieces, paragraph_ends
 
 
-def _lines(text: str, start: int, end: int, size: int,
-           budget: _Budget) -> tuple[list[tuple[int, int, int]], list[int]]:
+def _lines(text: str, start: int, end: int, size: int, budget: _Budget) -> tuple[list[tuple[int, int, int]], list[int]]:
     """``_pieces`` for records: each line a unit and a paragraph of its own, counted as at most ``size`` tokens so
     that a line longer than a chunk is packed as a chunk by itself rather than cut."""
     pieces = []

@@ -86,13 +86,16 @@ def import_folder(app_name: str) -> Folder:
     if not configured:
         raise ImportsNotConfigured(
             f"Imports are off on this server: set {SETTING} to a directory (an app's gs://BUCKET/path is then "
-            f"ROOT/<app>/BUCKET/path, file:///path is taken under ROOT/<app>), or upload each file (ragFiles:upload).")
+            f"ROOT/<app>/BUCKET/path, file:///path is taken under ROOT/<app>), or upload each file (ragFiles:upload)."
+        )
     root = Path(configured).resolve()
     if not root.is_dir():
         raise ImportsNotConfigured(f"{SETTING} is not a directory on this server: imports are off until it is.")
     if app_name in ("", ".", "..") or app_name.startswith(".") or "/" in app_name or "\x00" in app_name:
-        raise ImportsNotConfigured(f"The app {app_name!r} cannot have an import folder (its name is not a folder's "
-                                   "name): upload each file (ragFiles:upload).")
+        raise ImportsNotConfigured(
+            f"The app {app_name!r} cannot have an import folder (its name is not a folder's "
+            "name): upload each file (ragFiles:upload)."
+        )
     spellings = {PurePosixPath(os.path.abspath(configured), app_name), PurePosixPath(root, app_name)}
     return Folder(app_name=app_name, root=root, spellings=tuple(sorted(spellings)))
 
@@ -230,12 +233,14 @@ def _parts(uri: str, folder: Folder) -> tuple[str, ...]:
         components = _components(uri, list(asked.parts[1:]))
         for spelling in folder.spellings:
             if asked.is_relative_to(spelling):
-                return components[len(spelling.parts) - 1:]
-        raise SourceNotFound(f"{uri} does not exist in this app's import folder (file:// paths are taken only "
-                             "in the app's own folder).")
+                return components[len(spelling.parts) - 1 :]
+        raise SourceNotFound(
+            f"{uri} does not exist in this app's import folder (file:// paths are taken only in the app's own folder)."
+        )
     raise KnowledgeError(
         f"{uri}: imports take gs://BUCKET/path (a directory BUCKET in this app's import folder) "
-        "or file:///absolute/path in that folder.")
+        "or file:///absolute/path in that folder."
+    )
 
 
 def _components(uri: str, names: list[str]) -> tuple[str, ...]:

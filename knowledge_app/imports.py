@@ -70,8 +70,9 @@ def get_import(app_name: str, corpus_id: int, import_id: int) -> Import | None:
     return imports(app_name, corpus_id).filter(id=import_id).first()
 
 
-def do_create_import(corpus: Corpus, *, uris: list[str], chunk_size: int | None = None,
-                     chunk_overlap: int | None = None) -> Import:
+def do_create_import(
+    corpus: Corpus, *, uris: list[str], chunk_size: int | None = None, chunk_overlap: int | None = None
+) -> Import:
     """Check the URIs and have a worker import them (once this transaction commits); nothing is stored if refused."""
     if not uris:
         raise services.KnowledgeError("Name at least one file or directory to import.")
@@ -79,10 +80,17 @@ def do_create_import(corpus: Corpus, *, uris: list[str], chunk_size: int | None 
     for uri in uris:
         import_sources.check_source(uri, folder)
     if chunk_size is not None or chunk_overlap is not None:
-        services.check_chunking(corpus.chunk_size if chunk_size is None else chunk_size,
-                                corpus.chunk_overlap if chunk_overlap is None else chunk_overlap)
-    record = Import.objects.create(corpus=corpus, app_name=corpus.app_name, uris=[uri.strip() for uri in uris],
-                                   chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        services.check_chunking(
+            corpus.chunk_size if chunk_size is None else chunk_size,
+            corpus.chunk_overlap if chunk_overlap is None else chunk_overlap,
+        )
+    record = Import.objects.create(
+        corpus=corpus,
+        app_name=corpus.app_name,
+        uris=[uri.strip() for uri in uris],
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+    )
     _enqueue_on_commit(record.id)
     return record
 
@@ -98,9 +106,15 @@ def get_progress(record: Import) -> Progress:
     done = record.status == ImportStatus.FAILED or (record.status == ImportStatus.ADDED and not states["waiting"])
     finished = record.skipped_count + record.refused_count + states["active"] + states["failed"]
     percent = 100 if done else min(99, finished * 100 // record.files_found) if record.files_found else 0
-    return Progress(done=done, imported=states["active"], skipped=record.skipped_count,
-                    failed=record.refused_count + states["failed"], percent=percent, error=record.error,
-                    updated_at=max(filter(None, [record.updated_at, states["changed"]])))
+    return Progress(
+        done=done,
+        imported=states["active"],
+        skipped=record.skipped_count,
+        failed=record.refused_count + states["failed"],
+        percent=percent,
+        error=record.error,
+        updated_at=max(filter(None, [record.updated_at, states["changed"]])),
+    )
 
 
 @dataclass
@@ -116,8 +130,12 @@ class _Tally:
             self.failures.append(reason)
 
     def fields(self) -> dict[str, Any]:
-        return {"added_count": self.added, "skipped_count": self.skipped, "refused_count": self.refused,
-                "failures": self.failures}
+        return {
+            "added_count": self.added,
+            "skipped_count": self.skipped,
+            "refused_count": self.refused,
+            "failures": self.failures,
+        }
 
 
 def do_run_import(import_id: int) -> str:
@@ -142,8 +160,11 @@ def _run(record: Import) -> str:
     files = _unique(file for source in sources for file in import_sources.files_of(source, folder))
     Import.objects.filter(id=record.id).update(files_found=len(files))
     earlier = set(record.documents.values_list("id", flat=True))  # added by a run killed before this one
-    chunking = {name: value for name, value in (("chunk_size", record.chunk_size),
-                                                ("chunk_overlap", record.chunk_overlap)) if value is not None}
+    chunking = {
+        name: value
+        for name, value in (("chunk_size", record.chunk_size), ("chunk_overlap", record.chunk_overlap))
+        if value is not None
+    }
     tally, remaining, ours = _Tally(), iter(files), set[int]()
     while True:
         with transaction.atomic():
@@ -159,8 +180,15 @@ def _run(record: Import) -> str:
     return f"{len(files)} files: {tally.added} added, {tally.skipped} skipped, {tally.refused} refused"
 
 
-def _add_batch(record: Import, folder: import_sources.Folder, remaining: Iterator[import_sources.SourceFile],
-               tally: _Tally, earlier: set[int], ours: set[int], chunking: dict[str, int]) -> int:
+def _add_batch(
+    record: Import,
+    folder: import_sources.Folder,
+    remaining: Iterator[import_sources.SourceFile],
+    tally: _Tally,
+    earlier: set[int],
+    ours: set[int],
+    chunking: dict[str, int],
+) -> int:
     """Add files until a batch is full; how many were taken (0: none were left).
 
     A file is added if its document is new, or was added by an earlier run of this import (and not yet
@@ -173,8 +201,9 @@ def _add_batch(record: Import, folder: import_sources.Folder, remaining: Iterato
         if data is not None:
             read += len(data)
             try:
-                added = services.do_add_document(record.corpus, data=data, filename=file.uri,
-                                                 display_name=file.name, **chunking)
+                added = services.do_add_document(
+                    record.corpus, data=data, filename=file.uri, display_name=file.name, **chunking
+                )
             except services.KnowledgeError as refused:
                 tally.refuse(str(refused))
             else:
@@ -217,30 +246,43 @@ def _unique(files: Iterator[import_sources.SourceFile]) -> list[import_sources.S
 
 def _claim(import_id: int) -> Import | None:
     """The import, now ``running`` under this worker's lease and counted afresh; None if it is not to be run."""
-    return leases.claim(Import, import_id, pending=ImportStatus.PENDING, running=ImportStatus.RUNNING,
-                        related=("corpus",), **_Tally().fields(), files_found=0)
+    return leases.claim(
+        Import,
+        import_id,
+        pending=ImportStatus.PENDING,
+        running=ImportStatus.RUNNING,
+        related=("corpus",),
+        **_Tally().fields(),
+        files_found=0,
+    )
 
 
 def _renew(record: Import) -> datetime | None:
     """This worker's lease extended (the import locked until the batch commits); None if it is no longer ours."""
     renewed = timezone.now() + leases.lease()
-    still_ours = Import.objects.filter(id=record.id, status=ImportStatus.RUNNING,
-                                      lease_until=record.lease_until).update(lease_until=renewed)
+    still_ours = Import.objects.filter(
+        id=record.id, status=ImportStatus.RUNNING, lease_until=record.lease_until
+    ).update(lease_until=renewed)
     return renewed if still_ours else None
 
 
 def _finish(record: Import, **fields: Any) -> None:
     now = timezone.now()
     Import.objects.filter(id=record.id, lease_until=record.lease_until).update(
-        lease_until=None, finished_at=now, updated_at=now, **fields)
+        lease_until=None, finished_at=now, updated_at=now, **fields
+    )
 
 
 def do_fail_after_error(import_id: int, error: BaseException) -> None:
     """An unexpected error (an outage, a bug) not to be retried: the import says so instead of waiting forever."""
     now = timezone.now()
     Import.objects.filter(id=import_id, status__in=[ImportStatus.PENDING, ImportStatus.RUNNING]).update(
-        status=ImportStatus.FAILED, lease_until=None, finished_at=now, updated_at=now,
-        error=f"The import stopped: {error}. The files added before are kept; importing again adds the rest.")
+        status=ImportStatus.FAILED,
+        lease_until=None,
+        finished_at=now,
+        updated_at=now,
+        error=f"The import stopped: {error}. The files added before are kept; importing again adds the rest.",
+    )
 
 
 def do_recover_imports() -> list[int]:
@@ -252,13 +294,19 @@ def do_recover_imports() -> list[int]:
 
     now = timezone.now()
     Import.objects.filter(status=ImportStatus.RUNNING, lease_until__lt=now, attempts__gte=MAX_ATTEMPTS).update(
-        status=ImportStatus.FAILED, lease_until=None, finished_at=now, updated_at=now,
+        status=ImportStatus.FAILED,
+        lease_until=None,
+        finished_at=now,
+        updated_at=now,
         error=f"The import's worker stopped {MAX_ATTEMPTS} times before it was done (killed, or out of memory). "
-              "The files added before are kept; importing again adds the rest.")
-    lost = list(Import.objects.filter(
-        Q(status=ImportStatus.RUNNING, lease_until__lt=now)
-        | Q(status=ImportStatus.PENDING, updated_at__lt=now - leases.lease())
-    ).values_list("id", flat=True)[:100])
+        "The files added before are kept; importing again adds the rest.",
+    )
+    lost = list(
+        Import.objects.filter(
+            Q(status=ImportStatus.RUNNING, lease_until__lt=now)
+            | Q(status=ImportStatus.PENDING, updated_at__lt=now - leases.lease())
+        ).values_list("id", flat=True)[:100]
+    )
     for import_id in lost:
         run_import.delay(import_id)
     return lost

@@ -70,8 +70,12 @@ def _index(document: Document) -> str:
         # last attempt, say why it failed (the task's own give-up names its message's document, maybe another).
         try:
             if document.attempts >= MAX_ATTEMPTS:
-                _held(document).update(status=DocumentStatus.FAILED, lease_until=None, updated_at=timezone.now(),
-                                       error=f"Indexing failed {MAX_ATTEMPTS} times: {error}")
+                _held(document).update(
+                    status=DocumentStatus.FAILED,
+                    lease_until=None,
+                    updated_at=timezone.now(),
+                    error=f"Indexing failed {MAX_ATTEMPTS} times: {error}",
+                )
             else:
                 _held(document).update(lease_until=timezone.now())
         except DatabaseError:  # the outage that failed the run: the lease runs out by itself
@@ -89,14 +93,18 @@ def _parse_and_embed(document: Document) -> str:
     try:
         size, overlap = document.chunking
         with limits.parse_deadline():
-            parsed = parse(bytes(document.content), filename=document.source_uri or document.display_name,
-                           mime_type=document.mime_type)
+            parsed = parse(
+                bytes(document.content),
+                filename=document.source_uri or document.display_name,
+                mime_type=document.mime_type,
+            )
             pieces = chunk(parsed, size=size, overlap=overlap, max_chunks=limits.max_chunks())
         if not pieces:
             raise UnreadableDocument("no text in it")
     except (UnreadableDocument, limits.LimitExceeded) as unreadable:
-        if not _finish(document, status=DocumentStatus.FAILED,
-                       error=f"Could not read {document.display_name}: {unreadable.reason}"):
+        if not _finish(
+            document, status=DocumentStatus.FAILED, error=f"Could not read {document.display_name}: {unreadable.reason}"
+        ):
             return "lost its claim: left to the worker that took it over"
         return "failed: " + unreadable.reason
     headings = [" › ".join(piece.heading_path) for piece in pieces]
@@ -105,14 +113,23 @@ def _parse_and_embed(document: Document) -> str:
     embedder = get_embedder()
     vectors = []
     for start in range(0, len(pieces), EMBED_BATCH):
-        vectors.extend(embedder.embed_documents(searched[start:start + EMBED_BATCH]))
+        vectors.extend(embedder.embed_documents(searched[start : start + EMBED_BATCH]))
         if len(pieces) > EMBED_BATCH:  # a person following a long document sees it move
             if not _held(document).update(progress=100 * len(vectors) // len(pieces)):
                 return "lost its claim: left to the worker that took it over"  # no use embedding the rest
     rows = [
-        Chunk(document_id=document.id, corpus_id=document.corpus_id, app_name=document.app_name, ordinal=n,
-              text=piece.text, heading=heading, start=piece.start, end=piece.end, search_text=searched[n],
-              embedding=vectors[n])
+        Chunk(
+            document_id=document.id,
+            corpus_id=document.corpus_id,
+            app_name=document.app_name,
+            ordinal=n,
+            text=piece.text,
+            heading=heading,
+            start=piece.start,
+            end=piece.end,
+            search_text=searched[n],
+            embedding=vectors[n],
+        )
         for n, (piece, heading) in enumerate(zip(pieces, headings))
     ]
     with transaction.atomic():
@@ -120,21 +137,22 @@ def _parse_and_embed(document: Document) -> str:
             return "lost its claim: left to the worker that took it over"
         Chunk.objects.filter(document_id=document.id).delete()
         Chunk.objects.bulk_create(rows, batch_size=500)
-        _finish(document, status=DocumentStatus.ACTIVE, chunk_count=len(rows), progress=100,
-                indexed_at=timezone.now())
+        _finish(document, status=DocumentStatus.ACTIVE, chunk_count=len(rows), progress=100, indexed_at=timezone.now())
     return f"{len(rows)} chunks"
 
 
 def _finish(document: Document, **fields: object) -> bool:
     """End this run's claim with ``fields``; False if the claim was no longer held (nothing written)."""
-    return bool(_held(document).update(lease_until=None, error=fields.pop("error", ""), updated_at=timezone.now(),
-                                       **fields))
+    return bool(
+        _held(document).update(lease_until=None, error=fields.pop("error", ""), updated_at=timezone.now(), **fields)
+    )
 
 
 def do_fail_after_error(document_id: int, error: BaseException) -> None:
     """An unexpected error (an outage, a bug) on the last attempt: the document says so instead of staying running."""
     Document.objects.filter(id=document_id, status=DocumentStatus.RUNNING, attempts__gte=MAX_ATTEMPTS).update(
-        status=DocumentStatus.FAILED, lease_until=None, error=f"Indexing failed {MAX_ATTEMPTS} times: {error}")
+        status=DocumentStatus.FAILED, lease_until=None, error=f"Indexing failed {MAX_ATTEMPTS} times: {error}"
+    )
 
 
 def do_recover_documents() -> list[int]:
@@ -147,13 +165,20 @@ def do_recover_documents() -> list[int]:
 
     now = timezone.now()
     Document.objects.filter(status=DocumentStatus.RUNNING, lease_until__lt=now, attempts__gte=MAX_ATTEMPTS).update(
-        status=DocumentStatus.FAILED, lease_until=None, updated_at=now,
+        status=DocumentStatus.FAILED,
+        lease_until=None,
+        updated_at=now,
         error=f"Indexing stopped {MAX_ATTEMPTS} times without finishing (its worker was lost each time): "
-              "index it again once the workers are healthy.")
-    lost = list(Document.objects.filter(
-        Q(status=DocumentStatus.RUNNING, lease_until__lt=now)
-        | Q(status=DocumentStatus.PENDING, updated_at__lt=now - leases.lease())
-    ).filter(attempts__lt=MAX_ATTEMPTS).values_list("id", flat=True)[:1000])
+        "index it again once the workers are healthy.",
+    )
+    lost = list(
+        Document.objects.filter(
+            Q(status=DocumentStatus.RUNNING, lease_until__lt=now)
+            | Q(status=DocumentStatus.PENDING, updated_at__lt=now - leases.lease())
+        )
+        .filter(attempts__lt=MAX_ATTEMPTS)
+        .values_list("id", flat=True)[:1000]
+    )
     # A document waiting its turn behind a long queue looks lost too: sent once a lease, not once a round.
     Document.objects.filter(id__in=lost, status=DocumentStatus.PENDING).update(updated_at=now)
     for document_id in lost:

@@ -34,8 +34,9 @@ def lease() -> timedelta:
     return timedelta(seconds=settings.COGNIZES_KNOWLEDGE_LEASE_SECONDS)
 
 
-def claim(model: type[Row], row_id: int, *, pending: str, running: str, related: tuple[str, ...] = (),
-          **reset: Any) -> Row | None:
+def claim(
+    model: type[Row], row_id: int, *, pending: str, running: str, related: tuple[str, ...] = (), **reset: Any
+) -> Row | None:
     """The row, now ``running`` under a new lease with one more attempt and ``reset`` set; None if it is not to be
     run (done, or held under a live lease)."""
     now = timezone.now()

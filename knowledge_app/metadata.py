@@ -72,8 +72,9 @@ def matching(conditions: Iterable[Condition]) -> Q:
     for key, op, value in conditions:
         check_key(key)
         if op not in OPERATORS or not isinstance(value, _SCALARS):
-            raise InvalidMetadata(f"Compare metadata {key!r} with one of {', '.join(OPERATORS)} to a string, "
-                                  "number or boolean.")
+            raise InvalidMetadata(
+                f"Compare metadata {key!r} with one of {', '.join(OPERATORS)} to a string, number or boolean."
+            )
         check_storable(key, value)
         if op in ("=", "!="):
             equal = Q(metadata__contains={key: value}) | Q(metadata__contains={key: [value]})

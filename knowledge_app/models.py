@@ -29,7 +29,8 @@ class Corpus(models.Model):
     description = models.TextField(blank=True)
     chunk_size = models.PositiveIntegerField(default=1024, help_text="Tokens per chunk at most (Vertex's chunk_size).")
     chunk_overlap = models.PositiveIntegerField(
-        default=200, help_text="Tokens a chunk repeats from the one before it (Vertex's chunk_overlap).")
+        default=200, help_text="Tokens a chunk repeats from the one before it (Vertex's chunk_overlap)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -64,33 +65,45 @@ class Document(models.Model):
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents")
     app_name = models.CharField(max_length=MAX_KEY_LENGTH)
     user_id = models.CharField(
-        max_length=MAX_KEY_LENGTH, blank=True, default="",
+        max_length=MAX_KEY_LENGTH,
+        blank=True,
+        default="",
         help_text="The user it belongs to (uploaded with a key of that user): only that user's keys and the app's "
-                  "see it. Empty: the app's, seen by all its keys.")
+        "see it. Empty: the app's, seen by all its keys.",
+    )
     display_name = models.CharField(max_length=512)
     description = models.TextField(blank=True)
     source_uri = models.CharField(max_length=2048, blank=True, help_text="Where it came from (a file name, a URL).")
     mime_type = models.CharField(max_length=255, blank=True)
     size_bytes = models.BigIntegerField(default=0)
     content_hash = models.CharField(
-        max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document.")
+        max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document."
+    )
     content = models.BinaryField(help_text="The bytes as uploaded, kept to index again.")
     metadata = models.JSONField(
-        default=dict, blank=True, help_text="What the uploader says of it ({\"team\": \"sales\", \"year\": 2025}): "
-        "searches may keep to the documents whose metadata match.")
+        default=dict,
+        blank=True,
+        help_text='What the uploader says of it ({"team": "sales", "year": 2025}): '
+        "searches may keep to the documents whose metadata match.",
+    )
     chunk_size = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Tokens per chunk for this document (Vertex's uploadRagFileConfig); "
-        "empty: the corpus's.")
+        null=True,
+        blank=True,
+        help_text="Tokens per chunk for this document (Vertex's uploadRagFileConfig); empty: the corpus's.",
+    )
     chunk_overlap = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: the corpus's.")
     status = models.CharField(max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.PENDING)
     error = models.TextField(blank=True, help_text="Why it failed: what a person can do about it.")
     chunk_count = models.PositiveIntegerField(default=0)
     progress = models.PositiveSmallIntegerField(
-        default=0, help_text="While running, the percent of its chunks embedded (the slow part); 100 once active.")
+        default=0, help_text="While running, the percent of its chunks embedded (the slow part); 100 once active."
+    )
     attempts = models.PositiveIntegerField(default=0)
     lease_until = models.DateTimeField(
-        null=True, blank=True,
-        help_text="A running document not done by then is presumed lost (worker killed) and run again.")
+        null=True,
+        blank=True,
+        help_text="A running document not done by then is presumed lost (worker killed) and run again.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     indexed_at = models.DateTimeField(null=True, blank=True)
@@ -99,8 +112,11 @@ class Document(models.Model):
 
     class Meta:
         db_table = "knowledge_documents"
-        constraints = [models.UniqueConstraint(fields=["corpus", "user_id", "content_hash"],
-                                               name="documents_unique_content_per_owner")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["corpus", "user_id", "content_hash"], name="documents_unique_content_per_owner"
+            )
+        ]
         indexes = [
             models.Index(fields=["app_name", "corpus", "id"], name="documents_by_corpus"),
             models.Index(fields=["status", "lease_until"], name="documents_by_status"),
@@ -131,7 +147,8 @@ class Chunk(models.Model):
     search_text = models.TextField(help_text="Heading and text as the keyword search reads them.")
     search_vector = models.GeneratedField(
         expression=RawSQL(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, search_text)", ()),
-        output_field=SearchVectorField(), db_persist=True,
+        output_field=SearchVectorField(),
+        db_persist=True,
     )
     embedding = VectorField(dimensions=DIMENSIONS)
 
@@ -142,8 +159,13 @@ class Chunk(models.Model):
             models.Index(fields=["document", "ordinal"], name="chunks_by_document"),
             models.Index(fields=["app_name", "corpus"], name="chunks_by_corpus"),
             GinIndex(fields=["search_vector"], name="chunks_search_vector"),
-            HnswIndex(name="chunks_embedding_hnsw", fields=["embedding"], m=32, ef_construction=128,
-                      opclasses=["vector_cosine_ops"]),
+            HnswIndex(
+                name="chunks_embedding_hnsw",
+                fields=["embedding"],
+                m=32,
+                ef_construction=128,
+                opclasses=["vector_cosine_ops"],
+            ),
         ]
 
     def __str__(self) -> str:
@@ -174,18 +196,26 @@ class Import(models.Model):
     files_found = models.PositiveIntegerField(default=0, help_text="Files under the URIs (known once running).")
     added_count = models.PositiveIntegerField(default=0, help_text="Files that became new documents.")
     skipped_count = models.PositiveIntegerField(
-        default=0, help_text="Files whose bytes were in the corpus already (the same content hash).")
+        default=0, help_text="Files whose bytes were in the corpus already (the same content hash)."
+    )
     refused_count = models.PositiveIntegerField(
-        default=0, help_text="Files that could not be added (unreadable, empty, too large, outside the root).")
+        default=0, help_text="Files that could not be added (unreadable, empty, too large, outside the root)."
+    )
     failures = models.JSONField(default=list, blank=True, help_text="The first refused files, with why.")
     documents = models.ManyToManyField(
-        Document, related_name="imports", blank=True, db_table="knowledge_import_documents",
-        help_text="The documents this import added: it is done when all are indexed (or failed).")
+        Document,
+        related_name="imports",
+        blank=True,
+        db_table="knowledge_import_documents",
+        help_text="The documents this import added: it is done when all are indexed (or failed).",
+    )
     error = models.TextField(blank=True, help_text="Why the import could not run at all.")
     attempts = models.PositiveIntegerField(default=0)
     lease_until = models.DateTimeField(
-        null=True, blank=True,
-        help_text="A running import not renewed by then is presumed lost (worker killed) and run again.")
+        null=True,
+        blank=True,
+        help_text="A running import not renewed by then is presumed lost (worker killed) and run again.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True, help_text="When its files were all added (or it failed).")

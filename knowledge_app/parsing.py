@@ -16,7 +16,7 @@ from collections.abc import Callable
 from knowledge_app.formats import markup, pdf, records, word
 from knowledge_app.parsed import Parsed, Section, UnreadableDocument, trimmed
 
-__all__ = ["Parsed", "Section", "UnreadableDocument", "parse", "decode_text", "FORMATS"]
+__all__ = ["FORMATS", "Parsed", "Section", "UnreadableDocument", "decode_text", "parse"]
 
 _NOT_TEXT = (
     "a binary file, not text (or text in an encoding other than UTF-8 or UTF-16: save it as UTF-8 and upload it again)"

@@ -52,8 +52,15 @@ def claim_next(*, max_attempts: int, **reset: object) -> Document | None:
     now = timezone.now()
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(_NEXT, {"running": DocumentStatus.RUNNING, "pending": DocumentStatus.PENDING, "now": now,
-                                   "max_attempts": max_attempts})
+            cursor.execute(
+                _NEXT,
+                {
+                    "running": DocumentStatus.RUNNING,
+                    "pending": DocumentStatus.PENDING,
+                    "now": now,
+                    "max_attempts": max_attempts,
+                },
+            )
             row = cursor.fetchone()
         if row is None:
             return None
@@ -65,11 +72,21 @@ def claim_next(*, max_attempts: int, **reset: object) -> Document | None:
 
 def claim(document_id: int, **reset: object) -> Document | None:
     """The document named, now ``running`` under this worker's lease; None if it is not to be run (done, or held)."""
-    return leases.claim(Document, document_id, pending=DocumentStatus.PENDING, running=DocumentStatus.RUNNING,
-                        related=("corpus",), **reset)
+    return leases.claim(
+        Document,
+        document_id,
+        pending=DocumentStatus.PENDING,
+        running=DocumentStatus.RUNNING,
+        related=("corpus",),
+        **reset,
+    )
 
 
 def _served(app_name: str, now: datetime) -> None:
     """Mark the app served now (an upsert: two workers may serve one app's first documents at once)."""
-    IndexingTurn.objects.bulk_create([IndexingTurn(app_name=app_name, served_at=now)], update_conflicts=True,
-                                     unique_fields=["app_name"], update_fields=["served_at"])
+    IndexingTurn.objects.bulk_create(
+        [IndexingTurn(app_name=app_name, served_at=now)],
+        update_conflicts=True,
+        unique_fields=["app_name"],
+        update_fields=["served_at"],
+    )

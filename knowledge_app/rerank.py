@@ -94,8 +94,9 @@ def model_for(rerank: bool | None, rerank_model: str | None) -> str:
     return settings.COGNIZES_RERANK_MODEL
 
 
-def search_and_rerank(*, query: str, top_k: int = 10, rerank: bool | None = None, rerank_model: str | None = None,
-                      **search: Any) -> Ranked:
+def search_and_rerank(
+    *, query: str, top_k: int = 10, rerank: bool | None = None, rerank_model: str | None = None, **search: Any
+) -> Ranked:
     """``search_chunks`` with the rerank stage: ``rerank`` True/False asks for it or not (None: as the server's
     default model says), ``rerank_model`` names the model. The other arguments are ``search_chunks``'s."""
     name = model_for(rerank, rerank_model)
@@ -109,16 +110,20 @@ def search_and_rerank(*, query: str, top_k: int = 10, rerank: bool | None = None
         model, unbuilt = None, str(error)  # the server's default: its operator's to fix, not the caller's
     fused = search_chunks(query=query, top_k=candidate_count(top_k), **search)
     if model is None:
-        logger.warning("knowledge rerank: COGNIZES_RERANK_MODEL names no model (%s): the fused order is returned",
-                       unbuilt)
+        logger.warning(
+            "knowledge rerank: COGNIZES_RERANK_MODEL names no model (%s): the fused order is returned", unbuilt
+        )
         return _failed(fused[:top_k], name, unbuilt)
     return rerank_hits(query, fused, model=model, name=name, top_k=top_k)
 
 
 def _model(name: str) -> Any:
     try:
-        return model_named(name, api_base=settings.COGNIZES_RERANK_MODEL_API_BASE,
-                           timeout=settings.COGNIZES_RERANK_MODEL_TIMEOUT_SECONDS)
+        return model_named(
+            name,
+            api_base=settings.COGNIZES_RERANK_MODEL_API_BASE,
+            timeout=settings.COGNIZES_RERANK_MODEL_TIMEOUT_SECONDS,
+        )
     except ValueError as error:  # LLMRegistry: no class serves the name
         raise RerankRefused(f"No model is named {name!r}: {error}") from None
 
@@ -140,8 +145,7 @@ def rerank_hits(query: str, hits: list[Hit], *, model: Any, name: str, top_k: in
         return _failed(hits[:top_k], name, reason)
     ranked = set(order)
     ordered = [(hits[i], RANKED) for i in order] + [(hit, UNRANKED) for i, hit in enumerate(hits) if i not in ranked]
-    return Ranked([_placed(hit, rank, state) for rank, (hit, state) in enumerate(ordered[:top_k], 1)],
-                  model=name)
+    return Ranked([_placed(hit, rank, state) for rank, (hit, state) in enumerate(ordered[:top_k], 1)], model=name)
 
 
 def _failed(hits: list[Hit], name: str, reason: str) -> Ranked:

@@ -71,10 +71,12 @@ MAX_QUERY_CHARS = 4000
 _OWNERS = "(%(user)s::text IS NULL OR user_id IN ('', %(user)s))"
 """The documents a caller may see (``Document.objects.seen_by``, in SQL): the app's, and its user's if the key
 is one user's; ``%(user)s`` NULL for the whole app's key. Issue 41 H: in the scope, never filtered after."""
-_SCOPE = ("{p}app_name = %(app)s AND {p}corpus_id = ANY(%(corpora)s)"
-          " AND (%(documents)s::bigint[] IS NULL OR {p}document_id = ANY(%(documents)s))"
-          " AND (%(user)s::text IS NULL OR {p}document_id IN (SELECT id FROM knowledge_documents"
-          " WHERE app_name = %(app)s AND corpus_id = ANY(%(corpora)s) AND " + _OWNERS + "))")
+_SCOPE = (
+    "{p}app_name = %(app)s AND {p}corpus_id = ANY(%(corpora)s)"
+    " AND (%(documents)s::bigint[] IS NULL OR {p}document_id = ANY(%(documents)s))"
+    " AND (%(user)s::text IS NULL OR {p}document_id IN (SELECT id FROM knowledge_documents"
+    " WHERE app_name = %(app)s AND corpus_id = ANY(%(corpora)s) AND " + _OWNERS + "))"
+)
 
 _FUSED = {
     "scores": """
@@ -119,7 +121,8 @@ def _statement(mode: str, method: str, lexemes: int) -> str:
     number), fused by ``method``; each list alone too: what bench/knowledge_quality.py and the admin compare the
     fusion with."""
     return _STATEMENT.format(
-        sources=hybrid_search.rank_lists(mode, "bigint"), fused=_FUSED[method],
+        sources=hybrid_search.rank_lists(mode, "bigint"),
+        fused=_FUSED[method],
         vector=hybrid_search.vector_ranks("knowledge_chunks", _SCOPE.format(p="")),
         keyword=hybrid_search.keyword_ranks_of("knowledge_chunks", _SCOPE.format(p="m."), lexemes, "bigint"),
     )
@@ -128,10 +131,11 @@ def _statement(mode: str, method: str, lexemes: int) -> str:
 # BM25's N, the chunks in scope, from their documents' counts (set with the chunks, in one transaction): a
 # corpus has tens of chunks per document, and counting a million-chunk corpus's rows would cost every search.
 # With it the query's lexemes, which the search statement is written for.
-_COUNT = ("SELECT (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_documents WHERE app_name = %(app)s"
-          " AND corpus_id = ANY(%(corpora)s) AND (%(documents)s::bigint[] IS NULL OR id = ANY(%(documents)s))"
-          " AND " + _OWNERS + "), "
-          + hybrid_search.QUERY_LEXEMES)
+_COUNT = (
+    "SELECT (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_documents WHERE app_name = %(app)s"
+    " AND corpus_id = ANY(%(corpora)s) AND (%(documents)s::bigint[] IS NULL OR id = ANY(%(documents)s))"
+    " AND " + _OWNERS + "), " + hybrid_search.QUERY_LEXEMES
+)
 
 
 @dataclass(frozen=True)
@@ -157,11 +161,20 @@ class Hit:
     """What the rerank stage did with the hit (``knowledge_app.rerank.RERANK_STATES``), None: none was asked."""
 
 
-def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: int = 10,
-                  vector_distance_threshold: float | None = None, mode: str = "hybrid",
-                  fusion: Fusion = FUSION, embedding: list[float] | None = None,
-                  document_ids: list[int] | None = None, metadata: list[Condition] | None = None,
-                  user_id: str | None = None) -> list[Hit]:
+def search_chunks(
+    *,
+    app_name: str,
+    corpus_ids: list[int],
+    query: str,
+    top_k: int = 10,
+    vector_distance_threshold: float | None = None,
+    mode: str = "hybrid",
+    fusion: Fusion = FUSION,
+    embedding: list[float] | None = None,
+    document_ids: list[int] | None = None,
+    metadata: list[Condition] | None = None,
+    user_id: str | None = None,
+) -> list[Hit]:
     """The chunks of ``corpus_ids`` (the app's) that best answer ``query``, best first.
 
     ``document_ids``: only these documents' chunks (Vertex's ``rag_file_ids``); ``metadata``: only those of the
@@ -173,22 +186,33 @@ def search_chunks(*, app_name: str, corpus_ids: list[int], query: str, top_k: in
     limits.check_query(query)  # refused past the limit (issue 41 J3); within it, cut to what BM25 and the model read
     query = query[:MAX_QUERY_CHARS]
     if metadata:
-        kept = Document.objects.filter(app_name=app_name, corpus_id__in=corpus_ids).seen_by(user_id).filter(
-            matching(metadata))
+        kept = (
+            Document.objects.filter(app_name=app_name, corpus_id__in=corpus_ids)
+            .seen_by(user_id)
+            .filter(matching(metadata))
+        )
         if document_ids is not None:
             kept = kept.filter(id__in=document_ids)
         document_ids = list(kept.values_list("id", flat=True))
     if not corpus_ids or not query.strip() or document_ids == []:
         return []
     params = {
-        "app": app_name, "corpora": list(corpus_ids), "documents": document_ids, "user": user_id,
+        "app": app_name,
+        "corpora": list(corpus_ids),
+        "documents": document_ids,
+        "user": user_id,
         "text": search_text(query),
         "embedding": hybrid_search.vector_literal(
-            embedding if embedding is not None else get_embedder().embed_query(query)),
-        "candidates": max(CANDIDATES, top_k), "top_k": top_k, "k1": BM25_K1, "b": BM25_B,
+            embedding if embedding is not None else get_embedder().embed_query(query)
+        ),
+        "candidates": max(CANDIDATES, top_k),
+        "top_k": top_k,
+        "k1": BM25_K1,
+        "b": BM25_B,
         # One list alone is that list's order: the other's scores (the cosine of every candidate is known) weigh 0.
         "w_vector": 0.0 if mode == "keyword" else fusion.vector,
-        "w_keyword": 0.0 if mode == "vector" else fusion.keyword, "rrf_k": fusion.rrf_k,
+        "w_keyword": 0.0 if mode == "vector" else fusion.keyword,
+        "rrf_k": fusion.rrf_k,
         "threshold": 2.0 if vector_distance_threshold is None else vector_distance_threshold,
     }
     with transaction.atomic(), connection.cursor() as cursor:

@@ -65,8 +65,10 @@ def documents(app_name: str, corpus_id: int, *, user_id: str | None) -> QuerySet
 def check_document_write(document: Document, *, user_id: str | None) -> None:
     """A key of one user changes only the documents it uploaded; the app's key changes any."""
     if user_id is not None and document.user_id != user_id:
-        raise DocumentNotYours("A key restricted to one user changes only the files uploaded with a key of that "
-                               "user; this one is the app's.")
+        raise DocumentNotYours(
+            "A key restricted to one user changes only the files uploaded with a key of that "
+            "user; this one is the app's."
+        )
 
 
 def get_corpus(app_name: str, corpus_id: int) -> Corpus | None:
@@ -76,22 +78,31 @@ def get_corpus(app_name: str, corpus_id: int) -> Corpus | None:
 def check_chunking(size: int, overlap: int) -> None:
     """Refuse a chunking no document can be cut with (how many chunks a document makes is indexing's limit)."""
     if not 1 <= size <= limits.MAX_CHUNK_SIZE or not 0 <= overlap < size:
-        raise KnowledgeError(f"chunk_size must be from 1 to {limits.MAX_CHUNK_SIZE} and chunk_overlap from 0 to "
-                             f"below it (got {size}, {overlap}).")
+        raise KnowledgeError(
+            f"chunk_size must be from 1 to {limits.MAX_CHUNK_SIZE} and chunk_overlap from 0 to "
+            f"below it (got {size}, {overlap})."
+        )
 
 
-def do_create_corpus(*, app_name: str, display_name: str, description: str = "", chunk_size: int = 1024,
-                     chunk_overlap: int = 200) -> Corpus:
+def do_create_corpus(
+    *, app_name: str, display_name: str, description: str = "", chunk_size: int = 1024, chunk_overlap: int = 200
+) -> Corpus:
     if not display_name.strip():
         raise KnowledgeError("A corpus needs a display name.")
     _check_lengths(Corpus, display_name=display_name.strip())
     check_chunking(chunk_size, chunk_overlap)
-    return Corpus.objects.create(app_name=app_name, display_name=display_name.strip(), description=description,
-                                 chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    return Corpus.objects.create(
+        app_name=app_name,
+        display_name=display_name.strip(),
+        description=description,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+    )
 
 
-def chunking_for(corpus: Corpus, chunk_size: int | None = None,
-                 chunk_overlap: int | None = None) -> tuple[int, int] | None:
+def chunking_for(
+    corpus: Corpus, chunk_size: int | None = None, chunk_overlap: int | None = None
+) -> tuple[int, int] | None:
     """``(size, overlap)`` of a document given either or both, checked; None for neither (the corpus's).
 
     A size alone keeps no overlap and an overlap alone takes the corpus's size, as Vertex's unset fields are 0.
@@ -110,9 +121,19 @@ class Added:
     """False: these bytes were in the corpus already (nothing changed but, if another was asked for, its chunking)."""
 
 
-def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: str = "", display_name: str = "",
-                    description: str = "", chunk_size: int | None = None, chunk_overlap: int | None = None,
-                    metadata: dict[str, Any] | None = None, user_id: str = "") -> Added:
+def do_add_document(
+    corpus: Corpus,
+    *,
+    data: bytes,
+    filename: str,
+    mime_type: str = "",
+    display_name: str = "",
+    description: str = "",
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    metadata: dict[str, Any] | None = None,
+    user_id: str = "",
+) -> Added:
     """Store a document and have a worker index it (once this transaction commits); the same bytes: the one there.
 
     ``chunk_size`` / ``chunk_overlap``: this document's chunking instead of the corpus's (Vertex sets it per file;
@@ -145,10 +166,19 @@ def do_add_document(corpus: Corpus, *, data: bytes, filename: str, mime_type: st
     try:
         with transaction.atomic():
             document = Document.objects.create(
-                corpus=corpus, app_name=corpus.app_name, user_id=user_id,
-                display_name=display_name or filename or digest[:12], description=description,
-                source_uri=filename, mime_type=guessed, size_bytes=len(data), content_hash=digest, content=data,
-                chunk_size=chunking and chunking[0], chunk_overlap=chunking and chunking[1], metadata=metadata or {},
+                corpus=corpus,
+                app_name=corpus.app_name,
+                user_id=user_id,
+                display_name=display_name or filename or digest[:12],
+                description=description,
+                source_uri=filename,
+                mime_type=guessed,
+                size_bytes=len(data),
+                content_hash=digest,
+                content=data,
+                chunk_size=chunking and chunking[0],
+                chunk_overlap=chunking and chunking[1],
+                metadata=metadata or {},
             )
     except IntegrityError:  # the same bytes, uploaded at the same moment by another request
         return Added(owned.get(content_hash=digest), created=False)
@@ -165,7 +195,7 @@ def get_memory_file_user(display_name: str) -> str:
     """
     if not display_name.startswith(ADK_MEMORY_PREFIX):
         return ""
-    parts = display_name[len(ADK_MEMORY_PREFIX):].split(".")
+    parts = display_name[len(ADK_MEMORY_PREFIX) :].split(".")
     if len(parts) != 3:
         return ""
     try:

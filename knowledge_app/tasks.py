@@ -15,8 +15,9 @@ from knowledge_app import imports, ingestion
 logger = logging.getLogger(__name__)
 
 
-def _giving_up_after_the_last_try(task: Task, work: Callable[[int], str], give_up: Callable[[int, BaseException], None],
-                                  object_id: int) -> str:
+def _giving_up_after_the_last_try(
+    task: Task, work: Callable[[int], str], give_up: Callable[[int, BaseException], None], object_id: int
+) -> str:
     """``work(object_id)``; on an error that will not be retried (the last try, or not transient), ``give_up`` first."""
     try:
         return work(object_id)
@@ -31,8 +32,9 @@ def ingest_document(self, document_id: int) -> str:
     """Index one document (parse, chunk, embed, swap its chunks in): the one whose turn it is
     (``knowledge_app.queue``). Each pending document has sent one of these messages; which document a message
     runs is the fair queue's choice, so ``document_id`` is only what the sender added."""
-    return _giving_up_after_the_last_try(self, lambda _: ingestion.do_ingest_next(), ingestion.do_fail_after_error,
-                                         document_id)
+    return _giving_up_after_the_last_try(
+        self, lambda _: ingestion.do_ingest_next(), ingestion.do_fail_after_error, document_id
+    )
 
 
 @shared_task(**RETRIED_THROUGH_OUTAGES)
@@ -56,7 +58,13 @@ def recover_imports() -> None:
 @worker_ready.connect
 def _recover_while_running(**_: object) -> None:
     """Every worker sends lost documents and imports again on timers of its own, beat or no beat (as memory's jobs)."""
-    for name, recover in (("recover-documents", ingestion.do_recover_documents),
-                          ("recover-imports", imports.do_recover_imports)):
-        run_on_a_timer(name, recover, first=settings.COGNIZES_KNOWLEDGE_LEASE_SECONDS + 1,
-                       every=lambda: settings.COGNIZES_JOB_RECOVERY_SECONDS)
+    for name, recover in (
+        ("recover-documents", ingestion.do_recover_documents),
+        ("recover-imports", imports.do_recover_imports),
+    ):
+        run_on_a_timer(
+            name,
+            recover,
+            first=settings.COGNIZES_KNOWLEDGE_LEASE_SECONDS + 1,
+            every=lambda: settings.COGNIZES_JOB_RECOVERY_SECONDS,
+        )

@@ -42,13 +42,18 @@ class PostgresMemoryService(BaseMemoryService):
         )
         if stored is not None:
             consolidation.do_enqueue_session(
-                app_name=session.app_name, user_id=session.user_id, session_id=session.id,
+                app_name=session.app_name,
+                user_id=session.user_id,
+                session_id=session.id,
                 run_inline=self.consolidate_inline,
             )
         else:  # a session kept by another session service: take the events it carries
             consolidation.do_enqueue_events(
-                app_name=session.app_name, user_id=session.user_id, session_id=session.id,
-                events=_dump(session.events), run_inline=self.consolidate_inline,
+                app_name=session.app_name,
+                user_id=session.user_id,
+                session_id=session.id,
+                events=_dump(session.events),
+                run_inline=self.consolidate_inline,
             )
 
     @override
@@ -63,8 +68,12 @@ class PostgresMemoryService(BaseMemoryService):
     ) -> None:
         await run_in_db_thread(
             consolidation.do_enqueue_events,
-            app_name=app_name, user_id=user_id, events=_dump(events), session_id=session_id or "",
-            custom_metadata=dict(custom_metadata or {}), run_inline=self.consolidate_inline,
+            app_name=app_name,
+            user_id=user_id,
+            events=_dump(events),
+            session_id=session_id or "",
+            custom_metadata=dict(custom_metadata or {}),
+            run_inline=self.consolidate_inline,
         )
 
     @override
@@ -93,7 +102,10 @@ class PostgresMemoryService(BaseMemoryService):
         # An agent's turn is not refused for a long user message (ADK's preload tool sends it whole as the
         # query): the service's limit refuses hostile API requests; here the query is cut to it.
         hits = await run_in_db_thread(
-            search_memories, app_name=app_name, user_id=user_id, query=query[: limits.max_query_chars()],
+            search_memories,
+            app_name=app_name,
+            user_id=user_id,
+            query=query[: limits.max_query_chars()],
             limit=self.search_limit,
         )
         return SearchMemoryResponse(memories=[_entry(hit) for hit in hits])
@@ -104,9 +116,7 @@ class PostgresMemoryService(BaseMemoryService):
         if memory_id is None:
             await run_in_db_thread(services.do_erase_user, app_name=app_name, user_id=user_id)
         else:
-            await run_in_db_thread(
-                services.do_delete_memory, memory_id=memory_id, app_name=app_name, user_id=user_id
-            )
+            await run_in_db_thread(services.do_delete_memory, memory_id=memory_id, app_name=app_name, user_id=user_id)
 
 
 def _dump(events: Sequence[Event]) -> list[dict[str, Any]]:
@@ -121,7 +131,9 @@ def _entry(hit: MemoryHit) -> MemoryEntry:
     when = hit.event_time or hit.created_at
     return MemoryEntry(
         id=str(hit.id),
-        content=types.Content(role="user" if hit.author in ("", "user") else "model", parts=[types.Part(text=hit.text)]),
+        content=types.Content(
+            role="user" if hit.author in ("", "user") else "model", parts=[types.Part(text=hit.text)]
+        ),
         author=hit.author or None,
         timestamp=when.isoformat(),
         custom_metadata=hit.metadata,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, time, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
@@ -83,8 +82,12 @@ class HeldAtFilter(admin.SimpleListFilter):
 
     title = "held at"
     parameter_name = "as_of"
-    _AGO = {"1d": ("a day ago", timedelta(days=1)), "7d": ("a week ago", timedelta(days=7)),
-            "30d": ("a month ago", timedelta(days=30)), "365d": ("a year ago", timedelta(days=365))}
+    _AGO = {
+        "1d": ("a day ago", timedelta(days=1)),
+        "7d": ("a week ago", timedelta(days=7)),
+        "30d": ("a month ago", timedelta(days=30)),
+        "365d": ("a year ago", timedelta(days=365)),
+    }
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
         choices = [(key, label) for key, (label, _) in self._AGO.items()]
@@ -103,7 +106,7 @@ class HeldAtFilter(admin.SimpleListFilter):
         moment = parse_datetime(value) or _midnight(parse_date(value))
         if moment is None:
             raise IncorrectLookupParameters(f"Not a time: {value!r}")
-        return moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt_timezone.utc)
+        return moment if timezone.is_aware(moment) else timezone.make_aware(moment, UTC)
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         moment = self.moment()
@@ -124,10 +127,33 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
         "otherwise this matches text."
     )
     readonly_fields = (
-        "id", "app_name", "user_id", "extra_scope", "text", "author", "kind", "topic", "importance", "strength", "access_count",
-        "last_accessed_at", "source_sessions", "source_event_ids", "pretty_metadata", "event_time",
-        "valid_from", "valid_until", "expires_at", "status", "superseded_by", "forgotten_at", "context", "names",
-        "embedder", "created_at", "updated_at",
+        "id",
+        "app_name",
+        "user_id",
+        "extra_scope",
+        "text",
+        "author",
+        "kind",
+        "topic",
+        "importance",
+        "strength",
+        "access_count",
+        "last_accessed_at",
+        "source_sessions",
+        "source_event_ids",
+        "pretty_metadata",
+        "event_time",
+        "valid_from",
+        "valid_until",
+        "expires_at",
+        "status",
+        "superseded_by",
+        "forgotten_at",
+        "context",
+        "names",
+        "embedder",
+        "created_at",
+        "updated_at",
     )
     exclude = ("embedding", "search_text", "metadata")
     inlines = [RevisionInline]
@@ -142,12 +168,15 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
     @admin.display(description="source sessions")
     def source_sessions(self, memory: Memory) -> str:
         """Each session the memory came from, a link to its page while it exists."""
-        found = dict(Session.objects.filter(
-            app_name=memory.app_name, user_id=memory.user_id, session_id__in=memory.source_session_ids
-        ).values_list("session_id", "pk"))
+        found = dict(
+            Session.objects.filter(
+                app_name=memory.app_name, user_id=memory.user_id, session_id__in=memory.source_session_ids
+            ).values_list("session_id", "pk")
+        )
         links = [
             format_html('<a href="{}">{}</a>', reverse("admin:sessions_app_session_change", args=[found[sid]]), sid)
-            if sid in found else format_html("{} <span class=\"help\">(deleted)</span>", sid)
+            if sid in found
+            else format_html('{} <span class="help">(deleted)</span>', sid)
             for sid in memory.source_session_ids
         ]
         return format_html_join(", ", "{}", ((link,) for link in links)) or "—"
@@ -162,8 +191,12 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
             request.GET.get(name) or request.GET.get(f"{name}__exact") for name in ("app_name", "user_id")
         )
         if search_term and not (app_name and user_id):
-            self.message_user(request, "Text-only search: choose one app and one user in the filters to rank "
-                              "memories by meaning, as an agent's search does.", messages.WARNING)
+            self.message_user(
+                request,
+                "Text-only search: choose one app and one user in the filters to rank "
+                "memories by meaning, as an agent's search does.",
+                messages.WARNING,
+            )
         if not (search_term and app_name and user_id):
             return super().get_search_results(request, queryset, search_term)
         as_of = HeldAtFilter(request, request.GET.copy(), Memory, self).moment()
@@ -171,10 +204,15 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
             app_name=app_name, user_id=user_id, query=search_term, limit=50, reinforce=False, as_of=as_of
         )
         held = f" as they held at {as_of:%Y-%m-%d %H:%M %Z}" if as_of else ""
-        self.message_user(request, f"Hybrid search (meaning and keywords) of {user_id}'s memories in {app_name}"
-                          f"{held}: {len(hits)} ranked.", messages.INFO)
+        self.message_user(
+            request,
+            f"Hybrid search (meaning and keywords) of {user_id}'s memories in {app_name}{held}: {len(hits)} ranked.",
+            messages.INFO,
+        )
         rank = Case(*[When(id=hit.id, then=i) for i, hit in enumerate(hits)], output_field=IntegerField())
-        return queryset.filter(id__in=[hit.id for hit in hits]).annotate(search_rank=rank).order_by("search_rank"), False
+        return queryset.filter(id__in=[hit.id for hit in hits]).annotate(search_rank=rank).order_by(
+            "search_rank"
+        ), False
 
     def get_ordering(self, request: HttpRequest):
         return () if request.GET.get("q") else ("-updated_at",)
@@ -191,13 +229,23 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
 
     @admin.action(description="Forget selected memories (soft delete)", permissions=["act"])
     def forget(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._each(request, queryset, lambda m: services.do_forget(
-            memory_id=m.id, app_name=m.app_name, user_id=m.user_id, cause=_cause(request)), "forgotten")
+        self._each(
+            request,
+            queryset,
+            lambda m: services.do_forget(memory_id=m.id, app_name=m.app_name, user_id=m.user_id, cause=_cause(request)),
+            "forgotten",
+        )
 
     @admin.action(description="Restore selected memories", permissions=["act"])
     def restore(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._each(request, queryset, lambda m: services.do_restore(
-            memory_id=m.id, app_name=m.app_name, user_id=m.user_id, cause=_cause(request)), "restored")
+        self._each(
+            request,
+            queryset,
+            lambda m: services.do_restore(
+                memory_id=m.id, app_name=m.app_name, user_id=m.user_id, cause=_cause(request)
+            ),
+            "restored",
+        )
 
     @admin.action(description="Roll back the last change of selected memories", permissions=["act"])
     def roll_back_last_change(self, request: HttpRequest, queryset: QuerySet) -> None:
@@ -220,7 +268,15 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
 @admin.register(ConsolidationJob)
 class ConsolidationJobAdmin(admin.ModelAdmin):
     list_display = (  # chosen to fit a 1400-px screen beside the filters
-        "id", "app_name", "user_id", "session_id", "status", "attempts", "memories", "finished_at", "short_error",
+        "id",
+        "app_name",
+        "user_id",
+        "session_id",
+        "status",
+        "attempts",
+        "memories",
+        "finished_at",
+        "short_error",
     )
     list_filter = ("status", "app_name")
     search_fields = ("user_id", "session_id")
@@ -266,7 +322,9 @@ def forget_session_memories(modeladmin: SessionAdmin, request: HttpRequest, quer
     forgotten = detached = 0
     for session in queryset:
         outcome = services.do_forget_session_memories(
-            app_name=session.app_name, user_id=session.user_id, session_id=session.session_id,
+            app_name=session.app_name,
+            user_id=session.user_id,
+            session_id=session.session_id,
             event_ids=list(session.events.values_list("event_id", flat=True)),
             cause=f"{_cause(request)}: forget the memories of session {session.session_id}",
         )

@@ -30,9 +30,26 @@ class MemorySerializer(serializers.ModelSerializer):
     class Meta:
         model = Memory
         fields = [
-            "id", "text", "author", "kind", "topic", "extra_scope", "importance", "strength", "access_count",
-            "last_accessed_at", "source_session_id", "source_session_ids", "source_event_ids", "metadata", "event_time",
-            "expires_at", "status", "superseded_by", "created_at", "updated_at",
+            "id",
+            "text",
+            "author",
+            "kind",
+            "topic",
+            "extra_scope",
+            "importance",
+            "strength",
+            "access_count",
+            "last_accessed_at",
+            "source_session_id",
+            "source_session_ids",
+            "source_event_ids",
+            "metadata",
+            "event_time",
+            "expires_at",
+            "status",
+            "superseded_by",
+            "created_at",
+            "updated_at",
         ]
         read_only_fields = fields
 
@@ -61,19 +78,29 @@ class MemoryBankConfigSerializer(serializers.ModelSerializer):
     class Meta:
         model = MemoryBankConfig
         fields = [
-            "managed_topics", "custom_topics", "examples", "default_ttl", "create_ttl", "generate_created_ttl",
-            "generate_updated_ttl", "revision_ttl", "updated_at",
+            "managed_topics",
+            "custom_topics",
+            "examples",
+            "default_ttl",
+            "create_ttl",
+            "generate_created_ttl",
+            "generate_updated_ttl",
+            "revision_ttl",
+            "updated_at",
         ]
         read_only_fields = ["updated_at"]
 
 
 class SearchSerializer(serializers.Serializer):
-    query = serializers.CharField(help_text="What to find; at most COGNIZES_MAX_QUERY_CHARS characters "
-                                  "(cognizes.access.limits, checked by the search).")
+    query = serializers.CharField(
+        help_text="What to find; at most COGNIZES_MAX_QUERY_CHARS characters "
+        "(cognizes.access.limits, checked by the search)."
+    )
     limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
     as_of = serializers.DateTimeField(
-        required=False, help_text="Search what held at this moment (ISO 8601) instead of now: superseded memories "
-        "included if they held then."
+        required=False,
+        help_text="Search what held at this moment (ISO 8601) instead of now: superseded memories "
+        "included if they held then.",
     )
 
 
@@ -105,8 +132,17 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = ConsolidationJob
         fields = [
-            "id", "session_id", "status", "watermark", "attempts", "error", "memories_created", "memories_updated",
-            "created_at", "started_at", "finished_at",
+            "id",
+            "session_id",
+            "status",
+            "watermark",
+            "attempts",
+            "error",
+            "memories_created",
+            "memories_updated",
+            "created_at",
+            "started_at",
+            "finished_at",
         ]
 
 
@@ -142,19 +178,33 @@ def _raise_for(error: services.MemoryServiceError) -> None:
 
 
 class MemoriesView(ScopedView):
-    @extend_schema(operation_id="list_memories", parameters=filter_parameters(MemoryFilter),
-                   responses=paginated(MemorySerializer))
+    @extend_schema(
+        operation_id="list_memories", parameters=filter_parameters(MemoryFilter), responses=paginated(MemorySerializer)
+    )
     def get(self, request: Request, app_name: str, user_id: str) -> Response:
         """The user's memories, newest first (``?kind=``, ``?status=``, ``?updated_since=``)."""
         queryset = filtered(
-            MemoryFilter, request.query_params, Memory.objects.for_scope(app_name, user_id).order_by("-updated_at", "id")
+            MemoryFilter,
+            request.query_params,
+            Memory.objects.for_scope(app_name, user_id).order_by("-updated_at", "id"),
         )
         return page_of(self, request, queryset, MemorySerializer)
 
     @extend_schema(
-        operation_id="create_memory", request=MemoryCreateSerializer, responses={201: RememberOutSerializer},
-        examples=[OpenApiExample("A preference", request_only=True, value={
-            "text": "Prefers temperatures in Celsius.", "kind": "preference", "metadata": {"source": "settings page"}})],
+        operation_id="create_memory",
+        request=MemoryCreateSerializer,
+        responses={201: RememberOutSerializer},
+        examples=[
+            OpenApiExample(
+                "A preference",
+                request_only=True,
+                value={
+                    "text": "Prefers temperatures in Celsius.",
+                    "kind": "preference",
+                    "metadata": {"source": "settings page"},
+                },
+            )
+        ],
     )
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
         """Remember a statement: merged into a known memory if it says the same, else created."""
@@ -197,11 +247,16 @@ class MemoryView(ScopedView):
 
 class MemorySearchView(ScopedView):
     @extend_schema(
-        operation_id="search_memories", request=SearchSerializer, responses=HitSerializer(many=True),
+        operation_id="search_memories",
+        request=SearchSerializer,
+        responses=HitSerializer(many=True),
         examples=[
             OpenApiExample("What holds now", request_only=True, value={"query": "temperature unit", "limit": 5}),
-            OpenApiExample("What held then", request_only=True,
-                           value={"query": "where does she live", "as_of": "2026-06-01T00:00:00Z"}),
+            OpenApiExample(
+                "What held then",
+                request_only=True,
+                value={"query": "where does she live", "as_of": "2026-06-01T00:00:00Z"},
+            ),
         ],
     )
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
@@ -262,7 +317,9 @@ class SessionForgetView(ScopedView):
     @extend_schema(operation_id="forget_session_memories", request=None, responses=SessionForgettingSerializer)
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         outcome = services.do_forget_session_memories(
-            app_name=app_name, user_id=user_id, session_id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
             cause=f"{_cause(request)}: forget the memories of session {session_id}",
         )
         return Response({"forgotten": outcome.forgotten, "detached": outcome.detached})
@@ -286,8 +343,9 @@ class MemoryBankConfigView(ScopedView):
         """The app's memory bank settings: topics and examples extraction follows, TTLs."""
         return Response(MemoryBankConfigSerializer(services.get_bank_config(app_name)).data)
 
-    @extend_schema(operation_id="update_memory_config", request=MemoryBankConfigSerializer,
-                   responses=MemoryBankConfigSerializer)
+    @extend_schema(
+        operation_id="update_memory_config", request=MemoryBankConfigSerializer, responses=MemoryBankConfigSerializer
+    )
     def patch(self, request: Request, app_name: str) -> Response:
         """Change some of the app's memory bank settings (a key of the whole app only)."""
         if self.scope.only_user:

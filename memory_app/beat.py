@@ -25,9 +25,7 @@ logger = logging.getLogger(__name__)
 def forget() -> None:
     """Decay strengths, forget the weak and expired, purge what was forgotten long ago and expired revisions."""
     report = do_decay()
-    report = dataclasses.replace(
-        report, purged=do_purge_forgotten(), revisions_expired=do_purge_expired_revisions()
-    )
+    report = dataclasses.replace(report, purged=do_purge_forgotten(), revisions_expired=do_purge_expired_revisions())
     logger.info("memory forgetting: %s", report)
 
 
@@ -46,5 +44,9 @@ def _recover_while_running(**_: object) -> None:
     ``COGNIZES_JOB_RECOVERY_SECONDS``. Recoveries on many workers at once send
     each job once (``do_recover_jobs`` claims what it sends).
     """
-    run_on_a_timer("recover-jobs", do_recover_jobs, first=settings.COGNIZES_JOB_LEASE_SECONDS + 1,
-                   every=lambda: settings.COGNIZES_JOB_RECOVERY_SECONDS)
+    run_on_a_timer(
+        "recover-jobs",
+        do_recover_jobs,
+        first=settings.COGNIZES_JOB_LEASE_SECONDS + 1,
+        every=lambda: settings.COGNIZES_JOB_RECOVERY_SECONDS,
+    )

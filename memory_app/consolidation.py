@@ -47,37 +47,59 @@ class JobTakenOver(Exception):
 
 
 def do_enqueue_session(
-    *, app_name: str, user_id: str, session_id: str, custom_metadata: dict[str, Any] | None = None,
-    run_inline: bool = False, generation: Generation = Generation(),
+    *,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    custom_metadata: dict[str, Any] | None = None,
+    run_inline: bool = False,
+    generation: Generation = Generation(),
 ) -> ConsolidationJob:
     """Record a job for the session's new events and run it (on a worker, or now)."""
     generation.check()
     job = ConsolidationJob.objects.create(
-        app_name=app_name, user_id=user_id, session_id=session_id, custom_metadata=dict(custom_metadata or {}),
-        lease_until=_redispatch_time(), **_generation_fields(generation),
+        app_name=app_name,
+        user_id=user_id,
+        session_id=session_id,
+        custom_metadata=dict(custom_metadata or {}),
+        lease_until=_redispatch_time(),
+        **_generation_fields(generation),
     )
     return _dispatch(job, run_inline)
 
 
 def do_enqueue_events(
-    *, app_name: str, user_id: str, events: list[dict[str, Any]], session_id: str = "",
-    custom_metadata: dict[str, Any] | None = None, run_inline: bool = False,
-    extra_scope: dict[str, str] | None = None, generation: Generation = Generation(),
+    *,
+    app_name: str,
+    user_id: str,
+    events: list[dict[str, Any]],
+    session_id: str = "",
+    custom_metadata: dict[str, Any] | None = None,
+    run_inline: bool = False,
+    extra_scope: dict[str, str] | None = None,
+    generation: Generation = Generation(),
 ) -> ConsolidationJob:
     """Record a job for events given directly (not read from the session store)."""
     generation.check()
     job = ConsolidationJob.objects.create(
-        app_name=app_name, user_id=user_id, session_id=session_id, events=events,
-        custom_metadata=dict(custom_metadata or {}), extra_scope=dict(extra_scope or {}),
-        lease_until=_redispatch_time(), **_generation_fields(generation),
+        app_name=app_name,
+        user_id=user_id,
+        session_id=session_id,
+        events=events,
+        custom_metadata=dict(custom_metadata or {}),
+        extra_scope=dict(extra_scope or {}),
+        lease_until=_redispatch_time(),
+        **_generation_fields(generation),
     )
     return _dispatch(job, run_inline)
 
 
 def _generation_fields(generation: Generation) -> dict[str, Any]:
     return {
-        "consolidate": generation.consolidate, "metadata_merge": generation.metadata_merge,
-        "allowed_kinds": list(generation.allowed_kinds), "revision_labels": dict(generation.revision_labels),
+        "consolidate": generation.consolidate,
+        "metadata_merge": generation.metadata_merge,
+        "allowed_kinds": list(generation.allowed_kinds),
+        "revision_labels": dict(generation.revision_labels),
         "revision_ttl": generation.revision_ttl,
     }
 
@@ -100,9 +122,16 @@ class StreamTrigger:
 
 
 def do_ingest_stream(
-    *, app_name: str, user_id: str, stream: str, events: list[dict[str, Any]],
-    extra_scope: dict[str, str] | None = None, custom_metadata: dict[str, Any] | None = None,
-    generation: Generation = Generation(), trigger: StreamTrigger = StreamTrigger(), force_flush: bool = False,
+    *,
+    app_name: str,
+    user_id: str,
+    stream: str,
+    events: list[dict[str, Any]],
+    extra_scope: dict[str, str] | None = None,
+    custom_metadata: dict[str, Any] | None = None,
+    generation: Generation = Generation(),
+    trigger: StreamTrigger = StreamTrigger(),
+    force_flush: bool = False,
 ) -> ConsolidationJob:
     """Add events to the stream's pending job, and generate from it when ``trigger`` (or ``force_flush``) says so.
 
@@ -111,8 +140,13 @@ def do_ingest_stream(
     A due job runs through ``consolidate_when_due`` like a session's end.
     """
     generation.check()
-    key = {"app_name": app_name, "user_id": user_id, "stream": stream, "extra_scope": dict(extra_scope or {}),
-           "status": JobStatus.SCHEDULED}
+    key = {
+        "app_name": app_name,
+        "user_id": user_id,
+        "stream": stream,
+        "extra_scope": dict(extra_scope or {}),
+        "status": JobStatus.SCHEDULED,
+    }
     for _ in range(3):
         try:
             with transaction.atomic():
@@ -145,9 +179,7 @@ def _stream_due(job: ConsolidationJob, trigger: StreamTrigger) -> datetime | Non
     return min(times) if times else None
 
 
-def do_schedule_session(
-    *, app_name: str, user_id: str, session_id: str, delay_seconds: float
-) -> ConsolidationJob:
+def do_schedule_session(*, app_name: str, user_id: str, session_id: str, delay_seconds: float) -> ConsolidationJob:
     """Ingest the session once it has been quiet for ``delay_seconds`` (its "end").
 
     One scheduled job per session: each call pushes its due time back. A
@@ -266,7 +298,9 @@ def do_recover_jobs(limit: int = 500) -> list[int]:
     )
     with transaction.atomic():
         ids = list(
-            ConsolidationJob.objects.select_for_update(skip_locked=True).filter(lost).order_by("id")
+            ConsolidationJob.objects.select_for_update(skip_locked=True)
+            .filter(lost)
+            .order_by("id")
             .values_list("id", flat=True)[:limit]
         )
         ConsolidationJob.objects.filter(pk__in=ids).update(status=JobStatus.QUEUED, lease_until=_redispatch_time())
@@ -289,12 +323,16 @@ def _redispatch_time() -> datetime:
 def _run(job: ConsolidationJob) -> None:
     events, watermark = _new_events(job)
     known = list(
-        Memory.objects.for_scope(job.app_name, job.user_id).active().filter(extra_scope=job.extra_scope)
+        Memory.objects.for_scope(job.app_name, job.user_id)
+        .active()
+        .filter(extra_scope=job.extra_scope)
         .order_by("-updated_at")
         .values_list("id", "text")[:KNOWN_MEMORIES_FOR_EXTRACTION]
     )
     candidates = get_extractor().extract(
-        events, known=[(str(memory_id), text) for memory_id, text in known], session_id=job.session_id,
+        events,
+        known=[(str(memory_id), text) for memory_id, text in known],
+        session_id=job.session_id,
         config=get_bank_config(job.app_name),
     )
     if job.custom_metadata:
@@ -306,11 +344,16 @@ def _run(job: ConsolidationJob) -> None:
         if not _claimed(job).select_for_update().exists():
             raise JobTakenOver(job.pk)
         outcome = do_remember(
-            app_name=job.app_name, user_id=job.user_id, candidates=candidates, cause=job_cause(job.pk),
+            app_name=job.app_name,
+            user_id=job.user_id,
+            candidates=candidates,
+            cause=job_cause(job.pk),
             extra_scope=job.extra_scope,
             generation=Generation(
-                consolidate=job.consolidate, metadata_merge=job.metadata_merge,
-                allowed_kinds=tuple(job.allowed_kinds), revision_labels=job.revision_labels,
+                consolidate=job.consolidate,
+                metadata_merge=job.metadata_merge,
+                allowed_kinds=tuple(job.allowed_kinds),
+                revision_labels=job.revision_labels,
                 revision_ttl=job.revision_ttl,
             ),
         )
@@ -318,9 +361,17 @@ def _run(job: ConsolidationJob) -> None:
         job.status, job.error, job.finished_at, job.lease_until = JobStatus.DONE, "", timezone.now(), None
         job.memories_created = len(outcome.created)
         job.memories_updated = len(outcome.updated) + len(outcome.superseded)
-        job.save(update_fields=[
-            "watermark", "status", "error", "finished_at", "lease_until", "memories_created", "memories_updated",
-        ])
+        job.save(
+            update_fields=[
+                "watermark",
+                "status",
+                "error",
+                "finished_at",
+                "lease_until",
+                "memories_created",
+                "memories_updated",
+            ]
+        )
     logger.info("consolidation job %s: %s created, %s updated", job.pk, job.memories_created, job.memories_updated)
 
 
@@ -332,10 +383,16 @@ def job_cause(job_id: int) -> str:
 def _new_events(job: ConsolidationJob) -> tuple[list[dict[str, Any]], int]:
     if job.events is not None:
         return list(job.events), 0
-    done = ConsolidationJob.objects.filter(
-        app_name=job.app_name, user_id=job.user_id, session_id=job.session_id, status=JobStatus.DONE,
-        events__isnull=True,
-    ).aggregate(watermark=Max("watermark"))["watermark"] or 0
+    done = (
+        ConsolidationJob.objects.filter(
+            app_name=job.app_name,
+            user_id=job.user_id,
+            session_id=job.session_id,
+            status=JobStatus.DONE,
+            events__isnull=True,
+        ).aggregate(watermark=Max("watermark"))["watermark"]
+        or 0
+    )
     stored = session_services.get_events_after(
         app_name=job.app_name, user_id=job.user_id, session_id=job.session_id, after_version=done
     )

@@ -16,7 +16,7 @@ import logging
 import os
 import re
 from abc import ABC, abstractmethod
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -30,7 +30,10 @@ logger = logging.getLogger(__name__)
 
 _KIND_PATTERNS = [
     (Kind.PREFERENCE, re.compile(r"\b(i (really )?(prefer|like|love|enjoy|hate|dislike)|my favou?rite)\b", re.I)),
-    (Kind.PERSONAL_INFO, re.compile(r"\b(my name is|i am|i'm|i live|i work|my (wife|husband|son|daughter|birthday))\b", re.I)),
+    (
+        Kind.PERSONAL_INFO,
+        re.compile(r"\b(my name is|i am|i'm|i live|i work|my (wife|husband|son|daughter|birthday))\b", re.I),
+    ),
     (Kind.INSTRUCTION, re.compile(r"^(please |always |never |don't |do not |remember )", re.I)),
 ]
 
@@ -60,7 +63,7 @@ def event_text(event: dict[str, Any]) -> str:
 
 def _event_time(event: dict[str, Any]) -> datetime | None:
     timestamp = event.get("timestamp")
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc) if timestamp else None
+    return datetime.fromtimestamp(timestamp, tz=UTC) if timestamp else None
 
 
 class OfflineExtractor(Extractor):
@@ -114,8 +117,14 @@ class OfflineExtractor(Extractor):
         return candidates
 
 
-DROP_REASONS = ("streamed fragment", "failed turn", "function response", "not a person's turn", "no text",
-                "carries nothing")
+DROP_REASONS = (
+    "streamed fragment",
+    "failed turn",
+    "function response",
+    "not a person's turn",
+    "no text",
+    "carries nothing",
+)
 
 
 def drop_reason(event: dict[str, Any]) -> str | None:
@@ -181,13 +190,17 @@ def instructions(config: MemoryBankConfig | None) -> str:
     """The extraction instructions for an app: its topics (managed and custom) and its few-shot examples."""
     managed = [Kind(k) for k in (config.managed_topics if config else [])] or list(_MANAGED_TOPICS)
     topics = [f"- {kind.value}: {_MANAGED_TOPICS[kind]}" for kind in managed]
-    topics += [f"- {t['label']}: {t.get('description') or t['label']}" for t in (config.custom_topics if config else [])]
+    topics += [
+        f"- {t['label']}: {t.get('description') or t['label']}" for t in (config.custom_topics if config else [])
+    ]
     topics.append(f"- {Kind.FACT.value}: any other durable fact")
     examples = ""
     for example in config.examples if config else []:
         conversation = "\n".join(f"{turn.get('role', 'user')}: {turn['text']}" for turn in example["conversation"])
-        memories = json.dumps([{"text": m["fact"], "kind": m.get("topic") or Kind.FACT.value} for m in example["memories"]],
-                              ensure_ascii=False)
+        memories = json.dumps(
+            [{"text": m["fact"], "kind": m.get("topic") or Kind.FACT.value} for m in example["memories"]],
+            ensure_ascii=False,
+        )
         examples += f"\n\nExample conversation:\n{conversation}\nExample answer: {memories}"
     return _INSTRUCTIONS.format(topics="\n".join(topics), examples=examples)
 
@@ -220,19 +233,28 @@ class LlmExtractor(Extractor):
         lines = [f"{e.get('author', '?')}: {text}" for e in events if _readable(e) and (text := event_text(e))]
         if not lines:
             return []
-        prompt = "Known memories:\n" + (
-            "\n".join(f"[{memory_id}] {text}" for memory_id, text in known) or "(none)"
-        ) + "\n\nConversation:\n" + "\n".join(lines)
+        prompt = (
+            "Known memories:\n"
+            + ("\n".join(f"[{memory_id}] {text}" for memory_id, text in known) or "(none)")
+            + "\n\nConversation:\n"
+            + "\n".join(lines)
+        )
         for attempt in range(1, self.ATTEMPTS + 1):
             try:
                 items = _parse_json_list(ask(self.model, prompt, system_instruction=instructions(config)))
                 break
             except Exception as error:  # the model is outside: any failure of it is the model's
-                logger.warning("memory extraction: attempt %d of %d failed: %s: %s", attempt, self.ATTEMPTS,
-                               type(error).__name__, str(error)[:300])
+                logger.warning(
+                    "memory extraction: attempt %d of %d failed: %s: %s",
+                    attempt,
+                    self.ATTEMPTS,
+                    type(error).__name__,
+                    str(error)[:300],
+                )
         else:
-            logger.warning("memory extraction: the model failed %d times; the offline extractor takes these events",
-                           self.ATTEMPTS)
+            logger.warning(
+                "memory extraction: the model failed %d times; the offline extractor takes these events", self.ATTEMPTS
+            )
             return OfflineExtractor().extract(events, known=known, session_id=session_id, config=config)
         last = events[-1]
         metadata: dict[str, Any] = {}
@@ -295,5 +317,8 @@ def memory_model(name: str) -> Any:
     ``COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS`` a call and without retries of its
     own (``LlmExtractor`` retries, then falls back).
     """
-    return model_named(name, api_base=getattr(settings, "COGNIZES_MEMORY_MODEL_API_BASE", ""),
-                       timeout=settings.COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS)
+    return model_named(
+        name,
+        api_base=getattr(settings, "COGNIZES_MEMORY_MODEL_API_BASE", ""),
+        timeout=settings.COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS,
+    )

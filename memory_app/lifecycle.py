@@ -22,8 +22,11 @@ def forget_with_sessions(*, sessions: list[DeletedSession], **_: Any) -> None:
         return
     for session in sessions:
         do_forget_session_memories(
-            app_name=session.app_name, user_id=session.user_id, session_id=session.session_id,
-            event_ids=session.event_ids, cause=f"session {session.session_id} deleted",
+            app_name=session.app_name,
+            user_id=session.user_id,
+            session_id=session.session_id,
+            event_ids=session.event_ids,
+            cause=f"session {session.session_id} deleted",
         )
 
 

@@ -77,7 +77,8 @@ class MemoryQuerySet(models.QuerySet):
         return self.filter(
             models.Q(valid_until__isnull=True) | models.Q(valid_until__gt=moment),
             models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=moment),
-            status__in=[Status.ACTIVE, Status.SUPERSEDED], valid_from__lte=moment,
+            status__in=[Status.ACTIVE, Status.SUPERSEDED],
+            valid_from__lte=moment,
         )
 
 
@@ -95,15 +96,20 @@ class Memory(models.Model):
     strength = models.FloatField(default=1.0, help_text="1 when fresh; decays with time, rises with use.")
     access_count = models.PositiveIntegerField(default=0, help_text="How often search returned it.")
     last_accessed_at = models.DateTimeField(null=True, blank=True)
-    source_session_id = models.CharField(max_length=MAX_KEY_LENGTH, blank=True, help_text="The session it came from first.")
+    source_session_id = models.CharField(
+        max_length=MAX_KEY_LENGTH, blank=True, help_text="The session it came from first."
+    )
     source_session_ids = ArrayField(
-        models.CharField(max_length=MAX_KEY_LENGTH), default=list, blank=True,
+        models.CharField(max_length=MAX_KEY_LENGTH),
+        default=list,
+        blank=True,
         help_text="Every session it came from: deleting one of them takes only that source away.",
     )
     source_event_ids = ArrayField(models.CharField(max_length=MAX_KEY_LENGTH), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True, help_text="Custom metadata given with the memory.")
     extra_scope = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text="Scope keys besides app and user (Vertex AI scopes are maps), matched exactly: "
         "{} for the memories of ADK's services and the native API.",
     )
@@ -112,12 +118,18 @@ class Memory(models.Model):
         default=timezone.now, help_text="From when it holds: when what it remembers happened, else when it was stored."
     )
     valid_until = models.DateTimeField(
-        null=True, blank=True, help_text="Until when it held: set when a newer memory superseded it; empty while it holds."
+        null=True,
+        blank=True,
+        help_text="Until when it held: set when a newer memory superseded it; empty while it holds.",
     )
     expires_at = models.DateTimeField(null=True, blank=True, help_text="Forgotten after this time (TTL).")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
         help_text="The memory that replaced this one.",
     )
     forgotten_at = models.DateTimeField(null=True, blank=True)
@@ -128,7 +140,9 @@ class Memory(models.Model):
     )
     search_text = models.TextField(blank=True, help_text="The text and its context as the keyword search sees them.")
     names = ArrayField(
-        models.CharField(max_length=256), default=list, blank=True,
+        models.CharField(max_length=256),
+        default=list,
+        blank=True,
         help_text="The names its text mentions, casefolded (memory_app.names): a question naming them ranks it higher.",
     )
     search_vector = models.GeneratedField(
@@ -148,7 +162,8 @@ class Memory(models.Model):
             # Covering: search's pass over a scope (who wrote, the newest event, how many) reads this
             # index only, not a heap page per memory (memory_app.search.ScopeFacts).
             models.Index(
-                fields=["app_name", "user_id", "status"], name="memories_by_scope_names",
+                fields=["app_name", "user_id", "status"],
+                name="memories_by_scope_names",
                 include=["extra_scope", "expires_at", "valid_from", "valid_until", "author", "event_time", "names"],
             ),
             GinIndex(fields=["search_vector"], name="memories_search_vector"),
@@ -178,19 +193,27 @@ class MemoryBankConfig(models.Model):
     app_name = models.CharField(max_length=MAX_KEY_LENGTH, unique=True)
     managed_topics = ArrayField(
         models.CharField(max_length=32, choices=[c for c in Kind.choices if c[0] != Kind.FACT]),
-        default=list, blank=True, help_text="Managed topics the model extractor looks for; empty: all of them.",
+        default=list,
+        blank=True,
+        help_text="Managed topics the model extractor looks for; empty: all of them.",
     )
     custom_topics = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text='Topics of the app\'s own: [{"label": "…", "description": "what belongs in it"}].',
     )
     examples = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text='Few-shot examples for the model extractor: [{"conversation": [{"role": "user", "text": "…"}], '
         '"memories": [{"fact": "…", "topic": "…"}]}].',
     )
-    default_ttl = models.DurationField(null=True, blank=True, help_text="Memories expire this long after their last write.")
-    create_ttl = models.DurationField(null=True, blank=True, help_text="For memories created directly (overrides the default).")
+    default_ttl = models.DurationField(
+        null=True, blank=True, help_text="Memories expire this long after their last write."
+    )
+    create_ttl = models.DurationField(
+        null=True, blank=True, help_text="For memories created directly (overrides the default)."
+    )
     generate_created_ttl = models.DurationField(
         null=True, blank=True, help_text="For memories created by generation (overrides the default)."
     )
@@ -234,7 +257,9 @@ class MemoryRevision(models.Model):
     status_after = models.CharField(max_length=16, blank=True)
     metadata_after = models.JSONField(default=dict, blank=True)
     cause = models.CharField(max_length=256, help_text="What made the change: a job, a person, a call.")
-    labels = models.JSONField(default=dict, blank=True, help_text="Labels given with the change (Vertex's revisionLabels).")
+    labels = models.JSONField(
+        default=dict, blank=True, help_text="Labels given with the change (Vertex's revisionLabels)."
+    )
     expires_at = models.DateTimeField(
         null=True, blank=True, help_text="Deleted after this time (the revision TTL); kept for good if empty."
     )
@@ -274,7 +299,9 @@ class ConsolidationJob(models.Model):
     custom_metadata = models.JSONField(default=dict, blank=True)
     extra_scope = models.JSONField(default=dict, blank=True, help_text="Scope keys of the memories it makes.")
     stream = models.CharField(
-        max_length=MAX_KEY_LENGTH, null=True, blank=True,
+        max_length=MAX_KEY_LENGTH,
+        null=True,
+        blank=True,
         help_text="The event stream it collects (Vertex ingestEvents; '' is the default stream); none for other jobs.",
     )
     consolidate = models.BooleanField(
@@ -282,7 +309,9 @@ class ConsolidationJob(models.Model):
     )
     metadata_merge = models.CharField(max_length=32, choices=MetadataMerge.choices, default=MetadataMerge.KEEP_ALL)
     allowed_kinds = ArrayField(
-        models.CharField(max_length=32, choices=Kind.choices), default=list, blank=True,
+        models.CharField(max_length=32, choices=Kind.choices),
+        default=list,
+        blank=True,
         help_text="Only memories of these kinds are kept; empty: every kind.",
     )
     revision_labels = models.JSONField(default=dict, blank=True, help_text="Labels of the revisions it writes.")
@@ -298,7 +327,8 @@ class ConsolidationJob(models.Model):
         null=True, blank=True, help_text="A scheduled job runs once the session has been quiet until then."
     )
     lease_until = models.DateTimeField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="A queued or running job not done by then is presumed lost (worker killed, message lost) "
         "and sent again. The worker running it renews it.",
     )

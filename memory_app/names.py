@@ -39,8 +39,33 @@ _SENTENCE = re.compile(r"(?<=[.!?…:])\s+|\n+")
 _WORD = re.compile(r"[^\W\d_][\w'’\-]*")
 _POSSESSIVE = re.compile(r"['’]s?$")
 _NEVER = frozenset(
-    "i i'm i've i'll i'd ok okay mr mrs ms dr mon tue wed thu fri sat sun"
-    " monday tuesday wednesday thursday friday saturday sunday".split()
+    [
+        "i",
+        "i'm",
+        "i've",
+        "i'll",
+        "i'd",
+        "ok",
+        "okay",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "mon",
+        "tue",
+        "wed",
+        "thu",
+        "fri",
+        "sat",
+        "sun",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ]
 ) | frozenset(MONTHS)
 _CHINESE_PROPER = ("nr", "ns", "nt", "nz")
 
@@ -64,7 +89,7 @@ def _latin_names(text: str) -> list[str]:
             if not word[0].isupper() or not key or key in _NEVER:
                 continue
             if index == 0:
-                sure = sentence[match.end():match.end() + 1] == ":" or key != word.casefold() or word.isupper()
+                sure = sentence[match.end() : match.end() + 1] == ":" or key != word.casefold() or word.isupper()
             else:
                 sure = True
             candidates.append((key, sure))
@@ -77,8 +102,11 @@ def _chinese_names(text: str) -> list[str]:
     mostly names, like 小明). posseg's own tagging does the same with a second HMM, at ~30 times the cost
     (~20 ms a sentence: more than the embedding)."""
     tags = _word_tags()
-    return [word for word in jieba().cut(text)
-            if len(word) > 1 and CJK.match(word) and tags.get(word, "nr").startswith(_CHINESE_PROPER)]
+    return [
+        word
+        for word in jieba().cut(text)
+        if len(word) > 1 and CJK.match(word) and tags.get(word, "nr").startswith(_CHINESE_PROPER)
+    ]
 
 
 @lru_cache(maxsize=1)

@@ -38,15 +38,46 @@ from memory_app import statements
 from memory_app.names import names
 
 EXCLUSIVE = [
-    "My name is …", "Call me …", "I live in …", "I moved to …", "My home is in …", "I work at …", "I work for …",
-    "My job is …", "I am … years old", "My birthday is …", "My email address is …", "My phone number is …",
-    "My address is …", "My favourite … is …", "I prefer …", "I am married to …", "My partner is …",
+    "My name is …",
+    "Call me …",
+    "I live in …",
+    "I moved to …",
+    "My home is in …",
+    "I work at …",
+    "I work for …",
+    "My job is …",
+    "I am … years old",
+    "My birthday is …",
+    "My email address is …",
+    "My phone number is …",
+    "My address is …",
+    "My favourite … is …",
+    "I prefer …",
+    "I am married to …",
+    "My partner is …",
 ]
 """Frames of what a person has one of at a time: a new value replaces the old."""
 ADDITIVE = [
-    "I like …", "I love …", "I enjoy …", "I have …", "I have a pet …", "I visited …", "I went to …",
-    "I bought …", "I met …", "I saw …", "I watched …", "I read …", "I ate …", "I play …", "I tried …",
-    "I made …", "I learned …", "I got …", "I want to …", "I am going to …",
+    "I like …",
+    "I love …",
+    "I enjoy …",
+    "I have …",
+    "I have a pet …",
+    "I visited …",
+    "I went to …",
+    "I bought …",
+    "I met …",
+    "I saw …",
+    "I watched …",
+    "I read …",
+    "I ate …",
+    "I play …",
+    "I tried …",
+    "I made …",
+    "I learned …",
+    "I got …",
+    "I want to …",
+    "I am going to …",
 ]
 """Frames of what a person may have many of: a new value adds to the old."""
 OPEN = "I prefer …"
@@ -113,8 +144,12 @@ def _closeness(similarity: np.ndarray) -> float:
 def replaced(new: str, known: list[tuple[str, str]]) -> tuple[str, ...]:
     """The ids of the ``known`` (id, text) statements that ``new`` replaces (it is the newer)."""
     said = statements.sentences(new)  # sentence by sentence: a long turn shares some words with anything
-    changes = [(memory_id, change) for memory_id, text in known for sentence in said
-               if (change := changed_value(text, sentence))]
+    changes = [
+        (memory_id, change)
+        for memory_id, text in known
+        for sentence in said
+        if (change := changed_value(text, sentence))
+    ]
     if not changes:
         return ()
     texts = sorted({t for _, (frame, old, value) in changes for t in (frame, old, value)})
@@ -123,7 +158,7 @@ def replaced(new: str, known: list[tuple[str, str]]) -> tuple[str, ...]:
     found = []
     for memory_id, (frame, old, value) in changes:
         similarity = prototypes @ vector[frame]
-        exclusive, additive = similarity[: len(EXCLUSIVE)], similarity[len(EXCLUSIVE):]
+        exclusive, additive = similarity[: len(EXCLUSIVE)], similarity[len(EXCLUSIVE) :]
         if _closeness(exclusive) <= _closeness(additive):
             continue  # additive: both hold
         if EXCLUSIVE[int(exclusive.argmax())] == OPEN and float(vector[old] @ vector[value]) < ALIKE_VALUES:

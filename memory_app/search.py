@@ -168,20 +168,32 @@ _CANDIDATES = {
 
 
 def _statement(mode: Mode, as_of: bool, timed: bool, named: bool) -> str:
-    ctes = {"hybrid": [_vector_cte(as_of), _keyword_cte(as_of)], "vector": [_vector_cte(as_of)],
-            "keyword": [_keyword_cte(as_of)]}[mode]
+    ctes = {
+        "hybrid": [_vector_cte(as_of), _keyword_cte(as_of)],
+        "vector": [_vector_cte(as_of)],
+        "keyword": [_keyword_cte(as_of)],
+    }[mode]
     if timed:
         ctes.append(_TIMED_CTE.format(candidates=_CANDIDATES[mode]))
     if named:
         ctes.append(_NAMED_CTE.format(candidates=_CANDIDATES[mode]))
-    return "WITH" + ",".join(ctes) + _FUSE.format(
-        sources=_SOURCES[mode], timed="timed" if timed else _NO_RANKS, named="named" if named else _NO_RANKS,
+    return (
+        "WITH"
+        + ",".join(ctes)
+        + _FUSE.format(
+            sources=_SOURCES[mode],
+            timed="timed" if timed else _NO_RANKS,
+            named="named" if named else _NO_RANKS,
+        )
     )
 
 
 _STATEMENTS = {
     (mode, as_of, timed, named): _statement(mode, as_of, timed, named)
-    for mode in _SOURCES for as_of in (False, True) for timed in (False, True) for named in (False, True)
+    for mode in _SOURCES
+    for as_of in (False, True)
+    for timed in (False, True)
+    for named in (False, True)
 }
 
 
@@ -311,8 +323,9 @@ def _scope_facts(
             {**scope, **{f"mentioned{i}": name for i, name in enumerate(mentioned)}},
         )
         authors, newest, count, table_rows, *carrying = cursor.fetchone()
-    speakers = [name for name, n in zip(mentioned, carrying)
-                if count >= SPEAKER_MIN_MEMORIES and n >= SPEAKER_SHARE * count]
+    speakers = [
+        name for name, n in zip(mentioned, carrying) if count >= SPEAKER_MIN_MEMORIES and n >= SPEAKER_SHARE * count
+    ]
     return ScopeFacts(authors or [], speakers, newest, count, table_rows)
 
 

@@ -20,23 +20,142 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-PHATIC_WORDS = frozenset("""
-hi hello hey hiya yo thanks thank thx ty cheers you a lot so very much many ok okay k kk alright cool great nice
-awesome perfect fine sure bye goodbye good morning night evening afternoon day see later welcome np please
-hola gracias vale adiós adios buenas buenos días dias muchas
-bonjour salut merci beaucoup bonsoir au revoir d'accord
-hallo danke schön schon vielen tschüss tschuss guten tag morgen
-ciao grazie mille buongiorno
-olá ola obrigado obrigada tchau bom dia
-привет спасибо большое пока здравствуйте ок хорошо ладно
-مرحبا شكرا جزيلا أهلا اهلا سلام
-""".split())
+PHATIC_WORDS = frozenset(
+    [
+        "hi",
+        "hello",
+        "hey",
+        "hiya",
+        "yo",
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "cheers",
+        "you",
+        "a",
+        "lot",
+        "so",
+        "very",
+        "much",
+        "many",
+        "ok",
+        "okay",
+        "k",
+        "kk",
+        "alright",
+        "cool",
+        "great",
+        "nice",
+        "awesome",
+        "perfect",
+        "fine",
+        "sure",
+        "bye",
+        "goodbye",
+        "good",
+        "morning",
+        "night",
+        "evening",
+        "afternoon",
+        "day",
+        "see",
+        "later",
+        "welcome",
+        "np",
+        "please",
+        "hola",
+        "gracias",
+        "vale",
+        "adiós",
+        "adios",
+        "buenas",
+        "buenos",
+        "días",
+        "dias",
+        "muchas",
+        "bonjour",
+        "salut",
+        "merci",
+        "beaucoup",
+        "bonsoir",
+        "au",
+        "revoir",
+        "d'accord",
+        "hallo",
+        "danke",
+        "schön",
+        "schon",
+        "vielen",
+        "tschüss",
+        "tschuss",
+        "guten",
+        "tag",
+        "morgen",
+        "ciao",
+        "grazie",
+        "mille",
+        "buongiorno",
+        "olá",
+        "ola",
+        "obrigado",
+        "obrigada",
+        "tchau",
+        "bom",
+        "dia",
+        "привет",
+        "спасибо",
+        "большое",
+        "пока",
+        "здравствуйте",
+        "ок",
+        "хорошо",
+        "ладно",
+        "مرحبا",
+        "شكرا",
+        "جزيلا",
+        "أهلا",
+        "اهلا",
+        "سلام",
+    ]
+)
 """Words of greeting, thanks and assent: a turn of these alone carries nothing to remember."""
-PHATIC_PHRASES = frozenset("""
-谢谢 谢谢你 多谢 你好 您好 好的 好 嗯 嗯嗯 再见 拜拜 哈哈 哈哈哈 了解 没问题
-ありがとう ありがとうございます どうも こんにちは おはよう おはようございます こんばんは さようなら 了解です
-안녕 안녕하세요 감사합니다 고마워 고마워요 고맙습니다 좋아요 네네
-""".split())
+PHATIC_PHRASES = frozenset(
+    [
+        "谢谢",
+        "谢谢你",
+        "多谢",
+        "你好",
+        "您好",
+        "好的",
+        "好",
+        "嗯",
+        "嗯嗯",
+        "再见",
+        "拜拜",
+        "哈哈",
+        "哈哈哈",
+        "了解",
+        "没问题",
+        "ありがとう",
+        "ありがとうございます",
+        "どうも",
+        "こんにちは",
+        "おはよう",
+        "おはようございます",
+        "こんばんは",
+        "さようなら",
+        "了解です",
+        "안녕",
+        "안녕하세요",
+        "감사합니다",
+        "고마워",
+        "고마워요",
+        "고맙습니다",
+        "좋아요",
+        "네네",
+    ]
+)
 """The same, in scripts written without spaces: a whole turn equal to one of these carries nothing."""
 
 _REQUEST = re.compile(
@@ -77,8 +196,11 @@ _SLOTS: list[tuple[re.Pattern[str], str, bool]] = [
     (re.compile(r"\bi(?:'ve| have)? (?:just )?moved to (?P<value>.+)", re.I), "home", False),
     (re.compile(r"\bi (?:now )?work (?:at|for) (?P<value>.+)", re.I), "employer", False),
     (re.compile(r"\bi(?:'m| am) (?P<value>\d+) years old", re.I), "age", False),
-    (re.compile(r"\bmy (?P<key>birthday|email(?: address)?|phone(?: number)?|address) is (?P<value>.+)", re.I),
-     "{key}", False),
+    (
+        re.compile(r"\bmy (?P<key>birthday|email(?: address)?|phone(?: number)?|address) is (?P<value>.+)", re.I),
+        "{key}",
+        False,
+    ),
     (re.compile(r"\bmy (?P<key>\w+)'s name is (?P<value>.+)", re.I), "{key}'s name", False),
     (re.compile(r"\bi (?:now |really |actually |much )?prefer (?P<value>.+)", re.I), "preference", True),
 ]

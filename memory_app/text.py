@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable
 
 _NOT_WORD = re.compile(r"[^\w]+")
 
@@ -15,9 +15,74 @@ def normalise(text: str) -> str:
 
 
 _STOP_WORDS = frozenset(
-    "a an the and or but of to in on at for with from by about as is are was were be been being am "
-    "i me my mine we our you your he him his she her it its they them their this that these those "
-    "do does did have has had so very just really too also then there here what which who whom".split()
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "from",
+        "by",
+        "about",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "we",
+        "our",
+        "you",
+        "your",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "it",
+        "its",
+        "they",
+        "them",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "so",
+        "very",
+        "just",
+        "really",
+        "too",
+        "also",
+        "then",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "whom",
+    ]
 )
 
 

@@ -17,12 +17,41 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-MONTHS = {name: number for number, name in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"], start=1)}
+MONTHS = {
+    name: number
+    for number, name in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 _MONTH = "(" + "|".join(MONTHS) + ")"
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d\d)"
 
@@ -86,6 +115,8 @@ _PATTERNS = [
     (r"\blast (week|weekend)\b", lambda m, r: Span(r - timedelta(days=8), r)),
     (r"\blast month\b", lambda m, r: _month(*((r.year, r.month - 1) if r.month > 1 else (r.year - 1, 12)), r)),
     (r"\blast year\b", lambda m, r: _year(r.year - 1, r)),
-    (r"\b([0-9]+|a|an|one|two|three|four|five|six|seven|eight|nine|ten) (day|week|month|year)s? ago\b",
-     lambda m, r: _ago(int(m[1]) if m[1].isdigit() else _NUMBERS[m[1]], m[2], r)),
+    (
+        r"\b([0-9]+|a|an|one|two|three|four|five|six|seven|eight|nine|ten) (day|week|month|year)s? ago\b",
+        lambda m, r: _ago(int(m[1]) if m[1].isdigit() else _NUMBERS[m[1]], m[2], r),
+    ),
 ]

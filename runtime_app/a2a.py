@@ -26,8 +26,14 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types import (
-    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, HTTPAuthSecurityScheme, SecurityRequirement,
-    SecurityScheme, StringList,
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    HTTPAuthSecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
 )
 from a2a.utils.errors import InvalidRequestError
 from asgiref.sync import sync_to_async
@@ -51,10 +57,15 @@ PREFIX = "/a2a/"
 CARD_PATH = ".well-known/agent-card.json"
 SCHEME = "cognizesApiKey"
 CAPABILITIES = AgentCapabilities(streaming=True, push_notifications=False, extended_agent_card=False)
-SECURITY = {SCHEME: SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
-    scheme="Bearer", description="A Cognizes API key for this app (read-write), sent as 'Authorization: Bearer <key>'. "
-    "A key for the whole app names its user in the X-User-Id header.",
-))}
+SECURITY = {
+    SCHEME: SecurityScheme(
+        http_auth_security_scheme=HTTPAuthSecurityScheme(
+            scheme="Bearer",
+            description="A Cognizes API key for this app (read-write), sent as 'Authorization: Bearer <key>'. "
+            "A key for the whole app names its user in the X-User-Id header.",
+        )
+    )
+}
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:
@@ -110,8 +121,9 @@ async def build_card(runner: Runner, url: str) -> AgentCard:
     # listed, the card also carries 0.3's top-level url and protocolVersion, which 0.3 clients require.
     [interface] = card.supported_interfaces
     interface.protocol_version = interface.protocol_version or "1.0"
-    card.supported_interfaces.append(AgentInterface(url=interface.url, protocol_binding=interface.protocol_binding,
-                                                    protocol_version="0.3"))
+    card.supported_interfaces.append(
+        AgentInterface(url=interface.url, protocol_binding=interface.protocol_binding, protocol_version="0.3")
+    )
     for skill in card.skills:
         _make_readable(skill, runner.agent.name)
     return card
@@ -147,7 +159,9 @@ class AgentServer:
         self.runner = runner
         self.app_name = runner.app_name
         handler = DefaultRequestHandler(  # the handler reads its card for the capabilities only
-            agent_executor=CognizesExecutor(runner), task_store=PostgresTaskStore(self.app_name), agent_card=card,
+            agent_executor=CognizesExecutor(runner),
+            task_store=PostgresTaskStore(self.app_name),
+            agent_card=card,
         )
         self.dispatcher = JsonRpcDispatcher(request_handler=handler, enable_v0_3_compat=True)
 
@@ -198,14 +212,17 @@ def _invalid_ids(body: bytes) -> JSONResponse | None:
     if not isinstance(params, dict):
         return None
     message = params.get("message") if isinstance(params.get("message"), dict) else {}
-    for name, value in [*((f"message.{k}", message.get(k)) for k in ("contextId", "context_id", "taskId", "task_id")),
-                        *((k, params.get(k)) for k in ("id", "taskId", "task_id", "contextId", "context_id"))]:
+    for name, value in [
+        *((f"message.{k}", message.get(k)) for k in ("contextId", "context_id", "taskId", "task_id")),
+        *((k, params.get(k)) for k in ("id", "taskId", "task_id", "contextId", "context_id")),
+    ]:
         if isinstance(value, str):
             try:
                 check_key(name, value)
             except SessionError as error:
-                return JSONResponse({"jsonrpc": "2.0", "id": call.get("id"),
-                                     "error": {"code": -32602, "message": str(error)}})
+                return JSONResponse(
+                    {"jsonrpc": "2.0", "id": call.get("id"), "error": {"code": -32602, "message": str(error)}}
+                )
     return None
 
 
@@ -220,13 +237,15 @@ class A2aApplication:
     def __init__(self) -> None:
         self._servers: dict[str, AgentServer] = {}
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
-                       send: Callable[[Any], Awaitable[None]]) -> None:
+    async def __call__(
+        self, scope: dict[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+    ) -> None:
         request = Request(scope, receive)
-        app_name, _, rest = scope["path"][len(PREFIX):].partition("/")
+        app_name, _, rest = scope["path"][len(PREFIX) :].partition("/")
         if app_name not in registered_apps() or rest not in ("", CARD_PATH):
-            response: Response = refusal(404, f"No A2A endpoint at {scope['path']}; agents: "
-                                              + json.dumps(registered_apps()))
+            response: Response = refusal(
+                404, f"No A2A endpoint at {scope['path']}; agents: " + json.dumps(registered_apps())
+            )
         else:
             try:
                 response = await self._serve(request, app_name, rest)

@@ -12,9 +12,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, get_args
 
-from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # before the 0.3 adapter: a2a-sdk imports it here
-from a2a.compat.v0_3 import types as v03  # noqa: I001
+from a2a.compat.v0_3 import types as v03
 from a2a.compat.v0_3.jsonrpc_adapter import JSONRPC03Adapter
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # before the 0.3 adapter: a2a-sdk imports it here
 from a2a.types import AgentCard, Message, Part, Role
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, VERSION_HEADER
 from google.protobuf.json_format import MessageToDict
@@ -55,19 +55,31 @@ def document() -> dict[str, Any]:
     schemas = ProtoSchemas()
     card = schemas.ref(AgentCard.DESCRIPTOR)
     apps = registered_apps()
-    app = {"name": "app_name", "in": "path", "required": True, "description": "A registered agent's app.",
-           "schema": {"type": "string", **({"enum": apps} if apps else {})}}
+    app = {
+        "name": "app_name",
+        "in": "path",
+        "required": True,
+        "description": "A registered agent's app.",
+        "schema": {"type": "string", **({"enum": apps} if apps else {})},
+    }
     scheme = SECURITY[SCHEME].http_auth_security_scheme
     paths = {
-        f"{PREFIX}{{app_name}}/{CARD_PATH}": {"get": {
-            "operationId": "getAgentCard", "summary": "Read the agent's card: its name, skills, URL and key.",
-            "tags": ["Discovery"], "parameters": [app], "security": [],
-            "responses": {"200": {
-                "description": "A2A 1.0's card, with A2A 0.3's fields beside it (such as `url` and `protocolVersion`) "
-                               "for 0.3 clients.",
-                "content": {_JSON: {"schema": card}},
-            }},
-        }},
+        f"{PREFIX}{{app_name}}/{CARD_PATH}": {
+            "get": {
+                "operationId": "getAgentCard",
+                "summary": "Read the agent's card: its name, skills, URL and key.",
+                "tags": ["Discovery"],
+                "parameters": [app],
+                "security": [],
+                "responses": {
+                    "200": {
+                        "description": "A2A 1.0's card, with A2A 0.3's fields beside it (such as `url` and `protocolVersion`) "
+                        "for 0.3 clients.",
+                        "content": {_JSON: {"schema": card}},
+                    }
+                },
+            }
+        },
         f"{PREFIX}{{app_name}}/": {"post": _call(app)},
     }
     envelopes = _envelopes(schemas)  # before the components are listed: the envelopes use messages too
@@ -77,8 +89,9 @@ def document() -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": {**dict(sorted(schemas.components.items())), **envelopes},
-            "securitySchemes": {SCHEME: {"type": "http", "scheme": scheme.scheme.lower(),
-                                         "description": scheme.description}},
+            "securitySchemes": {
+                SCHEME: {"type": "http", "scheme": scheme.scheme.lower(), "description": scheme.description}
+            },
         },
     }
 
@@ -86,35 +99,61 @@ def document() -> dict[str, Any]:
 def _call(app: Schema) -> dict[str, Any]:
     """``POST /a2a/{app}/``: one JSON-RPC call, answered as JSON or, for a streaming method, as Server-Sent Events."""
     refused = {
-        "400": f"A key of the whole app without {_header(USER_HEADER)}.", "401": "No key, or not a valid one.",
-        "403": "A read-only key.", "404": "No such agent, or a key of another app.",
+        "400": f"A key of the whole app without {_header(USER_HEADER)}.",
+        "401": "No key, or not a valid one.",
+        "403": "A read-only key.",
+        "404": "No such agent, or a key of another app.",
         "503": "PostgreSQL or Redis is unavailable; try again after Retry-After seconds.",
     }
     answer = {"$ref": REF_PREFIX + "JsonRpcResponse"}
     return {
         "operationId": "callAgent",
         "summary": "Call the agent over JSON-RPC: send a message, read, list or cancel tasks.",
-        "description": _methods_table(), "tags": ["JSON-RPC"], "security": [{SCHEME: []}],
+        "description": _methods_table(),
+        "tags": ["JSON-RPC"],
+        "security": [{SCHEME: []}],
         "parameters": [
             app,
-            {"name": _header(USER_HEADER), "in": "header", "schema": {"type": "string"},
-             "description": "The user the call acts for, with a key of the whole app (a key of one user acts for "
-                            "its own)."},
-            {"name": VERSION_HEADER, "in": "header", "schema": {"type": "string", "enum": [
-                PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0]},
-             "description": f"{PROTOCOL_VERSION_1_0} for A2A 1.0's method names; absent or {PROTOCOL_VERSION_0_3} "
-                            "for 0.3's."},
+            {
+                "name": _header(USER_HEADER),
+                "in": "header",
+                "schema": {"type": "string"},
+                "description": "The user the call acts for, with a key of the whole app (a key of one user acts for "
+                "its own).",
+            },
+            {
+                "name": VERSION_HEADER,
+                "in": "header",
+                "schema": {"type": "string", "enum": [PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0]},
+                "description": f"{PROTOCOL_VERSION_1_0} for A2A 1.0's method names; absent or {PROTOCOL_VERSION_0_3} "
+                "for 0.3's.",
+            },
         ],
-        "requestBody": {"required": True, "content": {_JSON: {"schema": {"$ref": REF_PREFIX + "JsonRpcRequest"},
-                                                              "examples": _examples()}}},
+        "requestBody": {
+            "required": True,
+            "content": {_JSON: {"schema": {"$ref": REF_PREFIX + "JsonRpcRequest"}, "examples": _examples()}},
+        },
         "responses": {
-            "200": {"description": "The method's result, or a JSON-RPC error (an unknown task, a busy context…).",
-                    "content": {_JSON: {"schema": answer}, "text/event-stream": {"schema": {
-                        "type": "string", "description": "For a streaming method: events whose data is each a "
-                                                         "JsonRpcResponse."}}}},
-            **{status: {"description": f"{text} A JSON-RPC error with id null and code "
-                                       f"{error_body(int(status), text)['error']['code']}.",
-                        "content": {_JSON: {"schema": answer}}} for status, text in refused.items()},
+            "200": {
+                "description": "The method's result, or a JSON-RPC error (an unknown task, a busy context…).",
+                "content": {
+                    _JSON: {"schema": answer},
+                    "text/event-stream": {
+                        "schema": {
+                            "type": "string",
+                            "description": "For a streaming method: events whose data is each a JsonRpcResponse.",
+                        }
+                    },
+                },
+            },
+            **{
+                status: {
+                    "description": f"{text} A JSON-RPC error with id null and code "
+                    f"{error_body(int(status), text)['error']['code']}.",
+                    "content": {_JSON: {"schema": answer}},
+                }
+                for status, text in refused.items()
+            },
         },
     }
 
@@ -127,10 +166,15 @@ def _methods_table() -> str:
         streamed = " (stream)" if result is not None and result.server_streaming else ""
         rows.append(f"| `{name}`{streamed} | {model.DESCRIPTOR.name} | {result.output_type.name if result else ''} |")
     old = ", ".join(f"`{name}` ({_params_03(model)})" for name, model in V03.items())
-    offers = {"No push notifications": CAPABILITIES.push_notifications,
-              "No extended card": CAPABILITIES.extended_agent_card}
-    notes = [f"{what} (the card's capabilities say so): those methods answer a JSON-RPC error."
-             for what, offered in offers.items() if not offered]
+    offers = {
+        "No push notifications": CAPABILITIES.push_notifications,
+        "No extended card": CAPABILITIES.extended_agent_card,
+    }
+    notes = [
+        f"{what} (the card's capabilities say so): those methods answer a JSON-RPC error."
+        for what, offered in offers.items()
+        if not offered
+    ]
     return "\n".join([*rows, "", f"A2A 0.3's methods take 0.3's params: {old}.", "", "\n\n".join(notes)])
 
 
@@ -146,24 +190,47 @@ def _envelopes(schemas: ProtoSchemas) -> dict[str, Schema]:
     """JSON-RPC 2.0's request and response around A2A's messages."""
     params = sorted({model.DESCRIPTOR.full_name: model for model in V10.values()}.items())
     results = sorted({m.output_type.full_name: m.output_type for m in _SERVICE.methods if m.name in V10}.items())
-    rpc_id = {"description": "A string or an integer, echoed in the answer.",
-              "oneOf": [{"type": "string"}, {"type": "integer"}]}
+    rpc_id = {
+        "description": "A string or an integer, echoed in the answer.",
+        "oneOf": [{"type": "string"}, {"type": "integer"}],
+    }
     return {
-        "JsonRpcRequest": {"type": "object", "required": ["jsonrpc", "method"], "properties": {
-            "jsonrpc": {"type": "string", "enum": ["2.0"]}, "id": rpc_id,
-            "method": {"type": "string", "enum": [*V03, *V10]},
-            "params": {"description": "The method's params (see the method table).",
-                       "anyOf": [*(schemas.ref(model.DESCRIPTOR) for _, model in params),
-                                 {"type": "object", "title": "A2A 0.3's params"}]},
-        }},
-        "JsonRpcResponse": {"type": "object", "required": ["jsonrpc"], "properties": {
-            "jsonrpc": {"type": "string", "enum": ["2.0"]}, "id": {**rpc_id, "nullable": True},
-            "result": {"description": "The method's result (see the method table).",
-                       "anyOf": [*(schemas.ref(descriptor) for _, descriptor in results),
-                                 {"type": "object", "title": "A2A 0.3's result"}]},
-            "error": {"type": "object", "required": ["code", "message"], "properties": {
-                "code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}},
-        }},
+        "JsonRpcRequest": {
+            "type": "object",
+            "required": ["jsonrpc", "method"],
+            "properties": {
+                "jsonrpc": {"type": "string", "enum": ["2.0"]},
+                "id": rpc_id,
+                "method": {"type": "string", "enum": [*V03, *V10]},
+                "params": {
+                    "description": "The method's params (see the method table).",
+                    "anyOf": [
+                        *(schemas.ref(model.DESCRIPTOR) for _, model in params),
+                        {"type": "object", "title": "A2A 0.3's params"},
+                    ],
+                },
+            },
+        },
+        "JsonRpcResponse": {
+            "type": "object",
+            "required": ["jsonrpc"],
+            "properties": {
+                "jsonrpc": {"type": "string", "enum": ["2.0"]},
+                "id": {**rpc_id, "nullable": True},
+                "result": {
+                    "description": "The method's result (see the method table).",
+                    "anyOf": [
+                        *(schemas.ref(descriptor) for _, descriptor in results),
+                        {"type": "object", "title": "A2A 0.3's result"},
+                    ],
+                },
+                "error": {
+                    "type": "object",
+                    "required": ["code", "message"],
+                    "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}},
+                },
+            },
+        },
     }
 
 
@@ -176,14 +243,22 @@ def _examples() -> dict[str, Any]:
         "tasks/get": V03["tasks/get"](id=2, params=v03.TaskQueryParams(id="TASK_ID")),
     }
     new = {
-        "SendMessage": V10["SendMessage"](message=Message(role=Role.ROLE_USER, message_id="m2", context_id="SESSION_ID",
-                                                          parts=[Part(text=text)])),
+        "SendMessage": V10["SendMessage"](
+            message=Message(role=Role.ROLE_USER, message_id="m2", context_id="SESSION_ID", parts=[Part(text=text)])
+        ),
         "GetTask": V10["GetTask"](id="TASK_ID"),
     }
-    examples = {name: {"summary": f"A2A 0.3: {name}", "value": call.model_dump(by_alias=True, exclude_none=True,
-                                                                              mode="json")}
-                for name, call in old.items()}
-    examples.update({name: {"summary": f"A2A 1.0: {name}", "value": {"jsonrpc": "2.0", "id": n, "method": name,
-                                                                      "params": MessageToDict(params)}}
-                     for n, (name, params) in enumerate(new.items(), start=3)})
+    examples = {
+        name: {"summary": f"A2A 0.3: {name}", "value": call.model_dump(by_alias=True, exclude_none=True, mode="json")}
+        for name, call in old.items()
+    }
+    examples.update(
+        {
+            name: {
+                "summary": f"A2A 1.0: {name}",
+                "value": {"jsonrpc": "2.0", "id": n, "method": name, "params": MessageToDict(params)},
+            }
+            for n, (name, params) in enumerate(new.items(), start=3)
+        }
+    )
     return examples

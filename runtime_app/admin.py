@@ -47,8 +47,9 @@ class A2aTaskAdmin(admin.ModelAdmin):
     @admin.display(description="session (A2A context)", ordering="context_id")
     def session_link(self, task: A2aTask) -> str:
         query = urlencode({"app_name": task.app_name, "user_id": task.user_id, "session_id": task.context_id})
-        return format_html('<a href="{}?{}">{}</a>', reverse("admin:sessions_app_session_changelist"), query,
-                           task.context_id)
+        return format_html(
+            '<a href="{}?{}">{}</a>', reverse("admin:sessions_app_session_changelist"), query, task.context_id
+        )
 
     @admin.display(description="task")
     def task(self, task: A2aTask) -> str:

@@ -52,7 +52,9 @@ def _build(app_name: str, target: Any) -> Runner:
         return runner_for(target, app_name=app_name)
     runner = target if isinstance(target, Runner) else target() if callable(target) else None
     if not isinstance(runner, Runner):
-        raise TypeError(f"COGNIZES_AGENTS[{app_name!r}] is neither an agent nor a Runner (or a function returning one).")
+        raise TypeError(
+            f"COGNIZES_AGENTS[{app_name!r}] is neither an agent nor a Runner (or a function returning one)."
+        )
     if runner.app_name != app_name:
         raise ValueError(f"COGNIZES_AGENTS[{app_name!r}] gives a Runner for app {runner.app_name!r}.")
     return runner

@@ -102,7 +102,9 @@ class _RunBase(ScopedView):
         except turns.InvalidMessage as error:
             raise exceptions.ValidationError({error.field: [str(error)]}) from error
         arguments = {
-            "user_id": user_id, "session_id": session_id, "new_message": message,
+            "user_id": user_id,
+            "session_id": session_id,
+            "new_message": message,
             "state_delta": data.get("state_delta") or None,
         }
         return runner, arguments
@@ -112,7 +114,9 @@ class RunView(_RunBase):
     """Run one turn and answer with all of its events once the agent is done."""
 
     @extend_schema(
-        operation_id="run_agent", request=RunSerializer, responses={200: RunOutSerializer},
+        operation_id="run_agent",
+        request=RunSerializer,
+        responses={200: RunOutSerializer},
         examples=[OpenApiExample("A message", request_only=True, value={"message": "What's the weather in Paris?"})],
     )
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
@@ -153,9 +157,7 @@ async def _collect(runner: Runner, arguments: dict[str, Any]) -> list[Event]:
     return [event async for event in runner.run_async(**arguments)]
 
 
-async def _run_messages(
-    runner: Runner, arguments: dict[str, Any], release: Callable[[], None]
-) -> AsyncIterator[str]:
+async def _run_messages(runner: Runner, arguments: dict[str, Any], release: Callable[[], None]) -> AsyncIterator[str]:
     """The turn's messages (``turns.stream_turn``: the turn finishes even if the client leaves)."""
     run_config = RunConfig(streaming_mode=StreamingMode.SSE)
     try:

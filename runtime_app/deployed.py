@@ -49,8 +49,14 @@ CLASS_METHODS: list[dict[str, Any]] = copy.deepcopy(_AGENT_ENGINE_CLASS_METHODS)
 _BY_NAME = {method["name"]: method for method in CLASS_METHODS}
 STREAMING = ("stream", "async_stream")
 _READS = {
-    "get_session", "list_sessions", "search_memory", "load_artifact", "list_artifact_keys", "list_versions",
-    "list_artifact_versions", "get_artifact_version",
+    "get_session",
+    "list_sessions",
+    "search_memory",
+    "load_artifact",
+    "list_artifact_keys",
+    "list_versions",
+    "list_artifact_versions",
+    "get_artifact_version",
 }
 UPSTREAM_SESSION_KEY = "agent_engine:upstream_session_id"
 """Where ``streaming_agent_run_with_events`` keeps the id a caller named when it makes a new session (as AdkApp)."""
@@ -115,8 +121,7 @@ def check_call(method: Any, arguments: Any) -> Call:
     if arguments.get("session_id"):
         _key("session_id", arguments["session_id"], method)
     bare = method.removeprefix("async_")
-    return Call(method=method, api_mode=spec["api_mode"], user_id=user_id, writes=bare not in _READS,
-                input=arguments)
+    return Call(method=method, api_mode=spec["api_mode"], user_id=user_id, writes=bare not in _READS, input=arguments)
 
 
 def written_state(call: Call) -> list[Any]:
@@ -126,8 +131,12 @@ def written_state(call: Call) -> list[Any]:
         return [call.input.get("state")]
     seeded = call.input.get("events" if call.method == "streaming_agent_run_with_events" else "session_events")
     actions = [each.get("actions") for each in seeded if isinstance(each, dict)] if isinstance(seeded, list) else []
-    return [delta for each in actions if isinstance(each, dict)
-            for delta in (each.get("state_delta"), each.get("stateDelta"))]
+    return [
+        delta
+        for each in actions
+        if isinstance(each, dict)
+        for delta in (each.get("state_delta"), each.get("stateDelta"))
+    ]
 
 
 async def query(runner: Runner, call: Call) -> Any:
@@ -177,11 +186,13 @@ async def start_turn(runner: Runner, call: Call) -> Turn:
     if session_id:
         found = await sessions.get_session(app_name=app, user_id=user, session_id=session_id)
         if found is None and not envelope:
-            raise NoSuchSession(f"{call.method}: user {user!r} has no session {session_id!r} "
-                                "(create_session makes one; without session_id the turn makes one).")
+            raise NoSuchSession(
+                f"{call.method}: user {user!r} has no session {session_id!r} "
+                "(create_session makes one; without session_id the turn makes one)."
+            )
         if found is None:
             session_id, state = None, {UPSTREAM_SESSION_KEY: session_id}
-    scratch = not session_id and (envelope and state is None or given.get("session_events") is not None)
+    scratch = not session_id and ((envelope and state is None) or given.get("session_events") is not None)
     if not session_id:
         made = await sessions.create_session(app_name=app, user_id=user, state=state)
         session_id = made.id
@@ -210,20 +221,25 @@ async def stream(turn: Turn) -> AsyncIterator[dict[str, Any]]:
     async def after() -> None:
         if turn.scratch:
             await runner.session_service.delete_session(
-                app_name=runner.app_name, user_id=arguments["user_id"], session_id=arguments["session_id"])
+                app_name=runner.app_name, user_id=arguments["user_id"], session_id=arguments["session_id"]
+            )
 
     envelope = turn.call.method == "streaming_agent_run_with_events"
     async for event in turns.stream_turn(runner, arguments, turn.release, run_config=turn.run_config, after=after):
         if envelope:
-            yield {"events": [event_json(event)], "artifacts": await _artifacts(runner, arguments, event),
-                   "session_id": arguments["session_id"]}
+            yield {
+                "events": [event_json(event)],
+                "artifacts": await _artifacts(runner, arguments, event),
+                "session_id": arguments["session_id"],
+            }
         else:
             yield event_json(event)
 
 
 async def _get_session(runner: Runner, user: str, given: dict[str, Any]) -> Session:
     session = await runner.session_service.get_session(
-        app_name=runner.app_name, user_id=user, session_id=given["session_id"])
+        app_name=runner.app_name, user_id=user, session_id=given["session_id"]
+    )
     if session is None:
         raise NoSuchSession(f"Session {given['session_id']!r} of user {user!r} does not exist.")
     return session
@@ -235,8 +251,10 @@ async def _list_sessions(runner: Runner, user: str, given: dict[str, Any]) -> An
 
 async def _create_session(runner: Runner, user: str, given: dict[str, Any]) -> Session:
     if given.get("ttl") or given.get("expire_time"):
-        raise CallError("create_session: ttl and expire_time are not taken here; sessions live for "
-                        "COGNIZES_SESSION_TTL_SECONDS (or set expireTime through Vertex's Sessions API).")
+        raise CallError(
+            "create_session: ttl and expire_time are not taken here; sessions live for "
+            "COGNIZES_SESSION_TTL_SECONDS (or set expireTime through Vertex's Sessions API)."
+        )
     session_id = given.get("session_id")
     if session_id:
         try:
@@ -248,7 +266,8 @@ async def _create_session(runner: Runner, user: str, given: dict[str, Any]) -> S
             raise CallError(f"Session {session_id!r} already exists.", status=409)
     try:
         return await runner.session_service.create_session(
-            app_name=runner.app_name, user_id=user, state=given.get("state"), session_id=session_id or None)
+            app_name=runner.app_name, user_id=user, state=given.get("state"), session_id=session_id or None
+        )
     except AlreadyExistsError as error:
         raise CallError(str(error), status=409) from error
 
@@ -359,8 +378,12 @@ async def _artifacts(runner: Runner, arguments: dict[str, Any], event: Event) ->
     out = []
     for filename, version in delta.items():
         part = await runner.artifact_service.load_artifact(
-            app_name=runner.app_name, user_id=arguments["user_id"], session_id=arguments["session_id"],
-            filename=filename, version=version)
+            app_name=runner.app_name,
+            user_id=arguments["user_id"],
+            session_id=arguments["session_id"],
+            filename=filename,
+            version=version,
+        )
         out.append({"file_name": filename, "versions": [{"version": version, "data": _json(part)}]})
     return out
 
@@ -374,8 +397,17 @@ def _run_request(text: str) -> dict[str, Any]:
         raise CallError(f"{method}: request_json is not JSON.") from None
     if not isinstance(request, dict):
         raise CallError(f"{method}: request_json must be a JSON object.")
-    known = {"message", "events", "artifacts", "authorizations", "user_id", "userId", "session_id", "sessionId",
-             "labels"}
+    known = {
+        "message",
+        "events",
+        "artifacts",
+        "authorizations",
+        "user_id",
+        "userId",
+        "session_id",
+        "sessionId",
+        "labels",
+    }
     unknown = sorted(set(request) - known)
     if unknown:
         raise CallError(f"{method}: request_json has unknown fields {', '.join(unknown)}.")
@@ -389,11 +421,22 @@ def _run_request(text: str) -> dict[str, Any]:
         "authorizations": request.get("authorizations") or {},
         "labels": request.get("labels"),
     }
-    _check(method, {"type": "object", "required": ["user_id", "message"], "properties": {
-        "user_id": {"type": "string"}, "session_id": {"type": "string", "nullable": True},
-        "message": {"type": "object"}, "events": {"type": "array", "nullable": True},
-        "authorizations": {"type": "object"}, "labels": {"type": "object", "nullable": True},
-    }}, out)
+    _check(
+        method,
+        {
+            "type": "object",
+            "required": ["user_id", "message"],
+            "properties": {
+                "user_id": {"type": "string"},
+                "session_id": {"type": "string", "nullable": True},
+                "message": {"type": "object"},
+                "events": {"type": "array", "nullable": True},
+                "authorizations": {"type": "object"},
+                "labels": {"type": "object", "nullable": True},
+            },
+        },
+        out,
+    )
     for key, value in out["authorizations"].items():
         if not isinstance(value, dict) or not isinstance(value.get("access_token"), str):
             raise CallError(f"{method}: authorizations[{key!r}] needs an access_token string.")
@@ -413,8 +456,9 @@ def _check(method: str, schema: dict[str, Any], arguments: dict[str, Any]) -> No
     properties = schema.get("properties", {})
     unknown = sorted(set(arguments) - set(properties))
     if unknown:
-        raise CallError(f"{method} takes no parameter {', '.join(map(repr, unknown))}; "
-                        f"its parameters are {', '.join(properties)}.")
+        raise CallError(
+            f"{method} takes no parameter {', '.join(map(repr, unknown))}; its parameters are {', '.join(properties)}."
+        )
     for name in schema.get("required", []):
         if arguments.get(name) is None:
             raise CallError(f"{method}: {name} is required.")

@@ -54,10 +54,17 @@ def _caller(ctx: ServerRequestContext[Any, Request]) -> direct.Caller:
     request = ctx.request
     app_name, user_id = request.scope[SCOPE_KEY]
     params = ctx.session.client_params
-    client = (f"{params.client_info.name}/{params.client_info.version}" if params is not None
-              else request.headers.get("user-agent", "unknown"))
-    return direct.Caller(app_name=app_name, user_id=user_id, client=f"{client} (MCP {ctx.protocol_version})"[:255],
-                         call_id=str(ctx.request_id or ""))
+    client = (
+        f"{params.client_info.name}/{params.client_info.version}"
+        if params is not None
+        else request.headers.get("user-agent", "unknown")
+    )
+    return direct.Caller(
+        app_name=app_name,
+        user_id=user_id,
+        client=f"{client} (MCP {ctx.protocol_version})"[:255],
+        call_id=str(ctx.request_id or ""),
+    )
 
 
 def _describe(tool: Any) -> types.Tool:
@@ -67,10 +74,12 @@ def _describe(tool: Any) -> types.Tool:
     method = str(getattr(getattr(tool, "endpoint", None), "method", "")).lower()
     annotations = None
     if method:
-        annotations = types.ToolAnnotations(read_only_hint=method in ("get", "head"),
-                                            destructive_hint=method == "delete")
-    return types.Tool(name=tool.name, description=tool.description or None, input_schema=schema,
-                      annotations=annotations)
+        annotations = types.ToolAnnotations(
+            read_only_hint=method in ("get", "head"), destructive_hint=method == "delete"
+        )
+    return types.Tool(
+        name=tool.name, description=tool.description or None, input_schema=schema, annotations=annotations
+    )
 
 
 async def listed_tools(app_name: str) -> list[types.Tool]:
@@ -83,7 +92,9 @@ async def _list_tools(ctx: ServerRequestContext[Any, Request], params: Any) -> t
     return types.ListToolsResult(tools=await listed_tools(app_name))
 
 
-async def _call_tool(ctx: ServerRequestContext[Any, Request], params: types.CallToolRequestParams) -> types.CallToolResult:
+async def _call_tool(
+    ctx: ServerRequestContext[Any, Request], params: types.CallToolRequestParams
+) -> types.CallToolResult:
     try:
         outcome = await direct.call_tool(name=params.name, arguments=params.arguments or {}, caller=_caller(ctx))
     except direct.UnknownTool as unknown:
@@ -113,17 +124,22 @@ class McpApplication:
     def __init__(self) -> None:
         # No registry schema declares Mcp-Param-* headers, so nothing to validate them against: without this
         # lookup the SDK would run the whole tools/list handler before every 2026-07-28 tools/call.
-        self.server: Server[Any] = Server("cognizes-tools", on_list_tools=_list_tools, on_call_tool=_call_tool,
-                                          get_tool_input_schema=lambda name: None)
-        self._managers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[StreamableHTTPSessionManager, asyncio.Event]] = (
-            weakref.WeakKeyDictionary()
+        self.server: Server[Any] = Server(
+            "cognizes-tools",
+            on_list_tools=_list_tools,
+            on_call_tool=_call_tool,
+            get_tool_input_schema=lambda name: None,
         )
+        self._managers: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[StreamableHTTPSessionManager, asyncio.Event]
+        ] = weakref.WeakKeyDictionary()
         self._holders: set[asyncio.Task[None]] = set()
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
-                       send: Callable[[Any], Awaitable[None]]) -> None:
+    async def __call__(
+        self, scope: dict[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+    ) -> None:
         request = Request(scope, receive)
-        app_name, _, rest = scope["path"][len(PREFIX):].partition("/")
+        app_name, _, rest = scope["path"][len(PREFIX) :].partition("/")
         try:
             if not app_name or rest:
                 raise Refused(404, f"No MCP endpoint at {scope['path']}; each app's registry is at {PREFIX}<app>/.")
@@ -132,7 +148,11 @@ class McpApplication:
             body = await request.body()  # read within its limits already (cognizes.access.body_limit)
             is_call = _is_call(body)
             caller = await run_in_db_thread(
-                authenticate_caller, request.headers, app_name, write=is_call, needs_user=is_call,
+                authenticate_caller,
+                request.headers,
+                app_name,
+                write=is_call,
+                needs_user=is_call,
                 what="tool registry",
             )
         except Refused as refused:

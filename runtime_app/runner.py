@@ -45,7 +45,10 @@ class MemoryIngestionPlugin(BasePlugin):
     """
 
     def __init__(
-        self, mode: MemoryIngestion = "turn", *, idle_seconds: float | None = None,
+        self,
+        mode: MemoryIngestion = "turn",
+        *,
+        idle_seconds: float | None = None,
         name: str = "cognizes_memory_ingestion",
     ) -> None:
         """``name`` as other plugins take it: ``adk web --extra_plugins`` passes one."""
@@ -64,8 +67,11 @@ class MemoryIngestionPlugin(BasePlugin):
                 from memory_app.consolidation import do_schedule_session
 
                 await run_in_db_thread(
-                    do_schedule_session, app_name=session.app_name, user_id=session.user_id,
-                    session_id=session.id, delay_seconds=self.idle_seconds,
+                    do_schedule_session,
+                    app_name=session.app_name,
+                    user_id=session.user_id,
+                    session_id=session.id,
+                    delay_seconds=self.idle_seconds,
                 )
         except Exception:
             logger.exception("memory ingestion of session %s failed; the run itself is stored", session.id)

@@ -40,9 +40,14 @@ class PostgresTaskStore(TaskStore):
             "status_time_ns": task.status.timestamp.ToNanoseconds() if has_time else None,
             "data": MessageToDict(task),
         }
-        await run_in_db_thread(lambda: A2aTask.objects.update_or_create(
-            app_name=self.app_name, user_id=context.user.user_name, task_id=task.id, defaults=fields,
-        ))
+        await run_in_db_thread(
+            lambda: A2aTask.objects.update_or_create(
+                app_name=self.app_name,
+                user_id=context.user.user_name,
+                task_id=task.id,
+                defaults=fields,
+            )
+        )
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         data = await run_in_db_thread(
@@ -66,18 +71,23 @@ class PostgresTaskStore(TaskStore):
             if params.page_token:
                 tasks = tasks.filter(_after(params.page_token))
             size = params.page_size or DEFAULT_LIST_TASKS_PAGE_SIZE
-            rows = list(tasks.order_by(F("status_time_ns").desc(nulls_last=True), "-task_id")
-                        .values("task_id", "status_time_ns", "data")[: size + 1])
+            rows = list(
+                tasks.order_by(F("status_time_ns").desc(nulls_last=True), "-task_id").values(
+                    "task_id", "status_time_ns", "data"
+                )[: size + 1]
+            )
             token = None
             if len(rows) > size:
                 last = rows[size - 1]
-                token = encode_list_tasks_cursor(ListTasksCursor(timestamp_ns=last["status_time_ns"],
-                                                                 task_id=last["task_id"]))
+                token = encode_list_tasks_cursor(
+                    ListTasksCursor(timestamp_ns=last["status_time_ns"], task_id=last["task_id"])
+                )
             return [row["data"] for row in rows[:size]], total, size, token
 
         found, total, size, token = await run_in_db_thread(page)
-        return ListTasksResponse(tasks=[_task(data) for data in found], total_size=total, page_size=size,
-                                 next_page_token=token)
+        return ListTasksResponse(
+            tasks=[_task(data) for data in found], total_size=total, page_size=size, next_page_token=token
+        )
 
 
 def _task(data: dict[str, Any]) -> Task:
@@ -91,5 +101,8 @@ def _after(page_token: str) -> Q:
         raise InvalidParamsError(f"Invalid page token: {page_token}")
     if cursor.timestamp_ns is None:
         return Q(status_time_ns__isnull=True, task_id__lt=cursor.task_id)
-    return (Q(status_time_ns__isnull=True) | Q(status_time_ns__lt=cursor.timestamp_ns)
-            | Q(status_time_ns=cursor.timestamp_ns, task_id__lt=cursor.task_id))
+    return (
+        Q(status_time_ns__isnull=True)
+        | Q(status_time_ns__lt=cursor.timestamp_ns)
+        | Q(status_time_ns=cursor.timestamp_ns, task_id__lt=cursor.task_id)
+    )

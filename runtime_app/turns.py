@@ -96,8 +96,12 @@ class _Failed:
 
 
 async def stream_turn(
-    runner: Runner, arguments: dict[str, Any], release: Callable[[], None], *,
-    run_config: RunConfig | None = None, after: Callable[[], Awaitable[None]] | None = None,
+    runner: Runner,
+    arguments: dict[str, Any],
+    release: Callable[[], None],
+    *,
+    run_config: RunConfig | None = None,
+    after: Callable[[], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Event]:
     """The turn's events as the agent makes them; the turn runs as a task of its own and finishes even if the
     reader leaves. What the turn raised is raised here after its last event.

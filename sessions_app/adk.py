@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any, Optional
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-
 from google.adk.errors._stale_session_error import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
@@ -51,8 +50,8 @@ class PostgresSessionService(BaseSessionService):
         *,
         app_name: str,
         user_id: str,
-        state: Optional[dict[str, Any]] = None,
-        session_id: Optional[str] = None,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
     ) -> Session:
         session_id = session_id.strip() if session_id else platform_uuid.new_uuid()
         try:
@@ -76,8 +75,8 @@ class PostgresSessionService(BaseSessionService):
         app_name: str,
         user_id: str,
         session_id: str,
-        config: Optional[GetSessionConfig] = None,
-    ) -> Optional[Session]:
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
         config = config or GetSessionConfig()
         return await run_in_db_thread(
             _load_session,
@@ -89,7 +88,7 @@ class PostgresSessionService(BaseSessionService):
         )
 
     @override
-    async def list_sessions(self, *, app_name: str, user_id: Optional[str] = None) -> ListSessionsResponse:
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
         stored = await run_in_db_thread(services.list_sessions, app_name=app_name, user_id=user_id)
         return ListSessionsResponse(sessions=[_to_session(each, events=[]) for each in stored])
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import urlencode
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
@@ -106,11 +106,19 @@ class EventInline(admin.TabularInline):
         delta = ((event.data or {}).get("actions") or {}).get("artifact_delta") or {}
         changelist = reverse("admin:artifacts_app_artifact_changelist")
         session = event.session
-        return format_html_join(", ", '<a href="{}?{}">{} v{}</a>', (
-            (changelist, urlencode({"app_name": session.app_name, "user_id": session.user_id, "filename": name}),
-             name, version)
-            for name, version in sorted(delta.items())
-        ))
+        return format_html_join(
+            ", ",
+            '<a href="{}?{}">{} v{}</a>',
+            (
+                (
+                    changelist,
+                    urlencode({"app_name": session.app_name, "user_id": session.user_id, "filename": name}),
+                    name,
+                    version,
+                )
+                for name, version in sorted(delta.items())
+            ),
+        )
 
     @admin.display(description="event JSON")
     def pretty_data(self, event: Event) -> str:
@@ -131,8 +139,18 @@ class SessionAdmin(_VersionedStateAdmin):
     search_fields = ("session_id", "user_id", "app_name")
     date_hierarchy = "update_time"
     fields = (
-        "app_name", "user_id", "session_id", "display_name", "labels", "expire_time", "state", "loaded_version",
-        "version", "create_time", "update_time", "traces",
+        "app_name",
+        "user_id",
+        "session_id",
+        "display_name",
+        "labels",
+        "expire_time",
+        "state",
+        "loaded_version",
+        "version",
+        "create_time",
+        "update_time",
+        "traces",
     )
     readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")
     inlines = [EventInline]
@@ -143,7 +161,9 @@ class SessionAdmin(_VersionedStateAdmin):
     def traces(self, session: Session) -> str:
         """A link to the runs of this session in tracing_app's admin (issue 6)."""
         query = urlencode({"app_name": session.app_name, "user_id": session.user_id, "session_id": session.session_id})
-        return format_html('<a href="{}?{}">Traces of this session</a>', reverse("admin:tracing_app_trace_changelist"), query)
+        return format_html(
+            '<a href="{}?{}">Traces of this session</a>', reverse("admin:tracing_app_trace_changelist"), query
+        )
 
     def render_change_form(
         self, request: HttpRequest, context: dict[str, Any], *args: Any, obj: Session | None = None, **kwargs: Any
@@ -191,14 +211,18 @@ class SessionAdmin(_VersionedStateAdmin):
     def delete_model(self, request: HttpRequest, obj: Session) -> None:
         services.do_delete_session(app_name=obj.app_name, user_id=obj.user_id, session_id=obj.session_id)
 
-    @admin.action(description="Erase the users of selected sessions (everything stored about them)",
-                  permissions=["delete"])
+    @admin.action(
+        description="Erase the users of selected sessions (everything stored about them)", permissions=["delete"]
+    )
     def erase_users(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
         users = sorted(set(queryset.values_list("app_name", "user_id")))
         for app_name, user_id in users:
             erased = services.do_erase_user(app_name=app_name, user_id=user_id)
-            self.message_user(request, f"Erased {user_id} of {app_name}: "
-                              + ", ".join(f"{count} {table}" for table, count in sorted(erased.items())))
+            self.message_user(
+                request,
+                f"Erased {user_id} of {app_name}: "
+                + ", ".join(f"{count} {table}" for table, count in sorted(erased.items())),
+            )
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Session]) -> None:
         for session in queryset:  # one by one through the service: what listens to deletions hears each

@@ -30,7 +30,15 @@ from rest_framework.response import Response
 
 from cognizes.access import sse
 from cognizes.access.api import (
-    BIGINT, Conflict, Pagination, ScopedView, SinceFilter, check_state_write, filter_values, paginated, valid,
+    BIGINT,
+    Conflict,
+    Pagination,
+    ScopedView,
+    SinceFilter,
+    check_state_write,
+    filter_values,
+    paginated,
+    valid,
 )
 from cognizes.access.schema import filter_parameters
 from sessions_app import live, services
@@ -91,7 +99,9 @@ class EventOutSerializer(serializers.Serializer):
 class EventAppendSerializer(serializers.Serializer):
     event = serializers.DictField(help_text="An ADK Event as JSON (author, content, actions, ...).")
     expected_version = serializers.IntegerField(
-        min_value=0, max_value=BIGINT, help_text="The session version you last saw; 409 Conflict if the session moved on."
+        min_value=0,
+        max_value=BIGINT,
+        help_text="The session version you last saw; 409 Conflict if the session moved on.",
     )
 
 
@@ -119,9 +129,12 @@ class AfterVersionSerializer(serializers.Serializer):
 
 def _session_out(stored: services.StoredSession, *, events: list[dict] | None = None) -> dict[str, Any]:
     out = {
-        "id": stored.session_id, "app_name": stored.app_name, "user_id": stored.user_id,
+        "id": stored.session_id,
+        "app_name": stored.app_name,
+        "user_id": stored.user_id,
         "state": stored.merged_state(),
-        "version": stored.version, "last_update_time": stored.last_update_time,
+        "version": stored.version,
+        "last_update_time": stored.last_update_time,
         "expire_time": stored.attributes.expire_time if stored.attributes else None,
     }
     if events is not None:
@@ -129,8 +142,9 @@ def _session_out(stored: services.StoredSession, *, events: list[dict] | None = 
     return out
 
 
-def _raise_for(error: services.SessionError, *, current_version: Callable[[], int | None] | None = None,
-               stale: str | None = None) -> None:
+def _raise_for(
+    error: services.SessionError, *, current_version: Callable[[], int | None] | None = None, stale: str | None = None
+) -> None:
     """The HTTP error of a service error; a stale write's 409 names the version the caller should read.
 
     ``stale``: the message of a stale write (else the service's, which is ADK's for an append), with
@@ -147,7 +161,9 @@ def _raise_for(error: services.SessionError, *, current_version: Callable[[], in
     raise ValidationError(str(error)) from error
 
 
-_STALE_STATE = "The state changed since the version given; it is at version {current}: read it again and re-apply the change."
+_STALE_STATE = (
+    "The state changed since the version given; it is at version {current}: read it again and re-apply the change."
+)
 
 
 class SessionFilter(filters.FilterSet):
@@ -169,13 +185,21 @@ def _list_sessions(request: Request, app_name: str, *users: str | None) -> Respo
     values = filter_values(SessionFilter, request.query_params)
     named = {user for user in (*users, values.get("user_id")) if user}
     paginator = Pagination()
-    paginator.request, paginator.limit, paginator.offset = request, paginator.get_limit(request), paginator.get_offset(request)
+    paginator.request, paginator.limit, paginator.offset = (
+        request,
+        paginator.get_limit(request),
+        paginator.get_offset(request),
+    )
     if len(named) > 1:
         stored, paginator.count = [], 0  # two users named: no session is both's
     else:
         stored, paginator.count = services.list_session_page(
-            app_name=app_name, user_id=next(iter(named), None), updated_since=values.get("updated_since"),
-            limit=paginator.limit, offset=paginator.offset)
+            app_name=app_name,
+            user_id=next(iter(named), None),
+            updated_since=values.get("updated_since"),
+            limit=paginator.limit,
+            offset=paginator.offset,
+        )
     return paginator.get_paginated_response([_session_out(session) for session in stored])
 
 
@@ -205,9 +229,16 @@ class SessionsView(ScopedView):
         return _list_sessions(request, app_name, user_id)
 
     @extend_schema(
-        operation_id="create_session", request=SessionCreateSerializer, responses={201: SessionOutSerializer},
-        examples=[OpenApiExample("A session that expires in a day", request_only=True, value={
-            "id": "trip-planning", "state": {"user:home_city": "Lyon", "draft": True}, "ttl_seconds": 86400})],
+        operation_id="create_session",
+        request=SessionCreateSerializer,
+        responses={201: SessionOutSerializer},
+        examples=[
+            OpenApiExample(
+                "A session that expires in a day",
+                request_only=True,
+                value={"id": "trip-planning", "state": {"user:home_city": "Lyon", "draft": True}, "ttl_seconds": 86400},
+            )
+        ],
     )
     def post(self, request: Request, app_name: str, user_id: str) -> Response:
         """Create a session (id generated if absent) with its initial state and optional expiry."""
@@ -216,8 +247,11 @@ class SessionsView(ScopedView):
         session_id = (data.get("id") or "").strip() or str(uuid.uuid4())
         try:
             stored = services.do_create_session(
-                app_name=app_name, user_id=user_id, session_id=session_id,
-                delta=split_delta(data["state"]), now=time.time(),
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                delta=split_delta(data["state"]),
+                now=time.time(),
                 attributes=services.SessionAttributes(**_expire_time(data)),
             )
         except services.SessionError as error:
@@ -276,7 +310,9 @@ class SessionView(ScopedView):
 
 
 class EventsView(ScopedView):
-    @extend_schema(operation_id="list_events", parameters=[AfterVersionSerializer], responses=paginated(EventOutSerializer))
+    @extend_schema(
+        operation_id="list_events", parameters=[AfterVersionSerializer], responses=paginated(EventOutSerializer)
+    )
     def get(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         """The session's events after ``?after_version=``, in order, each with the version it made."""
         session = Session.objects.live().filter(app_name=app_name, user_id=user_id, session_id=session_id).first()
@@ -289,13 +325,24 @@ class EventsView(ScopedView):
         return paginator.get_paginated_response([{"version": e.version, "event": e.data} for e in page])
 
     @extend_schema(
-        operation_id="append_event", request=EventAppendSerializer, responses={201: EventOutSerializer},
-        examples=[OpenApiExample("The user's message, at the version last read", request_only=True, value={
-            "expected_version": 1,
-            "event": {"invocation_id": "inv-1", "author": "user",
-                      "content": {"role": "user", "parts": [{"text": "I prefer Celsius."}]},
-                      "actions": {"state_delta": {"user:unit": "celsius"}}},
-        })],
+        operation_id="append_event",
+        request=EventAppendSerializer,
+        responses={201: EventOutSerializer},
+        examples=[
+            OpenApiExample(
+                "The user's message, at the version last read",
+                request_only=True,
+                value={
+                    "expected_version": 1,
+                    "event": {
+                        "invocation_id": "inv-1",
+                        "author": "user",
+                        "content": {"role": "user", "parts": [{"text": "I prefer Celsius."}]},
+                        "actions": {"state_delta": {"user:unit": "celsius"}},
+                    },
+                },
+            )
+        ],
     )
     def post(self, request: Request, app_name: str, user_id: str, session_id: str) -> Response:
         """Append an ADK event if the session is still at ``expected_version`` (409 if not)."""
@@ -390,8 +437,11 @@ class UserStateView(ScopedView):
                 app_name=app_name, user_id=user_id, patch=data["state"], expected_version=data["expected_version"]
             )
         except services.SessionError as error:
-            _raise_for(error, current_version=lambda: services.get_user_state(app_name=app_name, user_id=user_id)[1],
-                       stale=_STALE_STATE)
+            _raise_for(
+                error,
+                current_version=lambda: services.get_user_state(app_name=app_name, user_id=user_id)[1],
+                stale=_STALE_STATE,
+            )
         return self.get(request, app_name, user_id)
 
 
@@ -409,7 +459,9 @@ class AppStateView(ScopedView):
             raise Http404  # a key of one user cannot change what every user of the app sees
         data = valid(StatePatchSerializer, request.data)
         try:
-            services.do_patch_app_state(app_name=app_name, patch=data["state"], expected_version=data["expected_version"])
+            services.do_patch_app_state(
+                app_name=app_name, patch=data["state"], expected_version=data["expected_version"]
+            )
         except services.SessionError as error:
             _raise_for(error, current_version=lambda: services.get_app_state(app_name=app_name)[1], stale=_STALE_STATE)
         return self.get(request, app_name)

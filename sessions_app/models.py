@@ -8,13 +8,12 @@ Writes go through ``sessions_app.services`` (compare-and-swap on ``version``).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from django.db import models
 from django.db.models.functions import Now
 
 from cognizes.access.models import MAX_KEY_LENGTH
-
 
 
 class SessionQuerySet(models.QuerySet):
@@ -74,7 +73,8 @@ class Event(models.Model):
     timestamp = models.FloatField(help_text="Exact epoch seconds of the event.")
     data = models.JSONField(help_text="The full ADK event.")
     raw_event = models.JSONField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="A Vertex client's rawEvent as sent, kept when it holds what this ADK's Event does not "
         "(fields of a newer ADK): returned verbatim to Vertex clients.",
     )
@@ -98,7 +98,7 @@ class Event(models.Model):
 
     @property
     def time(self) -> datetime:
-        return datetime.fromtimestamp(self.timestamp, tz=timezone.utc)
+        return datetime.fromtimestamp(self.timestamp, tz=UTC)
 
 
 class AppState(models.Model):

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from google.adk.events.event import Event
 from google.genai import _common as genai_common
@@ -50,8 +51,15 @@ _HANDS_BACK = {
 """Before-validators that return JSON input unchanged (see the module docstring); a release that renames one
 leaves it in (slower, never wrong)."""
 
-_CONFIG_NOT_FOR_FIELDS = {"title", "extra_fields_behavior", "from_attributes", "ser_json_bytes",
-                          "ser_json_timedelta", "ser_json_inf_nan", "ser_json_temporal"}
+_CONFIG_NOT_FOR_FIELDS = {
+    "title",
+    "extra_fields_behavior",
+    "from_attributes",
+    "ser_json_bytes",
+    "ser_json_timedelta",
+    "ser_json_inf_nan",
+    "ser_json_temporal",
+}
 """Model config a model's fields do not validate with: its name, what serialising reads, and the two
 settings a ``model-fields`` schema takes itself."""
 
@@ -72,7 +80,7 @@ def _event(text: str, validate: Callable[[str], Any]) -> Event:
         return Event.model_validate_json(text)
     try:
         return validate(text)
-    except Exception:  # noqa: BLE001 - ADK's own validation says what is wrong (or accepts it)
+    except Exception:
         return Event.model_validate_json(text)
 
 
@@ -88,10 +96,11 @@ def _fast_validate() -> Callable[[str], Any] | None:
         with _lock:
             if not _built:
                 try:
-                    validator = SchemaValidator(_without_hand_backs(Event.__pydantic_core_schema__, _root_config()),
-                                                _root_config()).validate_json
+                    validator = SchemaValidator(
+                        _without_hand_backs(Event.__pydantic_core_schema__, _root_config()), _root_config()
+                    ).validate_json
                     _validator = validator if _agrees(validator) else None
-                except Exception:  # noqa: BLE001 - a schema shaped otherwise: go the whole way
+                except Exception:
                     logger.exception("stored_events: fast event validator unavailable, using Event.model_validate_json")
                     _validator = None
                 _built = True
@@ -122,11 +131,16 @@ def _without_hand_backs(schema: Any, root_config: dict[str, Any]) -> Any:
         return schema  # validated by its own validator, all of it (pydantic-core reuses the model's own)
     if kind == "model":
         config = schema.get("config", {})
-        fields = {**_without_hand_backs(schema["schema"], root_config),
-                  "extra_behavior": config.get("extra_fields_behavior", "ignore"),
-                  "from_attributes": config.get("from_attributes", False)}
-        flat = {"type": "function-after", "schema": fields,
-                "function": {"type": "no-info", "function": _builder(schema["cls"], schema.get("post_init"))}}
+        fields = {
+            **_without_hand_backs(schema["schema"], root_config),
+            "extra_behavior": config.get("extra_fields_behavior", "ignore"),
+            "from_attributes": config.get("from_attributes", False),
+        }
+        flat = {
+            "type": "function-after",
+            "schema": fields,
+            "function": {"type": "no-info", "function": _builder(schema["cls"], schema.get("post_init"))},
+        }
         return {**flat, "ref": schema["ref"]} if "ref" in schema else flat
     return {key: _without_hand_backs(value, root_config) for key, value in schema.items()}
 
@@ -188,8 +202,13 @@ def model_state(value: Any) -> Any:
     """Everything that makes two pydantic objects the same, nested: class, fields, fields set, extra and
     private state (``==`` on models ignores the fields set, and compares no class of nested values)."""
     if isinstance(value, BaseModel):
-        return (type(value), frozenset(value.__pydantic_fields_set__), model_state(value.__pydantic_extra__),
-                model_state(value.__pydantic_private__), model_state(dict(value.__dict__)))
+        return (
+            type(value),
+            frozenset(value.__pydantic_fields_set__),
+            model_state(value.__pydantic_extra__),
+            model_state(value.__pydantic_private__),
+            model_state(dict(value.__dict__)),
+        )
     if isinstance(value, dict):
         return (type(value), tuple((model_state(k), model_state(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
@@ -218,18 +237,34 @@ def _sample_texts() -> list[str]:
     events = [
         Event(author="user", invocation_id="i1", content=types.Content(role="user", parts=[types.Part(text="hi")])),
         Event(
-            author="agent", invocation_id="i1", branch="root.sub", content=types.Content(role="model", parts=parts),
-            actions=EventActions(state_delta={"k": [1, {"x": "y"}], "user:u": True}, artifact_delta={"a.txt": 1},
-                                 transfer_to_agent="sub", escalate=True, skip_summarization=True,
-                                 compaction=EventCompaction(start_timestamp=1.0, end_timestamp=2.0,
-                                                            compacted_content=types.Content(
-                                                                role="model", parts=[types.Part(text="sum")]))),
-            long_running_tool_ids={"c1", "c2"}, custom_metadata={"tag": "t"}, turn_complete=True,
+            author="agent",
+            invocation_id="i1",
+            branch="root.sub",
+            content=types.Content(role="model", parts=parts),
+            actions=EventActions(
+                state_delta={"k": [1, {"x": "y"}], "user:u": True},
+                artifact_delta={"a.txt": 1},
+                transfer_to_agent="sub",
+                escalate=True,
+                skip_summarization=True,
+                compaction=EventCompaction(
+                    start_timestamp=1.0,
+                    end_timestamp=2.0,
+                    compacted_content=types.Content(role="model", parts=[types.Part(text="sum")]),
+                ),
+            ),
+            long_running_tool_ids={"c1", "c2"},
+            custom_metadata={"tag": "t"},
+            turn_complete=True,
             usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=3, total_token_count=5),
             grounding_metadata=types.GroundingMetadata(
                 web_search_queries=["q"],
-                grounding_chunks=[types.GroundingChunk(web=types.GroundingChunkWeb(uri="https://e.x", title="E"))]),
-            error_code="E1", error_message="boom", interrupted=False, model_version="m-1",
+                grounding_chunks=[types.GroundingChunk(web=types.GroundingChunkWeb(uri="https://e.x", title="E"))],
+            ),
+            error_code="E1",
+            error_message="boom",
+            interrupted=False,
+            model_version="m-1",
         ),
     ]
     return [json.dumps(event.model_dump(mode="json", exclude_none=True), ensure_ascii=False) for event in events]

@@ -131,8 +131,11 @@ def pytest_sessionfinish(session, exitstatus):
     if factory is None or getattr(factory, "_basetemp", None) is None:
         return
     base = str(factory.getbasetemp())
-    left = [process for process in psutil.process_iter(["pid", "cmdline"])
-            if process.pid != os.getpid() and base in " ".join(process.info["cmdline"] or [])]
+    left = [
+        process
+        for process in psutil.process_iter(["pid", "cmdline"])
+        if process.pid != os.getpid() and base in " ".join(process.info["cmdline"] or [])
+    ]
     if not left:
         return
     names = [" ".join(process.info["cmdline"])[:160] for process in left]

@@ -27,8 +27,15 @@ class ModelServer:
         for stale in (self.log, port_file):
             stale.unlink(missing_ok=True)
         script.write_text(json.dumps([{"status": status, "content": content} for status, content in answers]))
-        self.process = subprocess.Popen([sys.executable, str(ROOT / "tests/memory/openai_compatible.py"),
-                                         str(port_file), str(self.log), str(script)])
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "tests/memory/openai_compatible.py"),
+                str(port_file),
+                str(self.log),
+                str(script),
+            ]
+        )
         deadline = time.monotonic() + 30
         while not port_file.exists() or not port_file.read_text():
             assert self.process.poll() is None and time.monotonic() < deadline, "the model server did not start"

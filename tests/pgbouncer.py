@@ -56,8 +56,11 @@ pidfile = {self.root}/pgbouncer.pid
             for path in (self.root, *self.root.iterdir()):
                 os.chown(path, entry.pw_uid, entry.pw_gid)
         self.process = subprocess.Popen(
-            [EXECUTABLE, str(self.root / "pgbouncer.ini")], user=user, stdout=subprocess.DEVNULL,
-            stderr=subprocess.STDOUT, start_new_session=True,
+            [EXECUTABLE, str(self.root / "pgbouncer.ini")],
+            user=user,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self._wait_until_up(server.path.lstrip("/") or "postgres")
 

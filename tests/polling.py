@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 
 async def eventually(check: Callable[[], Any | Awaitable[Any]], *, timeout: float = 60.0, interval: float = 0.1) -> Any:

@@ -32,8 +32,13 @@ def database_url(db: dict) -> str:
 def run_python(script: str, *, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run ``script`` with the project's Python in the project root; fails the test if it fails."""
     return subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=database_env(), check=True, timeout=timeout,
-        capture_output=True, text=True,
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=database_env(),
+        check=True,
+        timeout=timeout,
+        capture_output=True,
+        text=True,
     )
 
 

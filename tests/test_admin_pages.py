@@ -72,8 +72,14 @@ def test_the_demo_pages_say_what_they_mean(demo, browser, live_server, admin_use
     """Issue 30's rough edges: 'unset' traces, raw A2A states, a cut callable path, a memory's unlinked session."""
     from selenium.webdriver.common.by import By
 
-    A2aTask.objects.create(app_name="weather", user_id="alice", task_id="t-1", context_id="demo-1",
-                           state="TASK_STATE_INPUT_REQUIRED", data={})
+    A2aTask.objects.create(
+        app_name="weather",
+        user_id="alice",
+        task_id="t-1",
+        context_id="demo-1",
+        state="TASK_STATE_INPUT_REQUIRED",
+        data={},
+    )
     async_to_sync(flush)()  # the demo's spans, through the exporter's batch
     log_in_as_admin(browser, live_server.url)
 
@@ -83,7 +89,8 @@ def test_the_demo_pages_say_what_they_mean(demo, browser, live_server, admin_use
 
     browser.get(f"{live_server.url}/admin/runtime_app/a2atask/")
     assert [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#result_list td.field-state_label")] == [
-        "input required"]
+        "input required"
+    ]
     assert "input required" in browser.find_element(By.ID, "changelist-filter").text
 
     tool = Tool.objects.get(app_name="weather", name="get_weather")

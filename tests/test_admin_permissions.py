@@ -26,14 +26,18 @@ pytestmark = pytest.mark.django_db
 
 EXEMPT = {
     "index": "the overview: shows only permitted sections (tested below)",
-    "login": "logging in", "logout": "logging out",
-    "password_change": "one's own password", "password_change_done": "one's own password",
+    "login": "logging in",
+    "logout": "logging out",
+    "password_change": "one's own password",
+    "password_change_done": "one's own password",
     "jsi18n": "the admin's translations",
     "view_on_site": "a redirect to the object's public URL, which the admin does not serve",
 }
 STOCK_REDIRECT = re.compile(r"(_history|^None)$")
 """Django's history view and the bare ``<id>/`` redirect answer 302 for an object that does not exist, before
 they check a permission (Django's own order); for one that does, they refuse as every other view."""
+
+
 def _walk(patterns: list, prefix: str = "") -> list[tuple[str, str]]:
     found = []
     for pattern in patterns:
@@ -95,14 +99,18 @@ def test_a_staff_user_without_permissions_is_refused_everywhere(staff, url, name
 def test_the_custom_views_are_the_known_ones():
     """A new custom view is refused above; this list says which ones exist, so its 200 gets a test below too."""
     stock = re.compile(r"_(changelist|add|change|delete|history|password_change)$")
-    custom = {name for _, name in _walk(admin.site.get_urls())
-              if name not in EXEMPT and name not in ("None", "app_list", "autocomplete") and not stock.search(name)}
+    custom = {
+        name
+        for _, name in _walk(admin.site.get_urls())
+        if name not in EXEMPT and name not in ("None", "app_list", "autocomplete") and not stock.search(name)
+    }
     assert custom == {"artifacts_app_artifact_content", "knowledge_app_corpus_search", "tools_app_tool_import"}
 
 
 def test_the_view_permission_opens_the_artifact_content_and_the_corpus_search():
-    client_for("shop", user_id="bob").post("/api/v1/apps/shop/users/bob/sessions/s1/artifacts/a.txt/content/",
-                                           b"hello", content_type="text/plain")
+    client_for("shop", user_id="bob").post(
+        "/api/v1/apps/shop/users/bob/sessions/s1/artifacts/a.txt/content/", b"hello", content_type="text/plain"
+    )
     artifact, corpus = Artifact.objects.get(), Corpus.objects.create(app_name="shop", display_name="handbook")
     content = f"/admin/artifacts_app/artifact/{artifact.pk}/versions/0/content/"
     search = f"/admin/knowledge_app/corpus/{corpus.pk}/search/"
@@ -129,9 +137,12 @@ def test_the_overview_shows_only_the_sections_of_models_the_user_may_view(staff)
 def test_every_bulk_action_names_the_permission_it_needs():
     """Django offers an action with no ``allowed_permissions`` to whoever may view the list."""
     admin.site.get_urls()  # as the URLconf does: third-party actions get the change permission there
-    missing = [f"{model._meta.label}.{name}" for model, model_admin in admin.site._registry.items()
-               for function, name, _ in model_admin._get_base_actions()
-               if not getattr(function, "allowed_permissions", ())]
+    missing = [
+        f"{model._meta.label}.{name}"
+        for model, model_admin in admin.site._registry.items()
+        for function, name, _ in model_admin._get_base_actions()
+        if not getattr(function, "allowed_permissions", ())
+    ]
     assert missing == []
 
 

@@ -36,16 +36,24 @@ TOPICS = {
         ("나는 땅콩 알레르기가 있다.", "땅콩을 먹으면 알레르기 반응이 생겨요."),
     ],
     "Russian": [
-        ("Прошлой весной я переехал в Париж из-за новой работы.", "Весной прошлого года я перебрался в Париж ради работы."),
+        (
+            "Прошлой весной я переехал в Париж из-за новой работы.",
+            "Весной прошлого года я перебрался в Париж ради работы.",
+        ),
         ("Моя дочь в этом году начала учиться играть на пианино.", "В этом году дочка пошла на уроки фортепиано."),
         ("Мы взяли собаку из приюта.", "Мы забрали щенка из центра помощи животным."),
         ("У меня аллергия на арахис.", "Арахис вызывает у меня аллергическую реакцию."),
     ],
     "accented Latin": [
-        ("J'ai déménagé à Paris au printemps dernier pour un nouveau travail.",
-         "Le printemps passé, je me suis installé à Paris à cause du boulot."),
+        (
+            "J'ai déménagé à Paris au printemps dernier pour un nouveau travail.",
+            "Le printemps passé, je me suis installé à Paris à cause du boulot.",
+        ),
         ("Ma fille a commencé le piano cette année.", "Cette année, ma fille prend des leçons de piano."),
-        ("Nous avons adopté un chien au refuge.", "Nous avons recueilli un chiot d'une association de protection animale."),
+        (
+            "Nous avons adopté un chien au refuge.",
+            "Nous avons recueilli un chiot d'une association de protection animale.",
+        ),
         ("Je suis allergique aux cacahuètes.", "Les arachides me provoquent une réaction allergique."),
     ],
 }

@@ -21,8 +21,8 @@ from cognizes.adk import PostgresArtifactService
 from knowledge_app.models import Corpus, Document
 from memory_app import consolidation
 from memory_app.services import Candidate, do_remember
-from sessions_app import services as sessions
 from runtime_app.models import A2aTask
+from sessions_app import services as sessions
 from tests.api.conftest import client_for
 from tests.memory.sessions import session_with_events
 from tests.tracing.factories import record_trace
@@ -39,30 +39,55 @@ def fill(user_id: str, trace_id: str) -> None:
     sessions.do_replace_user_state(app_name=APP, user_id=user_id, state={"lang": "pt"}, expected_version=0)
     do_remember(app_name=APP, user_id=user_id, cause="test", candidates=[Candidate(text=f"{user_id} plays chess.")])
     consolidation.do_enqueue_session(app_name=APP, user_id=user_id, session_id="s1", run_inline=True)
-    asyncio.run(PostgresArtifactService().save_artifact(
-        app_name=APP, user_id=user_id, session_id="s1", filename="scan.png",
-        artifact=types.Part(inline_data=types.Blob(data=b"png", mime_type="image/png")),
-    ))
+    asyncio.run(
+        PostgresArtifactService().save_artifact(
+            app_name=APP,
+            user_id=user_id,
+            session_id="s1",
+            filename="scan.png",
+            artifact=types.Part(inline_data=types.Blob(data=b"png", mime_type="image/png")),
+        )
+    )
     scope = {"app_name": APP, "user_id": user_id, "session_id": "s1"}
-    ToolExecution.objects.create(**scope, tool_name="get_weather", status="succeeded", started_at=timezone.now(),
-                                 duration_ms=1.0)
+    ToolExecution.objects.create(
+        **scope, tool_name="get_weather", status="succeeded", started_at=timezone.now(), duration_ms=1.0
+    )
     ToolApproval.objects.create(**scope, request_id=f"r-{user_id}", function_call_id="f", tool_name="pay")
-    SandboxExecution.objects.create(**scope, code="print(1)", language="python", exit_status="OUTCOME_OK",
-                                    started_at=timezone.now(), duration_ms=1.0)
-    A2aTask.objects.create(app_name=APP, user_id=user_id, context_id="s1", task_id=f"t-{user_id}",
-                           state="TASK_STATE_COMPLETED", data={"id": f"t-{user_id}"})
+    SandboxExecution.objects.create(
+        **scope,
+        code="print(1)",
+        language="python",
+        exit_status="OUTCOME_OK",
+        started_at=timezone.now(),
+        duration_ms=1.0,
+    )
+    A2aTask.objects.create(
+        app_name=APP,
+        user_id=user_id,
+        context_id="s1",
+        task_id=f"t-{user_id}",
+        state="TASK_STATE_COMPLETED",
+        data={"id": f"t-{user_id}"},
+    )
     record_trace(trace_id, session_id="s1")
     Trace.objects.filter(trace_id=trace_id).update(app_name=APP, user_id=user_id)
     corpus, _ = Corpus.objects.get_or_create(app_name=APP, display_name="Memories")  # the app's: it stays
-    Document.objects.create(corpus=corpus, app_name=APP, user_id=user_id, display_name="s1.txt",
-                            content_hash=user_id, content=f"{user_id}'s session".encode())
+    Document.objects.create(
+        corpus=corpus,
+        app_name=APP,
+        user_id=user_id,
+        display_name="s1.txt",
+        content_hash=user_id,
+        content=f"{user_id}'s session".encode(),
+    )
 
 
 def rows() -> dict[str, int]:
     """Rows of every table of the database (but the API keys, which the test itself adds)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> %s",
-                       [ApiKey._meta.db_table])
+        cursor.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> %s", [ApiKey._meta.db_table]
+        )
         counts = {}
         for (table,) in cursor.fetchall():
             cursor.execute(f'SELECT count(*) FROM "{table}"')
@@ -76,8 +101,18 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
     fill("ada", "a" * 32)
     before = rows()
     assert {t for t in before if before[t] > only_bob[t]} >= {
-        "sessions", "events", "user_states", "memories", "memory_revisions", "consolidation_jobs", "artifacts",
-        "artifact_versions", "artifact_contents", "traces", "spans", "knowledge_documents",
+        "sessions",
+        "events",
+        "user_states",
+        "memories",
+        "memory_revisions",
+        "consolidation_jobs",
+        "artifacts",
+        "artifact_versions",
+        "artifact_contents",
+        "traces",
+        "spans",
+        "knowledge_documents",
         *(model._meta.db_table for model in (ToolExecution, ToolApproval, SandboxExecution, A2aTask)),
     }
 
@@ -85,8 +120,10 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
 
     assert answer.status_code == 200
     assert rows() == only_bob  # every table back to what bob alone had
-    kinds = {model._meta.db_table: "_".join(str(model._meta.verbose_name_plural).lower().split())
-             for model in django_apps.get_models()}
+    kinds = {
+        model._meta.db_table: "_".join(str(model._meta.verbose_name_plural).lower().split())
+        for model in django_apps.get_models()
+    }
     erased = {kinds.get(t, t): before[t] - only_bob[t] for t in before if before[t] > only_bob[t]}
     assert answer.json()["erased"] == erased
     assert {"tool_executions", "a2a_tasks", "sandbox_executions"} <= set(erased)  # named as what they are

@@ -15,7 +15,6 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
 
 from tests.stack import Stack
@@ -56,8 +55,10 @@ def converse(stack: Stack, bases: list[str], user: int) -> tuple[int, list[int]]
             api = clients[turn % 2]
             while True:  # another copy may have written since this one was read: read again and retry
                 version = api.get(f"{path}/sessions/talk/").json()["version"]
-                answer = api.post(f"{path}/sessions/talk/events/",
-                                  json={"event": _event(FACTS[turn % len(FACTS)]), "expected_version": version})
+                answer = api.post(
+                    f"{path}/sessions/talk/events/",
+                    json={"event": _event(FACTS[turn % len(FACTS)]), "expected_version": version},
+                )
                 if answer.status_code != 409:
                     break
             assert answer.status_code == 201, answer.text

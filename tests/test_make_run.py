@@ -38,7 +38,9 @@ def _wait_for(url: str, launcher: subprocess.Popen, timeout: float = 120) -> int
 
 def _manage(env: dict[str, str], *command: str) -> str:
     """The last line a manage.py command prints (a key, an engine id)."""
-    done = subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    )
     return done.stdout.splitlines()[-1]
 
 
@@ -68,7 +70,10 @@ def _ordinary_use(port: int, key: str) -> None:
     assert card["name"] == "weather_assistant"
     message = {"kind": "message", "role": "user", "messageId": "m-1", "parts": [{"kind": "text", "text": "Hi there"}]}
     rpc = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
-    assert json.loads(_post(f"{base}/a2a/weather/", key, rpc, **{"X-User-Id": "alice"}))["result"]["status"]["state"] == "completed"
+    assert (
+        json.loads(_post(f"{base}/a2a/weather/", key, rpc, **{"X-User-Id": "alice"}))["result"]["status"]["state"]
+        == "completed"
+    )
 
 
 @pytest.mark.timeout(240)
@@ -78,7 +83,12 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
     # A fresh machine: no key set (nor pytest's), none stored; `make run` generates one (issue 41 E).
     fresh = {"DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "PYTEST_VERSION"}
     env = {key: value for key, value in os.environ.items() if key not in fresh}
-    env.update(PORT=str(port), COGNIZES_GRPC_PORT=str(grpc_port), COGNIZES_VAR_DIR=str(tmp_path / "var"), COGNIZES_ADMIN_PASSWORD="fresh-machine-pw")
+    env.update(
+        PORT=str(port),
+        COGNIZES_GRPC_PORT=str(grpc_port),
+        COGNIZES_VAR_DIR=str(tmp_path / "var"),
+        COGNIZES_ADMIN_PASSWORD="fresh-machine-pw",
+    )
     launcher = subprocess.Popen(
         [sys.executable, "-m", "cognizes.run"],
         cwd=ROOT,
@@ -94,15 +104,22 @@ def test_run_serves_the_admin_and_ctrl_c_stops_every_process(tmp_path):
         stored = tmp_path / "var" / "secret_key"
         assert stat.S_IMODE(stored.stat().st_mode) == 0o600 and len(stored.read_text().strip()) >= 50
         key = _manage(env, "create_api_key", "weather")
-        answer = json.loads(_post(f"http://127.0.0.1:{port}/api/v1/apps/weather/users/alice/sessions/smoke/run/", key,
-                                  {"message": "What's the weather in Paris?"}))
+        answer = json.loads(
+            _post(
+                f"http://127.0.0.1:{port}/api/v1/apps/weather/users/alice/sessions/smoke/run/",
+                key,
+                {"message": "What's the weather in Paris?"},
+            )
+        )
         assert answer["events"][-1]["content"]["parts"][0]["text"] == "[offline model] It's 64°F and clear in Paris."
         # The same session over Vertex AI's gRPC surface, as ADK for Go reads it.
         engine = f"reasoningEngines/{_manage(env, 'vertex_engine', 'weather')}"
         channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
         grpc.channel_ready_future(channel).result(timeout=60)
         client = SessionServiceClient(transport=SessionServiceGrpcTransport(channel=channel))
-        assert client.get_session(name=f"{engine}/sessions/smoke", metadata=[("x-goog-api-key", key)]).user_id == "alice"
+        assert (
+            client.get_session(name=f"{engine}/sessions/smoke", metadata=[("x-goog-api-key", key)]).user_id == "alice"
+        )
         _ordinary_use(port, key)
         time.sleep(3)  # let the worker and beat finish starting
         started = psutil.Process(launcher.pid).children(recursive=True)

@@ -11,8 +11,8 @@ the client's retry finishes the upload with one file, not two.
 from __future__ import annotations
 
 import sys
-from concurrent.futures import ThreadPoolExecutor
 import time
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import httpx
@@ -52,7 +52,9 @@ def _grpc_sessions(stack: Stack):
 
 def _append(client, session_id: str, text: str):
     version = client.get(f"{USER}/sessions/{session_id}/").json()["version"]
-    return client.post(f"{USER}/sessions/{session_id}/events/", json={"event": _event(text), "expected_version": version})
+    return client.post(
+        f"{USER}/sessions/{session_id}/events/", json={"event": _event(text), "expected_version": version}
+    )
 
 
 def test_with_redis_down_the_api_serves_and_queues_jobs_in_postgresql(stack):
@@ -95,8 +97,9 @@ def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_o
         stack.postgres.kill()
         requests = [
             lambda: api.get(f"{USER}/sessions/p1/"),
-            lambda: api.post("/a2a/weather/", json={"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
-                                                    "params": {"id": "t1"}}),
+            lambda: api.post(
+                "/a2a/weather/", json={"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t1"}}
+            ),
             lambda: api.post(f"{USER}/sessions/", json={"id": "p2"}),
             lambda: api.post(f"{USER}/memories/search/", json={"query": "x"}),
             lambda: api.get("/v1beta1/reasoningEngines/1/sessions", headers={"x-goog-api-key": stack.key}),
@@ -114,7 +117,9 @@ def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_o
         assert answers[4].json()["error"]["status"] == "UNAVAILABLE"  # Google's shape on the Vertex surface
         assert slowest < 5, f"a request waited {slowest:.1f} s for the database"
         with pytest.raises(exceptions.ServiceUnavailable):  # gRPC's UNAVAILABLE, which Google's clients retry
-            grpc_sessions.get_session(name=f"{ENGINE}/sessions/p1", metadata=[("x-goog-api-key", stack.key)], retry=None)
+            grpc_sessions.get_session(
+                name=f"{ENGINE}/sessions/p1", metadata=[("x-goog-api-key", stack.key)], retry=None
+            )
 
         stack.postgres.start()
         back = time.monotonic()
@@ -124,9 +129,14 @@ def test_with_postgresql_down_requests_fail_fast_with_503_and_recover_on_their_o
         assert recovered < 3, f"service resumed {recovered:.1f} s after PostgreSQL was back"
         assert api.post(f"{USER}/sessions/", json={"id": "p2"}).status_code == 201  # the refused creates stored nothing
         engine = f"reasoningEngines/{stack.manage('vertex_engine', 'weather').strip()}"
-        assert grpc_sessions.get_session(name=f"{engine}/sessions/p1", metadata=[("x-goog-api-key", stack.key)]).user_id == "ada"
-        print(f"{len(answers)} requests in a {OUTAGE_SECONDS} s outage: all 503, slowest {slowest:.2f} s; "
-              f"service resumed {recovered:.2f} s after the restart")
+        assert (
+            grpc_sessions.get_session(name=f"{engine}/sessions/p1", metadata=[("x-goog-api-key", stack.key)]).user_id
+            == "ada"
+        )
+        print(
+            f"{len(answers)} requests in a {OUTAGE_SECONDS} s outage: all 503, slowest {slowest:.2f} s; "
+            f"service resumed {recovered:.2f} s after the restart"
+        )
 
 
 def test_worker_and_beat_keep_running_through_redis_and_postgresql_restarts(stack):
@@ -167,9 +177,16 @@ def test_after_a_quick_postgresql_restart_no_request_gets_a_dead_pooled_connecti
 def test_with_redis_down_an_uploads_bytes_get_a_503_and_its_retry_finishes_it(stack):
     with stack.client() as api:
         corpus = api.post("/api/v1/apps/weather/corpora/", json={"display_name": "Handbook"}).json()["id"]
-        started = api.post(f"/upload/v1beta1/ragCorpora/{corpus}/ragFiles:upload", json={"ragFile": {}}, headers={
-            "X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start",
-            "X-Goog-Upload-Header-Content-Type": "text/markdown", "X-Goog-Upload-File-Name": "handbook.md"})
+        started = api.post(
+            f"/upload/v1beta1/ragCorpora/{corpus}/ragFiles:upload",
+            json={"ragFile": {}},
+            headers={
+                "X-Goog-Upload-Protocol": "resumable",
+                "X-Goog-Upload-Command": "start",
+                "X-Goog-Upload-Header-Content-Type": "text/markdown",
+                "X-Goog-Upload-File-Name": "handbook.md",
+            },
+        )
         url = urlsplit(started.headers["X-Goog-Upload-URL"])
         upload = f"{url.path}?{url.query}"
         bytes_headers = {"X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": "0"}
@@ -189,4 +206,3 @@ def test_with_redis_down_an_uploads_bytes_get_a_503_and_its_retry_finishes_it(st
         assert [f["name"] for f in files] == [retried.json()["ragFile"]["name"]]
         again = keyless.post(upload, content=b"Other bytes.", headers=bytes_headers)
         assert again.status_code == 403  # spent once it finished
-

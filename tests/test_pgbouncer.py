@@ -28,9 +28,14 @@ from tests.processes import ROOT
 pytestmark = pytest.mark.skipif(not EXECUTABLE, reason=MISSING)
 
 SUITES = [
-    "tests/sessions/test_contract.py", "tests/sessions/test_concurrency.py", "tests/sessions/test_live.py",
-    "tests/api/test_key_cache.py", "tests/memory/test_adk.py", "tests/runtime/test_http.py",
-    "-k", "not in_memory",  # the contract's runs against ADK's in-memory service have no database to pool
+    "tests/sessions/test_contract.py",
+    "tests/sessions/test_concurrency.py",
+    "tests/sessions/test_live.py",
+    "tests/api/test_key_cache.py",
+    "tests/memory/test_adk.py",
+    "tests/runtime/test_http.py",
+    "-k",
+    "not in_memory",  # the contract's runs against ADK's in-memory service have no database to pool
 ]
 
 
@@ -44,9 +49,17 @@ def bouncer():
 def run_suites(bouncer: PgBouncer, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", *SUITES, "-q", "-p", "no:cacheprovider", "-x"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "DATABASE_URL": bouncer.url(local.DATABASE_NAME), "REDIS_URL": settings.REDIS_URL,
-             "COGNIZES_TEST_DATABASE": "test_cognizes_pgbouncer", **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={
+            **os.environ,
+            "DATABASE_URL": bouncer.url(local.DATABASE_NAME),
+            "REDIS_URL": settings.REDIS_URL,
+            "COGNIZES_TEST_DATABASE": "test_cognizes_pgbouncer",
+            **env,
+        },
     )
 
 
@@ -61,7 +74,11 @@ def test_the_session_memory_live_and_run_suites_pass_through_pgbouncer(bouncer):
 
 def test_transaction_pooling_without_a_direct_listen_url_is_refused_at_start():
     run = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "DATABASE_TRANSACTION_POOLING": "1", "DATABASE_LISTEN_URL": ""},
     )
     assert run.returncode != 0

@@ -21,31 +21,69 @@ Session, Memory = session.Session.pb(), memory_bank.Memory.pb()
 Retrieve = memory_bank_service.RetrieveMemoriesResponse.pb()
 
 RAW = {
-    "id": "e1", "author": "agent", "invocationId": "inv-1", "timestamp": 1796247711.9833088,
-    "content": {"role": "model", "parts": [{"text": "héllo 你好 привет こんにちは"}, {"functionCall": {
-        "name": "get_weather", "args": {"city_name": "Lyon", "deep": {"x_y": [1, 2.5, None, True, "二", [], {}]}}}}]},
+    "id": "e1",
+    "author": "agent",
+    "invocationId": "inv-1",
+    "timestamp": 1796247711.9833088,
+    "content": {
+        "role": "model",
+        "parts": [
+            {"text": "héllo 你好 привет こんにちは"},
+            {
+                "functionCall": {
+                    "name": "get_weather",
+                    "args": {"city_name": "Lyon", "deep": {"x_y": [1, 2.5, None, True, "二", [], {}]}},
+                }
+            },
+        ],
+    },
     "actions": {"stateDelta": {"user:snake_key": {"inner_key": 1}, "a_b": None, "big": 2**60}, "artifactDelta": {}},
     "longRunningToolIds": ["b", "a"],
 }
 EVENT = {
-    "name": "reasoningEngines/1/sessions/s/events/e1", "author": "agent", "invocationId": "inv-1",
-    "timestamp": "2026-12-02T21:41:51.983309Z", "rawEvent": RAW, "content": RAW["content"],
+    "name": "reasoningEngines/1/sessions/s/events/e1",
+    "author": "agent",
+    "invocationId": "inv-1",
+    "timestamp": "2026-12-02T21:41:51.983309Z",
+    "rawEvent": RAW,
+    "content": RAW["content"],
     "actions": {"stateDelta": RAW["actions"]["stateDelta"], "transferAgent": "other", "escalate": True},
-    "eventMetadata": {"partial": False, "turnComplete": True, "branch": "root.sub", "customMetadata": {"k": [1]},
-                      "longRunningToolIds": ["a", "b"]},
-    "errorCode": "SAFETY", "errorMessage": "blocked",
+    "eventMetadata": {
+        "partial": False,
+        "turnComplete": True,
+        "branch": "root.sub",
+        "customMetadata": {"k": [1]},
+        "longRunningToolIds": ["a", "b"],
+    },
+    "errorCode": "SAFETY",
+    "errorMessage": "blocked",
 }
 SAME = [
     (ListEvents, {"sessionEvents": [EVENT, {**EVENT, "name": "x", "rawEvent": {}}], "nextPageToken": "51"}),
     (ListEvents, {"session_events": [{"raw_event": {"a": {"b": [{"c": None}]}}}]}),  # proto names too
     (ListEvents, {"sessionEvents": [], "someFieldOfANewerServer": {"x": 1}}),  # unknown fields are ignored
-    (Session, {"name": "n", "userId": "ada", "sessionState": {"a": 1, "nested": {"x": [1, "二", None, True]}},
-               "labels": {"team": "x", "équipe": "é"}, "displayName": "first",
-               "createTime": "2026-12-02T21:41:51Z", "updateTime": "2026-12-02T21:41:51.5+02:00",
-               "expireTime": "1970-01-01T00:00:00.123456789Z"}),
+    (
+        Session,
+        {
+            "name": "n",
+            "userId": "ada",
+            "sessionState": {"a": 1, "nested": {"x": [1, "二", None, True]}},
+            "labels": {"team": "x", "équipe": "é"},
+            "displayName": "first",
+            "createTime": "2026-12-02T21:41:51Z",
+            "updateTime": "2026-12-02T21:41:51.5+02:00",
+            "expireTime": "1970-01-01T00:00:00.123456789Z",
+        },
+    ),
     (Session, {"updateTime": "2026-12-02T21:41:51.123-00:30", "sessionState": {}}),
-    (Retrieve, {"retrievedMemories": [{"memory": {"name": "m", "fact": "Ada reads", "scope": {"user_id": "ada"}},
-                                       "distance": 0.25}]}),
+    (
+        Retrieve,
+        {
+            "retrievedMemories": [
+                {"memory": {"name": "m", "fact": "Ada reads", "scope": {"user_id": "ada"}}, "distance": 0.25}
+            ]
+        },
+    ),
 ]
 
 
@@ -60,8 +98,10 @@ def test_a_message_read_by_the_shortcut_is_the_one_json_format_reads(message, da
 
 
 LEFT_TO_JSON_FORMAT = [
-    (operations_pb2.Operation, {"name": "op", "done": True, "response": {
-        "@type": "type.googleapis.com/google.protobuf.Empty"}}),  # Any
+    (
+        operations_pb2.Operation,
+        {"name": "op", "done": True, "response": {"@type": "type.googleapis.com/google.protobuf.Empty"}},
+    ),  # Any
     (Memory, {"name": "m", "ttl": "3.5s"}),  # Duration
     (SessionEvent, {"timestamp": "2026-12-02 21:41:51Z"}),  # a time json_format may read its own way
     (SessionEvent, {"rawEvent": {"n": 1}, "raw_event": {"n": 2}}),  # both spellings of one field

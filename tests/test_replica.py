@@ -57,8 +57,9 @@ def test_memory_search_reads_the_replica_and_catches_up_with_it(stack):
             assert found(api, "what instrument do I play?") == []  # not replayed yet: the search read the replica
         finally:
             with_lag.resume()
-        wait_for(lambda: found(api, "what instrument do I play?") == ["I play the cello."], 10,
-                 "the replica catching up")
+        wait_for(
+            lambda: found(api, "what instrument do I play?") == ["I play the cello."], 10, "the replica catching up"
+        )
 
 
 def test_sessions_are_read_and_written_on_the_primary_while_the_replica_lags(stack, lagging):
@@ -66,7 +67,9 @@ def test_sessions_are_read_and_written_on_the_primary_while_the_replica_lags(sta
         assert api.post(f"{USER}/sessions/", json={"id": "trip"}).status_code == 201
         for turn in range(5):
             version = api.get(f"{USER}/sessions/trip/").json()["version"]
-            answer = api.post(f"{USER}/sessions/trip/events/", json={"event": _event(f"turn {turn}"), "expected_version": version})
+            answer = api.post(
+                f"{USER}/sessions/trip/events/", json={"event": _event(f"turn {turn}"), "expected_version": version}
+            )
             assert answer.status_code == 201, answer.text  # never a stale refusal
         events = api.get(f"{USER}/sessions/trip/").json()["events"]
         assert [e["content"]["parts"][0]["text"] for e in events] == [f"turn {t}" for t in range(5)]
@@ -79,8 +82,10 @@ def test_the_admins_lists_read_the_replica_and_its_pages_the_primary(stack, lagg
     with httpx.Client(base_url=stack.base, timeout=30, follow_redirects=True) as browser:
         login = browser.get("/admin/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text)[1]
-        browser.post("/admin/login/", data={"username": "admin", "password": PASSWORD, "csrfmiddlewaretoken": token,
-                                           "next": "/admin/"})
+        browser.post(
+            "/admin/login/",
+            data={"username": "admin", "password": PASSWORD, "csrfmiddlewaretoken": token, "next": "/admin/"},
+        )
         listed = browser.get("/admin/memory_app/memory/")
         assert listed.status_code == 200 and "Select memory to view" in listed.text
         assert "My bike is red." not in listed.text  # the list is the replica's
@@ -91,8 +96,11 @@ def test_the_admins_lists_read_the_replica_and_its_pages_the_primary(stack, lagg
 def test_with_the_replica_down_searches_read_the_primary_and_go_back_to_it_when_it_returns(stack):
     with stack.client() as api:
         assert api.post(f"{USER}/memories/", json={"text": "I sail on weekends."}).status_code == 201
-        wait_for(lambda: found(api, "what do I do on weekends?")[:1] == ["I sail on weekends."], 10,
-                 "the replica catching up")
+        wait_for(
+            lambda: found(api, "what do I do on weekends?")[:1] == ["I sail on weekends."],
+            10,
+            "the replica catching up",
+        )
         stack.replica.stop()
         try:
             started = time.monotonic()

@@ -25,9 +25,24 @@ BIN = Path(sys.executable).parent
 
 def test_bandit_finds_nothing_of_medium_severity_or_more():
     scan = subprocess.run(
-        [BIN / "bandit", "--quiet", "--configfile", ROOT / ".bandit.yml", "--severity-level", "medium",
-         "--confidence-level", "medium", "--exclude", "*/migrations/*", "--recursive", *PACKAGES],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            BIN / "bandit",
+            "--quiet",
+            "--configfile",
+            ROOT / ".bandit.yml",
+            "--severity-level",
+            "medium",
+            "--confidence-level",
+            "medium",
+            "--exclude",
+            "*/migrations/*",
+            "--recursive",
+            *PACKAGES,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
     assert scan.returncode == 0, scan.stdout[-6000:] + scan.stderr[-2000:]
@@ -45,7 +60,10 @@ def test_no_installed_dependency_has_a_known_vulnerability():
         pytest.skip(f"PyPI's advisories ({ADVISORIES}) cannot be reached from this machine ({error}): nothing audited")
     audit = subprocess.run(
         [BIN / "pip-audit", "--local", "--format", "json", "--progress-spinner", "off"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if not audit.stdout.strip():
         pytest.skip(f"pip-audit could not run: {audit.stderr.strip()[-500:]}")
@@ -55,6 +73,9 @@ def test_no_installed_dependency_has_a_known_vulnerability():
         reason = dependencies[0]["skip_reason"] if dependencies else "no dependency listed"
         pytest.skip(f"no advisory service reachable from this machine, nothing audited ({reason})")
 
-    vulnerable = {f"{dependency['name']} {dependency['version']}": [vuln["id"] for vuln in dependency["vulns"]]
-                  for dependency in audited if dependency["vulns"]}
+    vulnerable = {
+        f"{dependency['name']} {dependency['version']}": [vuln["id"] for vuln in dependency["vulns"]]
+        for dependency in audited
+        if dependency["vulns"]
+    }
     assert vulnerable == {}, "upgrade these (pip-audit's advisories): " + json.dumps(vulnerable)

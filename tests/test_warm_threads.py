@@ -82,8 +82,8 @@ async def test_one_agents_database_calls_in_a_row_use_one_connection_after_other
     """With ThreadPoolExecutor, once a burst had started several threads, calls in a row went round them all."""
     import asyncio
 
-    from tests.sessions.test_connections import _backend_pid
     from cognizes.infra.db_threads import run_in_db_thread
+    from tests.sessions.test_connections import _backend_pid
 
     def slow_pid() -> int:
         time.sleep(0.05)

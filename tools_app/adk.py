@@ -14,9 +14,10 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
-from datetime import datetime, timezone
-from typing import Any, Callable, Optional
+from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 from django.conf import settings
@@ -35,8 +36,8 @@ from typing_extensions import override
 
 from cognizes.infra.db_threads import run_in_db_thread
 from tools_app import mcp_servers, services
-from tools_app.models import ApprovalStatus, ExecutionStatus, Tool, ToolKind
 from tools_app.mcp_toolsets import RegistryMcpToolset
+from tools_app.models import ApprovalStatus, ExecutionStatus, Tool, ToolKind
 from tools_app.openapi import build_rest_api_tool
 
 logger = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ logger = logging.getLogger(__name__)
 # ---- tools built from rows ---------------------------------------------------------------------
 
 
-def _approval_gate(tool_name: str, tool_context: Optional[ToolContext]) -> dict[str, str] | None:
+def _approval_gate(tool_name: str, tool_context: ToolContext | None) -> dict[str, str] | None:
     """Pause a call until a person decides (ADK's confirmation flow); None once approved."""
     if tool_context is None:
         return {"error": f"{tool_name} needs approval and cannot run without a tool context."}
@@ -76,7 +77,7 @@ class RegistryRestApiTool(RegistryTool, RestApiTool):
         return self.requires_approval
 
     @override
-    async def run_async(self, *, args: dict[str, Any], tool_context: Optional[ToolContext]) -> dict[str, Any]:
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> dict[str, Any]:
         if self.requires_approval and (paused := _approval_gate(self.name, tool_context)) is not None:
             return paused
         return await super().run_async(args=args, tool_context=tool_context)
@@ -86,7 +87,7 @@ class RegistryFunctionTool(RegistryTool, FunctionTool):
     """A ``FunctionTool`` under the row's name and description, not the function's."""
 
     @override
-    def _get_declaration(self) -> Optional[types.FunctionDeclaration]:
+    def _get_declaration(self) -> types.FunctionDeclaration | None:
         declaration = super()._get_declaration()
         if declaration is not None:
             declaration.name, declaration.description = self.name, self.description
@@ -159,15 +160,17 @@ class DatabaseToolset(BaseToolset):
         self._clashes: set[tuple[str, str]] = set()
 
     @override
-    async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         app_name = self._app_name or (readonly_context.session.app_name if readonly_context else listing_app.get())
         if not app_name:
             raise ValueError("DatabaseToolset needs an app_name outside of an agent run.")
         tools, toolsets = await self._current_tools(app_name)
         if toolsets:
-            tools = self._without_clashes(app_name, tools, await asyncio.gather(
-                *(toolset.get_tools_with_prefix(readonly_context) for toolset in toolsets)
-            ))
+            tools = self._without_clashes(
+                app_name,
+                tools,
+                await asyncio.gather(*(toolset.get_tools_with_prefix(readonly_context) for toolset in toolsets)),
+            )
         return [tool for tool in tools if self._is_tool_selected(tool, readonly_context)]
 
     @override
@@ -192,7 +195,10 @@ class DatabaseToolset(BaseToolset):
                     self._clashes.add((app_name, tool.name))
                     logger.warning(
                         "MCP server %s of app %r offers %s, a name another tool of the app already has; left out "
-                        "(set the server's tool_name_prefix)", getattr(tool, "mcp_server", "?"), app_name, tool.name,
+                        "(set the server's tool_name_prefix)",
+                        getattr(tool, "mcp_server", "?"),
+                        app_name,
+                        tool.name,
                     )
         return tools
 
@@ -215,9 +221,14 @@ class DatabaseToolset(BaseToolset):
                 old.retire()  # its sessions close once the calls still running on them end
         self._cache[app_name] = (version, tools, toolsets)
         # A server not yet asked for its tools counts as something offered: only a registry without any is said.
-        offered = {tool.name for tool in tools} | {f"mcp server {server.name}" for server in servers if self._mcp_servers}
-        offered |= {f"{server.tool_name_prefix}_{tool['name']}" if server.tool_name_prefix else tool["name"]
-                    for server in servers for tool in mcp_servers.describe(server)["tools"]}
+        offered = {tool.name for tool in tools} | {
+            f"mcp server {server.name}" for server in servers if self._mcp_servers
+        }
+        offered |= {
+            f"{server.tool_name_prefix}_{tool['name']}" if server.tool_name_prefix else tool["name"]
+            for server in servers
+            for tool in mcp_servers.describe(server)["tools"]
+        }
         self._warn_once_if_missing(app_name, offered)
         return tools, toolsets
 
@@ -236,7 +247,10 @@ class DatabaseToolset(BaseToolset):
         logger.warning(
             "The tool registry of app %r %s: registry tools belong to one app. Add them for %r "
             "(admin, or POST /api/v1/apps/%s/tools/), or run the agent under the app that has them.",
-            app_name, what, app_name, app_name,
+            app_name,
+            what,
+            app_name,
+            app_name,
         )
 
 
@@ -254,11 +268,13 @@ async def approval_message(*, app_name: str, user_id: str, session_id: str) -> t
     if not approvals:
         return None
     parts = [
-        types.Part(function_response=types.FunctionResponse(
-            name=REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
-            id=approval.request_id,
-            response={"confirmed": approval.status == ApprovalStatus.APPROVED},
-        ))
+        types.Part(
+            function_response=types.FunctionResponse(
+                name=REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+                id=approval.request_id,
+                response={"confirmed": approval.status == ApprovalStatus.APPROVED},
+            )
+        )
         for approval in approvals
     ]
     return types.Content(role="user", parts=parts)
@@ -321,17 +337,18 @@ class AuditPlugin(BasePlugin):
     @override
     async def before_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
-    ) -> Optional[dict]:
+    ) -> dict | None:
         self._started[self._key(tool_context)] = (time.time(), time.perf_counter())
         return None
 
     @override
     async def after_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, result: dict
-    ) -> Optional[dict]:
+    ) -> dict | None:
         status, error = execution_status(
             paused=tool_context.function_call_id in tool_context.actions.requested_tool_confirmations,
-            confirmation=tool_context.tool_confirmation, result=result,
+            confirmation=tool_context.tool_confirmation,
+            result=result,
         )
         self._record(tool, tool_args, tool_context, status=status, result=result, error=error)
         return None
@@ -339,29 +356,45 @@ class AuditPlugin(BasePlugin):
     @override
     async def on_tool_error_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, error: Exception
-    ) -> Optional[dict]:
+    ) -> dict | None:
         message = "cancelled" if isinstance(error, asyncio.CancelledError) else f"{type(error).__name__}: {error}"
         self._record(tool, tool_args, tool_context, status=ExecutionStatus.FAILED, result=None, error=message)
         return None
 
     def _record(
-        self, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, *, status: str, result: Any, error: str
+        self,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        *,
+        status: str,
+        result: Any,
+        error: str,
     ) -> None:
         now = time.perf_counter()
         started_at, started = self._started.pop(self._key(tool_context), (time.time(), now))
         session = tool_context.session
         self._write(
             services.do_record_execution,
-            app_name=session.app_name, user_id=session.user_id, session_id=session.id,
-            invocation_id=tool_context.invocation_id, function_call_id=tool_context.function_call_id or "",
-            tool_name=tool.name, tool_version=getattr(tool, "registry_version", None),
-            arguments=dict(tool_args), result=result, error=error, status=status,
-            started_at=_aware(started_at), duration_ms=(now - started) * 1000, client=self.client,
+            app_name=session.app_name,
+            user_id=session.user_id,
+            session_id=session.id,
+            invocation_id=tool_context.invocation_id,
+            function_call_id=tool_context.function_call_id or "",
+            tool_name=tool.name,
+            tool_version=getattr(tool, "registry_version", None),
+            arguments=dict(tool_args),
+            result=result,
+            error=error,
+            status=status,
+            started_at=_aware(started_at),
+            duration_ms=(now - started) * 1000,
+            client=self.client,
             mcp_server=getattr(tool, "mcp_server", ""),
         )
 
     @override
-    async def on_event_callback(self, *, invocation_context: Any, event: Event) -> Optional[Event]:
+    async def on_event_callback(self, *, invocation_context: Any, event: Event) -> Event | None:
         session = invocation_context.session
         scope = {"app_name": session.app_name, "user_id": session.user_id, "session_id": session.id}
         for part in (event.content.parts if event.content else None) or []:
@@ -369,9 +402,13 @@ class AuditPlugin(BasePlugin):
             if call is not None and call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
                 original = (call.args or {}).get("originalFunctionCall") or {}
                 self._write(
-                    services.do_record_approval_request, **scope, invocation_id=event.invocation_id,
-                    request_id=call.id, function_call_id=original.get("id", ""),
-                    tool_name=original.get("name", ""), arguments=original.get("args") or {},
+                    services.do_record_approval_request,
+                    **scope,
+                    invocation_id=event.invocation_id,
+                    request_id=call.id,
+                    function_call_id=original.get("id", ""),
+                    tool_name=original.get("name", ""),
+                    arguments=original.get("args") or {},
                 )
             if part.executable_code is not None:
                 self._code_started[event.invocation_id] = (part.executable_code, time.time(), time.perf_counter())
@@ -381,19 +418,25 @@ class AuditPlugin(BasePlugin):
 
     def _record_sandbox(self, scope: dict[str, str], invocation_id: str, outcome: types.CodeExecutionResult) -> None:
         code, started_at, started = self._code_started.pop(
-            invocation_id, (types.ExecutableCode(code="", language=types.Language.LANGUAGE_UNSPECIFIED), time.time(), 0.0)
+            invocation_id,
+            (types.ExecutableCode(code="", language=types.Language.LANGUAGE_UNSPECIFIED), time.time(), 0.0),
         )
         # ADK folds stdout/stderr into one text behind a heading; keep just the output.
         output = re.sub(r"^Code execution (result|error):\n", "", outcome.output or "").rstrip("\n")
         failed = outcome.outcome != types.Outcome.OUTCOME_OK
         self._write(
-            services.do_record_sandbox_execution, **scope, invocation_id=invocation_id,
-            code=code.code or "", language=str(getattr(code.language, "value", code.language) or ""),
-            stdout="" if failed else output, stderr=output if failed else "",
+            services.do_record_sandbox_execution,
+            **scope,
+            invocation_id=invocation_id,
+            code=code.code or "",
+            language=str(getattr(code.language, "value", code.language) or ""),
+            stdout="" if failed else output,
+            stderr=output if failed else "",
             exit_status=str(getattr(outcome.outcome, "value", outcome.outcome)),
-            started_at=_aware(started_at), duration_ms=(time.perf_counter() - started) * 1000 if started else 0.0,
+            started_at=_aware(started_at),
+            duration_ms=(time.perf_counter() - started) * 1000 if started else 0.0,
         )
 
 
 def _aware(epoch_seconds: float) -> datetime:
-    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc)
+    return datetime.fromtimestamp(epoch_seconds, tz=UTC)

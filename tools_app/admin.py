@@ -21,7 +21,13 @@ from cognizes.access.admin_views import ChangedByActions
 from cognizes.infra.replica import ListsFromReplica
 from tools_app import mcp_servers, secrets, services
 from tools_app.models import (
-    AppSecret, McpServer, SandboxExecution, Tool, ToolApproval, ToolExecution, ToolVersion,
+    AppSecret,
+    McpServer,
+    SandboxExecution,
+    Tool,
+    ToolApproval,
+    ToolExecution,
+    ToolVersion,
 )
 from tools_app.openapi import InvalidOpenApi
 
@@ -39,8 +45,11 @@ class _SecretFieldsBeforeTimeout:
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         fields = list(super().get_fields(request, obj))  # type: ignore[misc]
-        secret = [name for name in ("auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name")
-                  if name in fields]
+        secret = [
+            name
+            for name in ("auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name")
+            if name in fields
+        ]
         rest = [name for name in fields if name not in secret]
         at = rest.index("timeout_seconds") if "timeout_seconds" in rest else len(rest)
         return [*rest[:at], *secret, *rest[at:]]
@@ -138,8 +147,10 @@ class ToolAdmin(_RegistryRowAdmin):
     form = ToolForm
     editable_fields = services.EDITABLE_FIELDS
     create, update, remove, set_enabled = (
-        staticmethod(services.do_create_tool), staticmethod(services.do_update_tool),
-        staticmethod(services.do_delete_tool), staticmethod(services.do_set_enabled),
+        staticmethod(services.do_create_tool),
+        staticmethod(services.do_update_tool),
+        staticmethod(services.do_delete_tool),
+        staticmethod(services.do_set_enabled),
     )
     list_display = ("name", "app_name", "kind", "enabled", "requires_approval", "version", "updated_at")
     list_filter = ("app_name", "kind", "enabled", "requires_approval")
@@ -174,8 +185,10 @@ class ToolAdmin(_RegistryRowAdmin):
         if request.method == "POST" and form.is_valid():
             try:
                 report = services.do_import_openapi(
-                    app_name=form.cleaned_data["app_name"], document=form.cleaned_data["document"].read(),
-                    base_url=form.cleaned_data["base_url"], actor=_actor(request),
+                    app_name=form.cleaned_data["app_name"],
+                    document=form.cleaned_data["document"].read(),
+                    base_url=form.cleaned_data["base_url"],
+                    actor=_actor(request),
                     may_change=self.has_change_permission(request),
                 )
             except InvalidOpenApi as error:
@@ -190,8 +203,12 @@ class ToolAdmin(_RegistryRowAdmin):
                 for name, reason in report.rejected.items():
                     self.message_user(request, f"Rejected {name}: {reason}", messages.WARNING)
                 return HttpResponseRedirect(reverse("admin:tools_app_tool_changelist"))
-        context = {**self.admin_site.each_context(request), "form": form, "title": "Import an OpenAPI document",
-                   "opts": self.model._meta}
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "title": "Import an OpenAPI document",
+            "opts": self.model._meta,
+        }
         return render(request, "admin/tools_app/tool/import.html", context)
 
 
@@ -254,14 +271,22 @@ class McpServerAdmin(_RegistryRowAdmin):
     form = McpServerForm
     editable_fields = mcp_servers.EDITABLE_FIELDS
     create, update, remove, set_enabled = (
-        staticmethod(mcp_servers.do_create_mcp_server), staticmethod(mcp_servers.do_update_mcp_server),
-        staticmethod(mcp_servers.do_delete_mcp_server), staticmethod(mcp_servers.do_set_mcp_servers_enabled),
+        staticmethod(mcp_servers.do_create_mcp_server),
+        staticmethod(mcp_servers.do_update_mcp_server),
+        staticmethod(mcp_servers.do_delete_mcp_server),
+        staticmethod(mcp_servers.do_set_mcp_servers_enabled),
     )
     list_display = ("name", "app_name", "url", "transport", "enabled", "requires_approval", "version", "discovered_at")
     list_filter = ("app_name", "transport", "enabled", "requires_approval")
     search_fields = ("name", "description", "url")
-    readonly_fields = ("version", "masked_headers", "pretty_discovered_tools", "discovered_at", "created_at",
-                       "updated_at")
+    readonly_fields = (
+        "version",
+        "masked_headers",
+        "pretty_discovered_tools",
+        "discovered_at",
+        "created_at",
+        "updated_at",
+    )
 
     @admin.display(description="headers sent")
     def masked_headers(self, server: McpServer) -> str:
@@ -277,7 +302,9 @@ class AppSecretForm(forms.ModelForm):
     """A secret's value is typed in a password box that never renders it; left empty on a change, it stays."""
 
     value = forms.CharField(
-        required=False, strip=False, widget=forms.PasswordInput(render_value=False),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False),
         help_text="Stored encrypted and never shown again. On a change, leave it empty to keep the current value.",
     )
 
@@ -361,14 +388,37 @@ class _ReadOnlyAdmin(ListsFromReplica):
 
 @admin.register(ToolExecution)
 class ToolExecutionAdmin(_ReadOnlyAdmin):
-    list_display = ("started_at", "tool_name", "tool_version", "status", "app_name", "user_id", "session_id", "duration")
+    list_display = (
+        "started_at",
+        "tool_name",
+        "tool_version",
+        "status",
+        "app_name",
+        "user_id",
+        "session_id",
+        "duration",
+    )
     list_filter = ("status", "app_name", "tool_name", "mcp_server", "user_id")
     search_fields = ("session_id", "invocation_id", "function_call_id", "tool_name", "client", "mcp_server")
     exclude = ("arguments", "result")
     readonly_fields = (
-        "app_name", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
-        "status", "pretty_arguments", "pretty_result", "result_size", "result_truncated", "error", "started_at",
-        "duration", "client", "mcp_server",
+        "app_name",
+        "user_id",
+        "session_id",
+        "invocation_id",
+        "function_call_id",
+        "tool_name",
+        "tool_version",
+        "status",
+        "pretty_arguments",
+        "pretty_result",
+        "result_size",
+        "result_truncated",
+        "error",
+        "started_at",
+        "duration",
+        "client",
+        "mcp_server",
     )
     date_hierarchy = "started_at"
 
@@ -388,8 +438,19 @@ class ToolApprovalAdmin(ChangedByActions, _ReadOnlyAdmin):
     search_fields = ("session_id", "function_call_id")
     exclude = ("arguments",)
     readonly_fields = (
-        "app_name", "user_id", "session_id", "invocation_id", "request_id", "function_call_id", "tool_name",
-        "pretty_arguments", "status", "decided_by", "decided_at", "delivered_at", "created_at",
+        "app_name",
+        "user_id",
+        "session_id",
+        "invocation_id",
+        "request_id",
+        "function_call_id",
+        "tool_name",
+        "pretty_arguments",
+        "status",
+        "decided_by",
+        "decided_at",
+        "delivered_at",
+        "created_at",
     )
     actions = ["approve", "reject"]
 

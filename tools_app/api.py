@@ -24,7 +24,15 @@ from cognizes.access.api import BIGINT, Conflict, ScopedView, SinceFilter, filte
 from cognizes.access.schema import filter_parameters
 from tools_app import mcp_servers, secrets, services
 from tools_app.models import (
-    AppSecret, AuthScheme, McpServer, McpTransport, SecretSource, Tool, ToolApproval, ToolExecution, ToolKind,
+    AppSecret,
+    AuthScheme,
+    McpServer,
+    McpTransport,
+    SecretSource,
+    Tool,
+    ToolApproval,
+    ToolExecution,
+    ToolKind,
 )
 from tools_app.openapi import InvalidOpenApi
 
@@ -35,9 +43,23 @@ class ToolSerializer(serializers.ModelSerializer):
     class Meta:
         model = Tool
         fields = [
-            "name", "description", "kind", "openapi_operation", "callable_path", "parameters_schema", "enabled",
-            "requires_approval", "version", "base_url", "auth_scheme", "auth_secret_source", "auth_secret_name",
-            "auth_header_name", "timeout_seconds", "created_at", "updated_at",
+            "name",
+            "description",
+            "kind",
+            "openapi_operation",
+            "callable_path",
+            "parameters_schema",
+            "enabled",
+            "requires_approval",
+            "version",
+            "base_url",
+            "auth_scheme",
+            "auth_secret_source",
+            "auth_secret_name",
+            "auth_header_name",
+            "timeout_seconds",
+            "created_at",
+            "updated_at",
         ]
 
 
@@ -52,11 +74,14 @@ class ToolWriteSerializer(serializers.Serializer):
     base_url = serializers.CharField(required=False, allow_blank=True)
     auth_scheme = serializers.ChoiceField(choices=AuthScheme.choices, required=False)
     auth_secret_source = serializers.ChoiceField(
-        choices=SecretSource.choices, required=False,
+        choices=SecretSource.choices,
+        required=False,
         help_text="'app' (default): one of the app's secrets (secrets/); 'env': a variable COGNIZES_ENV_SECRETS allows.",
     )
     auth_secret_name = serializers.CharField(
-        required=False, allow_blank=True, help_text="Name of the secret the header carries (never its value).",
+        required=False,
+        allow_blank=True,
+        help_text="Name of the secret the header carries (never its value).",
     )
     auth_header_name = serializers.CharField(required=False)
     timeout_seconds = serializers.FloatField(required=False, min_value=0.001)
@@ -66,22 +91,42 @@ class ToolPatchSerializer(ToolWriteSerializer):
     name = serializers.CharField(max_length=64, required=False)
     kind = serializers.ChoiceField(choices=ToolKind.choices, required=False)
     expected_version = serializers.IntegerField(
-        required=False, min_value=1, max_value=BIGINT,
+        required=False,
+        min_value=1,
+        max_value=BIGINT,
         help_text="The version you last read; 409 Conflict if the tool moved on.",
     )
 
 
 class McpServerSerializer(serializers.ModelSerializer):
     header_names = serializers.SerializerMethodField(
-        help_text="The names of the headers the row sends; their values are write-only (they may carry credentials).")
+        help_text="The names of the headers the row sends; their values are write-only (they may carry credentials)."
+    )
 
     class Meta:
         model = McpServer
         fields = [
-            "name", "description", "url", "transport", "header_names", "allowed_tools", "denied_tools",
-            "tool_name_prefix", "enabled", "requires_approval", "auth_scheme", "auth_secret_source", "auth_secret_name",
-            "auth_header_name", "timeout_seconds", "list_cache_seconds", "version", "discovered_tools", "discovered_at",
-            "created_at", "updated_at",
+            "name",
+            "description",
+            "url",
+            "transport",
+            "header_names",
+            "allowed_tools",
+            "denied_tools",
+            "tool_name_prefix",
+            "enabled",
+            "requires_approval",
+            "auth_scheme",
+            "auth_secret_source",
+            "auth_secret_name",
+            "auth_header_name",
+            "timeout_seconds",
+            "list_cache_seconds",
+            "version",
+            "discovered_tools",
+            "discovered_at",
+            "created_at",
+            "updated_at",
         ]
 
     def get_header_names(self, server: McpServer) -> list[str]:
@@ -94,7 +139,8 @@ class McpServerWriteSerializer(serializers.Serializer):
     url = serializers.CharField(max_length=2048, help_text="The server's MCP endpoint (http or https).")
     transport = serializers.ChoiceField(choices=McpTransport.choices, required=False)
     headers = serializers.JSONField(
-        required=False, help_text='Extra headers sent as they are: {"X-Tenant": "acme"}; write-only (names shown).')
+        required=False, help_text='Extra headers sent as they are: {"X-Tenant": "acme"}; write-only (names shown).'
+    )
     allowed_tools = serializers.JSONField(required=False, help_text="The server's tool names agents get; [] all.")
     denied_tools = serializers.JSONField(required=False, help_text="The server's tool names agents never get.")
     tool_name_prefix = serializers.CharField(max_length=32, required=False, allow_blank=True)
@@ -102,11 +148,14 @@ class McpServerWriteSerializer(serializers.Serializer):
     requires_approval = serializers.BooleanField(required=False)
     auth_scheme = serializers.ChoiceField(choices=AuthScheme.choices, required=False)
     auth_secret_source = serializers.ChoiceField(
-        choices=SecretSource.choices, required=False,
+        choices=SecretSource.choices,
+        required=False,
         help_text="'app' (default): one of the app's secrets (secrets/); 'env': a variable COGNIZES_ENV_SECRETS allows.",
     )
     auth_secret_name = serializers.CharField(
-        required=False, allow_blank=True, help_text="Name of the secret the header carries (never its value).",
+        required=False,
+        allow_blank=True,
+        help_text="Name of the secret the header carries (never its value).",
     )
     auth_header_name = serializers.CharField(required=False)
     timeout_seconds = serializers.FloatField(required=False, min_value=0.001)
@@ -117,7 +166,9 @@ class McpServerPatchSerializer(McpServerWriteSerializer):
     name = serializers.CharField(max_length=64, required=False)
     url = serializers.CharField(max_length=2048, required=False)
     expected_version = serializers.IntegerField(
-        required=False, min_value=1, max_value=BIGINT,
+        required=False,
+        min_value=1,
+        max_value=BIGINT,
         help_text="The version you last read; 409 Conflict if the server row moved on.",
     )
 
@@ -130,7 +181,8 @@ class AppSecretSerializer(serializers.ModelSerializer):
 
 class SecretWriteSerializer(serializers.Serializer):
     value = serializers.CharField(
-        write_only=True, trim_whitespace=False,
+        write_only=True,
+        trim_whitespace=False,
         help_text="The secret (an API key, a token): stored encrypted, sent only by the app's rows naming it, never shown.",
     )
 
@@ -151,9 +203,23 @@ class ToolExecutionSerializer(serializers.ModelSerializer):
     class Meta:
         model = ToolExecution
         fields = [
-            "id", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "tool_version",
-            "arguments", "result", "result_size", "result_truncated", "error", "status", "started_at", "duration_ms",
-            "client", "mcp_server",
+            "id",
+            "user_id",
+            "session_id",
+            "invocation_id",
+            "function_call_id",
+            "tool_name",
+            "tool_version",
+            "arguments",
+            "result",
+            "result_size",
+            "result_truncated",
+            "error",
+            "status",
+            "started_at",
+            "duration_ms",
+            "client",
+            "mcp_server",
         ]
 
 
@@ -161,8 +227,18 @@ class ToolApprovalSerializer(serializers.ModelSerializer):
     class Meta:
         model = ToolApproval
         fields = [
-            "id", "user_id", "session_id", "invocation_id", "function_call_id", "tool_name", "arguments", "status",
-            "decided_by", "decided_at", "delivered_at", "created_at",
+            "id",
+            "user_id",
+            "session_id",
+            "invocation_id",
+            "function_call_id",
+            "tool_name",
+            "arguments",
+            "status",
+            "decided_by",
+            "decided_at",
+            "delivered_at",
+            "created_at",
         ]
 
 
@@ -185,8 +261,9 @@ def _check_can_manage(view: ScopedView) -> None:
 def _raise_for(error: services.ToolError) -> None:
     if isinstance(error, services.InvalidTool):
         raise exceptions.ValidationError(error.errors) from error
-    if isinstance(error, (services.StaleTool, services.ToolExists, services.ApprovalAlreadyDecided,
-                          secrets.SecretInUse)):
+    if isinstance(
+        error, (services.StaleTool, services.ToolExists, services.ApprovalAlreadyDecided, secrets.SecretInUse)
+    ):
         raise Conflict(str(error)) from error
     raise exceptions.ValidationError(str(error)) from error
 
@@ -229,7 +306,9 @@ class ToolApprovalFilter(filters.FilterSet):
 class ToolsView(ScopedView):
     """The app's tool registry."""
 
-    @extend_schema(operation_id="list_tools", parameters=filter_parameters(ToolFilter), responses=paginated(ToolSerializer))
+    @extend_schema(
+        operation_id="list_tools", parameters=filter_parameters(ToolFilter), responses=paginated(ToolSerializer)
+    )
     def get(self, request: Request, app_name: str) -> Response:
         """The app's tools, by name (``?kind=``, ``?enabled=``, ``?requires_approval=``)."""
         queryset = filtered(ToolFilter, request.query_params, Tool.objects.filter(app_name=app_name))
@@ -307,14 +386,19 @@ class McpServerFilter(filters.FilterSet):
 class McpServersView(ScopedView):
     """The app's external MCP servers: their tools are offered to the app's agents beside the registry's."""
 
-    @extend_schema(operation_id="list_mcp_servers", parameters=filter_parameters(McpServerFilter),
-                   responses=paginated(McpServerSerializer))
+    @extend_schema(
+        operation_id="list_mcp_servers",
+        parameters=filter_parameters(McpServerFilter),
+        responses=paginated(McpServerSerializer),
+    )
     def get(self, request: Request, app_name: str) -> Response:
         """The app's MCP servers, by name (``?transport=``, ``?enabled=``, ``?requires_approval=``)."""
         queryset = filtered(McpServerFilter, request.query_params, McpServer.objects.filter(app_name=app_name))
         return page_of(self, request, queryset.order_by("name"), McpServerSerializer)
 
-    @extend_schema(operation_id="create_mcp_server", request=McpServerWriteSerializer, responses={201: McpServerSerializer})
+    @extend_schema(
+        operation_id="create_mcp_server", request=McpServerWriteSerializer, responses={201: McpServerSerializer}
+    )
     def post(self, request: Request, app_name: str) -> Response:
         """Register an MCP server; the app's agents get its tools on their next model turn."""
         _check_can_manage(self)
@@ -382,18 +466,24 @@ class SecretView(ScopedView):
         """When the secret was set (its value is never shown)."""
         return Response(AppSecretSerializer(_secret(app_name, name)).data)
 
-    @extend_schema(operation_id="set_secret", request=SecretWriteSerializer,
-                   responses={200: AppSecretSerializer, 201: AppSecretSerializer})
+    @extend_schema(
+        operation_id="set_secret",
+        request=SecretWriteSerializer,
+        responses={200: AppSecretSerializer, 201: AppSecretSerializer},
+    )
     def put(self, request: Request, app_name: str, name: str) -> Response:
         """Store or replace the secret (201 when new); rows naming it send the new value from their next turn."""
         _check_whole_app(self)
         data = valid(SecretWriteSerializer, request.data)
         try:
-            secret, created = secrets.do_set_secret(app_name=app_name, name=name, value=data["value"],
-                                                    actor=_actor(request))
+            secret, created = secrets.do_set_secret(
+                app_name=app_name, name=name, value=data["value"], actor=_actor(request)
+            )
         except services.ToolError as error:
             _raise_for(error)
-        return Response(AppSecretSerializer(secret).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(
+            AppSecretSerializer(secret).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
 
     @extend_schema(operation_id="delete_secret", responses={204: None})
     def delete(self, request: Request, app_name: str, name: str) -> Response:
@@ -410,7 +500,9 @@ class ToolExecutionsView(ScopedView):
     """Every audited tool call of the app (a user-restricted key sees only its user's)."""
 
     @extend_schema(
-        operation_id="list_tool_executions", parameters=filter_parameters(ToolExecutionFilter), responses=paginated(ToolExecutionSerializer)
+        operation_id="list_tool_executions",
+        parameters=filter_parameters(ToolExecutionFilter),
+        responses=paginated(ToolExecutionSerializer),
     )
     def get(self, request: Request, app_name: str) -> Response:
         queryset = filtered(ToolExecutionFilter, request.query_params, _for_caller(self, ToolExecution.objects.all()))
@@ -421,7 +513,9 @@ class ToolApprovalsView(ScopedView):
     """Calls waiting for (or given) a person's decision."""
 
     @extend_schema(
-        operation_id="list_tool_approvals", parameters=filter_parameters(ToolApprovalFilter), responses=paginated(ToolApprovalSerializer)
+        operation_id="list_tool_approvals",
+        parameters=filter_parameters(ToolApprovalFilter),
+        responses=paginated(ToolApprovalSerializer),
     )
     def get(self, request: Request, app_name: str) -> Response:
         queryset = filtered(ToolApprovalFilter, request.query_params, _for_caller(self, ToolApproval.objects.all()))

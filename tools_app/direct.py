@@ -101,8 +101,12 @@ async def call_tool(*, name: str, arguments: Any, caller: Caller) -> Outcome:
     call_id, confirmation = f"direct-{uuid.uuid4().hex}", None
     if getattr(tool, "requires_approval", False):
         approval = await run_in_db_thread(
-            services.do_take_approval_of_call, app_name=caller.app_name, user_id=caller.user_id,
-            session_id=caller.session_id, tool_name=name, arguments=arguments,
+            services.do_take_approval_of_call,
+            app_name=caller.app_name,
+            user_id=caller.user_id,
+            session_id=caller.session_id,
+            tool_name=name,
+            arguments=arguments,
         )
         if approval is not None and approval.status == ApprovalStatus.PENDING:
             return Outcome(ExecutionStatus.PENDING_APPROVAL, _waiting(approval.id), approval.id)
@@ -113,24 +117,37 @@ async def call_tool(*, name: str, arguments: Any, caller: Caller) -> Outcome:
 
 
 async def _run(
-    tool: BaseTool, arguments: dict[str, Any], caller: Caller, call_id: str, confirmation: ToolConfirmation | None,
+    tool: BaseTool,
+    arguments: dict[str, Any],
+    caller: Caller,
+    call_id: str,
+    confirmation: ToolConfirmation | None,
 ) -> Outcome:
     plugins = _plugins(caller.client, asyncio.get_running_loop())
     audit: AuditPlugin = plugins.plugins[0]  # type: ignore[assignment]
     context = InvocationContext(
-        session_service=_SESSIONS, invocation_id=caller.call_id or call_id, agent=_AGENT,
+        session_service=_SESSIONS,
+        invocation_id=caller.call_id or call_id,
+        agent=_AGENT,
         session=Session(id=caller.session_id, app_name=caller.app_name, user_id=caller.user_id),
         plugin_manager=plugins,
     )
-    call = Event(invocation_id=context.invocation_id, author=_AGENT.name, content=types.Content(
-        role="model", parts=[types.Part(function_call=types.FunctionCall(id=call_id, name=tool.name, args=arguments))],
-    ))
+    call = Event(
+        invocation_id=context.invocation_id,
+        author=_AGENT.name,
+        content=types.Content(
+            role="model",
+            parts=[types.Part(function_call=types.FunctionCall(id=call_id, name=tool.name, args=arguments))],
+        ),
+    )
     try:
         # The row's timeout bounds each HTTP request of an OpenAPI tool; this bounds the whole call (a slow
         # Python callable too). ADK reports a cancelled call to AuditPlugin like a failed one.
         async with asyncio.timeout(getattr(tool, "timeout_seconds", 30.0) + 1.0):
             answer = await handle_function_calls_async(
-                context, call, {tool.name: tool},
+                context,
+                call,
+                {tool.name: tool},
                 tool_confirmation_dict={call_id: confirmation} if confirmation is not None else None,
             )
     except TimeoutError:
@@ -148,8 +165,12 @@ async def _run(
     status, _ = execution_status(paused=paused, confirmation=confirmation, result=result)
     if paused:
         approval = await run_in_db_thread(
-            services.do_take_approval_of_call, app_name=caller.app_name, user_id=caller.user_id,
-            session_id=caller.session_id, tool_name=tool.name, arguments=arguments,
+            services.do_take_approval_of_call,
+            app_name=caller.app_name,
+            user_id=caller.user_id,
+            session_id=caller.session_id,
+            tool_name=tool.name,
+            arguments=arguments,
         )
         approval_id = approval.id if approval is not None else None
         return Outcome(status, _waiting(approval_id), approval_id)
@@ -171,5 +192,7 @@ def _response(answer: Event | None) -> Any:
 
 
 def _waiting(approval_id: int | None) -> dict[str, str]:
-    return {"error": f"This call waits for a person to approve it (approval {approval_id}); "
-                     "call it again with the same arguments once it is decided."}
+    return {
+        "error": f"This call waits for a person to approve it (approval {approval_id}); "
+        "call it again with the same arguments once it is decided."
+    }

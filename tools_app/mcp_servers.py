@@ -31,9 +31,22 @@ from tools_app.services import (
 )
 
 EDITABLE_FIELDS = (
-    "name", "description", "url", "transport", "headers", "allowed_tools", "denied_tools", "tool_name_prefix",
-    "enabled", "requires_approval", "auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name",
-    "timeout_seconds", "list_cache_seconds",
+    "name",
+    "description",
+    "url",
+    "transport",
+    "headers",
+    "allowed_tools",
+    "denied_tools",
+    "tool_name_prefix",
+    "enabled",
+    "requires_approval",
+    "auth_scheme",
+    "auth_secret_source",
+    "auth_secret_name",
+    "auth_header_name",
+    "timeout_seconds",
+    "list_cache_seconds",
 )
 MAX_TIMEOUT_SECONDS = 600.0
 _RESERVED_HEADERS = {"content-type", "content-length", "accept", "host", "mcp-session-id", "mcp-protocol-version"}
@@ -53,8 +66,10 @@ def _check_headers(value: Any, errors: dict[str, str]) -> None:
         if not isinstance(name, str) or not HEADER_NAME.match(name) or name.lower() in _RESERVED_HEADERS:
             errors["headers"] = f"{name!r} is not a header a row may set."
         elif name.lower() == "authorization":
-            errors["headers"] = ("Authorization carries a credential: store it as a secret of the app and set "
-                                 "auth_scheme 'bearer' and auth_secret_name to its name.")
+            errors["headers"] = (
+                "Authorization carries a credential: store it as a secret of the app and set "
+                "auth_scheme 'bearer' and auth_secret_name to its name."
+            )
         elif not isinstance(header_value, str) or any(c in header_value for c in "\r\n\0"):
             errors["headers"] = f"The value of {name!r} must be text on one line."
 
@@ -98,7 +113,11 @@ def do_create_mcp_server(*, app_name: str, actor: str = "", **fields: Any) -> Mc
 
 
 def do_update_mcp_server(
-    server: McpServer, *, changes: dict[str, Any], actor: str = "", expected_version: int | None = None,
+    server: McpServer,
+    *,
+    changes: dict[str, Any],
+    actor: str = "",
+    expected_version: int | None = None,
 ) -> McpServer:
     """Change a server row and bump its version; with ``expected_version``, refuse if someone changed it first."""
     refuse_unknown_fields(changes, EDITABLE_FIELDS)
@@ -107,8 +126,9 @@ def do_update_mcp_server(
     check_mcp_server(server)
     try:
         with transaction.atomic():
-            save_new_version(server, what="MCP server", expected_version=expected_version,
-                             then=lambda: bump_marker(server.app_name))
+            save_new_version(
+                server, what="MCP server", expected_version=expected_version, then=lambda: bump_marker(server.app_name)
+            )
     except IntegrityError as e:
         raise ToolExists(f"App {server.app_name!r} already has an MCP server named {server.name!r}.") from e
     return server
@@ -156,11 +176,17 @@ def describe(server: McpServer) -> dict[str, Any]:
     """A server as a directory lists it: where it is and the tools agents get of it (as it listed them last,
     under the server's own names; Cognizes' agents see them behind ``tool_name_prefix``)."""
     return {
-        "name": server.name, "url": server.url, "transport": server.transport, "description": server.description,
-        "enabled": server.enabled, "version": server.version, "discovered_at": server.discovered_at,
+        "name": server.name,
+        "url": server.url,
+        "transport": server.transport,
+        "description": server.description,
+        "enabled": server.enabled,
+        "version": server.version,
+        "discovered_at": server.discovered_at,
         "tool_name_prefix": server.tool_name_prefix,
-        "tools": [tool for tool in server.discovered_tools
-                  if isinstance(tool, dict) and server.offers(tool.get("name", ""))],
+        "tools": [
+            tool for tool in server.discovered_tools if isinstance(tool, dict) and server.offers(tool.get("name", ""))
+        ],
     }
 
 

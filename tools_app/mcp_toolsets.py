@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Optional
+from typing import Any
 
 from django.conf import settings
 from google.adk.agents.readonly_context import ReadonlyContext
@@ -55,10 +55,13 @@ def _summary(tool: McpToolDescription) -> dict[str, Any]:
 
 def _description(summary: dict[str, Any]) -> McpToolDescription | None:
     try:
-        return McpToolDescription.model_validate({
-            "name": summary["name"], "description": summary.get("description") or None,
-            "inputSchema": summary.get("input_schema") or {"type": "object"},
-        })
+        return McpToolDescription.model_validate(
+            {
+                "name": summary["name"],
+                "description": summary.get("description") or None,
+                "inputSchema": summary.get("input_schema") or {"type": "object"},
+            }
+        )
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -118,16 +121,26 @@ class RegistryMcpToolset(McpToolset):
         headers = {**row.headers, **(row.secret_headers or {})}
         params: StreamableHTTPConnectionParams | SseConnectionParams
         if row.transport == McpTransport.SSE:
-            params = SseConnectionParams(url=row.url, headers=headers, timeout=row.timeout_seconds,
-                                         sse_read_timeout=max(SSE_READ_TIMEOUT_SECONDS, row.timeout_seconds),
-                                         httpx_client_factory=pinned_client)
+            params = SseConnectionParams(
+                url=row.url,
+                headers=headers,
+                timeout=row.timeout_seconds,
+                sse_read_timeout=max(SSE_READ_TIMEOUT_SECONDS, row.timeout_seconds),
+                httpx_client_factory=pinned_client,
+            )
         else:
-            params = StreamableHTTPConnectionParams(url=row.url, headers=headers, timeout=row.timeout_seconds,
-                                                    sse_read_timeout=row.timeout_seconds,
-                                                    httpx_client_factory=pinned_client)
+            params = StreamableHTTPConnectionParams(
+                url=row.url,
+                headers=headers,
+                timeout=row.timeout_seconds,
+                sse_read_timeout=row.timeout_seconds,
+                httpx_client_factory=pinned_client,
+            )
         super().__init__(
-            connection_params=params, tool_name_prefix=row.tool_name_prefix or None,
-            tool_list_cache_ttl_seconds=row.list_cache_seconds or None, require_confirmation=row.requires_approval,
+            connection_params=params,
+            tool_name_prefix=row.tool_name_prefix or None,
+            tool_list_cache_ttl_seconds=row.list_cache_seconds or None,
+            require_confirmation=row.requires_approval,
         )
         self.server_id, self.server_name, self.server_version = row.pk, row.name, row.version
         self.url, self.timeout_seconds, self.app_name = row.url, row.timeout_seconds, row.app_name
@@ -144,17 +157,24 @@ class RegistryMcpToolset(McpToolset):
             if not self._offers(description.name):
                 continue
             try:
-                tools.append(RegistryMcpTool(
-                    toolset=self, mcp_tool=description, mcp_session_manager=self._mcp_session_manager,
-                    require_confirmation=self._require_confirmation,
-                ))
+                tools.append(
+                    RegistryMcpTool(
+                        toolset=self,
+                        mcp_tool=description,
+                        mcp_session_manager=self._mcp_session_manager,
+                        require_confirmation=self._require_confirmation,
+                    )
+                )
             except ValueError:  # a name ADK keeps for itself (transfer_to_agent, …)
-                logger.warning("MCP server %s offers a tool named %s, which ADK reserves; left out",
-                               self.server_name, description.name)
+                logger.warning(
+                    "MCP server %s offers a tool named %s, which ADK reserves; left out",
+                    self.server_name,
+                    description.name,
+                )
         return sorted(tools, key=lambda tool: tool.name)
 
     @override
-    async def get_tools(self, readonly_context: Optional[ReadonlyContext] = None) -> list[BaseTool]:
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The server's allowed tools; those it listed last when it cannot list now (said once per failure)."""
         if time.monotonic() < self._retry_at:
             return self._known
@@ -166,9 +186,13 @@ class RegistryMcpToolset(McpToolset):
             self._retry_at = time.monotonic() + RETRY_AFTER_FAILURE_SECONDS
             logger.warning(
                 "MCP server %s of app %s (%s) cannot list its tools: %s; agents keep the %d it listed last, "
-                "and it is asked again in %g s", self.server_name, self.app_name, self.url,
+                "and it is asked again in %g s",
+                self.server_name,
+                self.app_name,
+                self.url,
                 f"timed out after {self.timeout_seconds:g} s" if isinstance(error, TimeoutError) else error,
-                len(self._known), RETRY_AFTER_FAILURE_SECONDS,
+                len(self._known),
+                RETRY_AFTER_FAILURE_SECONDS,
             )
             return self._known
         self._known = self._tools(listed)
@@ -181,8 +205,12 @@ class RegistryMcpToolset(McpToolset):
             return
         self._stored = summaries
         try:
-            await run_in_db_thread(mcp_servers.do_record_discovered_tools, server_id=self.server_id,
-                                   version=self.server_version, tools=summaries)
+            await run_in_db_thread(
+                mcp_servers.do_record_discovered_tools,
+                server_id=self.server_id,
+                version=self.server_version,
+                tools=summaries,
+            )
         except Exception:
             logger.exception("the tools MCP server %s listed could not be kept on its row", self.server_name)
 

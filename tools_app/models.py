@@ -39,12 +39,15 @@ class SecretAuth(models.Model):
 
     auth_scheme = models.CharField(max_length=32, choices=AuthScheme.choices, default=AuthScheme.NONE)
     auth_secret_source = models.CharField(
-        max_length=16, choices=SecretSource.choices, default=SecretSource.APP,
+        max_length=16,
+        choices=SecretSource.choices,
+        default=SecretSource.APP,
         help_text="Where the secret is: one of the app's stored secrets ('app'), or an environment variable the "
         "operator allows the app in COGNIZES_ENV_SECRETS ('env').",
     )
     auth_secret_name = models.CharField(
-        max_length=128, blank=True,
+        max_length=128,
+        blank=True,
         help_text="Name of the app's secret (or of the allowed environment variable); the row never holds the value.",
     )
     auth_header_name = models.CharField(
@@ -96,11 +99,13 @@ class Tool(SecretAuth):
     description = models.TextField(blank=True, help_text="What the model is told the tool does.")
     kind = models.CharField(max_length=16, choices=ToolKind.choices)
     openapi_operation = models.JSONField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="An OpenAPI 3 document holding exactly this tool's operation (kind 'openapi').",
     )
     callable_path = models.CharField(
-        max_length=255, blank=True,
+        max_length=255,
+        blank=True,
         help_text="Dotted path of the function (kind 'python'); must be listed in COGNIZES_TOOL_CALLABLES.",
     )
     parameters_schema = models.JSONField(
@@ -156,7 +161,8 @@ class McpServer(SecretAuth):
     url = models.CharField(max_length=2048, help_text="The server's MCP endpoint (http or https).")
     transport = models.CharField(max_length=32, choices=McpTransport.choices, default=McpTransport.STREAMABLE_HTTP)
     headers = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text='Extra HTTP headers sent as they are ({"X-Tenant": "acme"}); write-only like a secret (the API and '
         "the admin show their names only). A credential belongs in the auth fields.",
     )
@@ -167,7 +173,8 @@ class McpServer(SecretAuth):
         default=list, blank=True, help_text="The server's tool names agents never get (wins over the allow list)."
     )
     tool_name_prefix = models.CharField(
-        max_length=32, blank=True,
+        max_length=32,
+        blank=True,
         help_text="Prepended as '<prefix>_' to the names the model sees (when tools of two servers clash).",
     )
     enabled = models.BooleanField(default=True, help_text="Disabled servers are not offered to agents.")
@@ -182,7 +189,8 @@ class McpServer(SecretAuth):
     )
     version = models.PositiveIntegerField(default=1, help_text="Incremented on every change.")
     discovered_tools = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="The tools the server listed last (name, description, input schema), allowed or not (read-only).",
     )
     discovered_at = models.DateTimeField(null=True, blank=True, help_text="When the server last listed its tools.")
@@ -247,7 +255,9 @@ class ToolExecution(models.Model):
     invocation_id = models.CharField(max_length=128, blank=True)
     function_call_id = models.CharField(max_length=128, blank=True, help_text="The model's id for this call.")
     tool_name = models.CharField(max_length=MAX_NAME_LENGTH)
-    tool_version = models.PositiveIntegerField(null=True, blank=True, help_text="Registry version; empty for code tools.")
+    tool_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Registry version; empty for code tools."
+    )
     arguments = models.JSONField(default=dict)
     result = models.JSONField(null=True, blank=True, help_text="What the tool returned (cut past the size limit).")
     result_size = models.PositiveIntegerField(default=0, help_text="Size of the full result, in bytes of JSON.")
@@ -257,12 +267,14 @@ class ToolExecution(models.Model):
     started_at = models.DateTimeField()
     duration_ms = models.FloatField(help_text="Wall time of the call, in milliseconds.")
     client = models.CharField(
-        max_length=255, blank=True,
+        max_length=255,
+        blank=True,
         help_text="The program that called the tool outside an agent run (an MCP client, with its protocol "
         "version); empty for an agent's calls.",
     )
     mcp_server = models.CharField(
-        max_length=MAX_NAME_LENGTH, blank=True,
+        max_length=MAX_NAME_LENGTH,
+        blank=True,
         help_text="The external MCP server (a registry row) that ran the tool; empty for the registry's own tools.",
     )
 

@@ -101,10 +101,16 @@ def parse_operations(document: dict[str, Any]) -> list[ParsedOperation]:
                 raise
             except Exception as e:  # ADK's parser raises whatever pydantic/KeyError it meets
                 raise InvalidOpenApi(f"{method.upper()} {path}: {e}") from e
-            parsed.append(ParsedOperation(
-                name=tool.name, description=tool.description, method=method, path=path,
-                document=single, parameters_schema=schema,
-            ))
+            parsed.append(
+                ParsedOperation(
+                    name=tool.name,
+                    description=tool.description,
+                    method=method,
+                    path=path,
+                    document=single,
+                    parameters_schema=schema,
+                )
+            )
     if not parsed:
         raise InvalidOpenApi("The document has no operations.")
     return parsed

@@ -76,8 +76,9 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def pinned_client(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
-                  auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+def pinned_client(
+    headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: httpx2.Auth | None = None
+) -> httpx2.AsyncClient:
     """``mcp``'s ``create_mcp_http_client`` (its signature and defaults), on a ``PinnedTransport``: what an MCP
     row's connection params take as ``httpx_client_factory``."""
     options: dict[str, Any] = {"timeout": timeout or httpx2.Timeout(30.0, read=300.0), "transport": PinnedTransport()}

@@ -63,11 +63,13 @@ def check_secret_auth(row: SecretAuth, errors: dict[str, str], *, app_name: str)
             errors["auth_secret_name"] = (
                 f"The operator does not allow app {app_name!r} the environment variable {name!r} "
                 f"(COGNIZES_ENV_SECRETS); store the secret in the app ({secrets_path(app_name, name)}) and set "
-                "auth_secret_source 'app'.")
+                "auth_secret_source 'app'."
+            )
     elif not AppSecret.objects.filter(app_name=app_name, name=name).exists():
         errors["auth_secret_name"] = (
             f"App {app_name!r} has no secret named {name!r}: store it first ({secrets_path(app_name, name)}, "
-            "or the admin's App secrets).")
+            "or the admin's App secrets)."
+        )
 
 
 def load_secret_headers(rows: Sequence[SecretAuth]) -> None:
@@ -75,8 +77,11 @@ def load_secret_headers(rows: Sequence[SecretAuth]) -> None:
 
     One query for the rows' stored secrets, each scoped to its own row's app. Call it on a database thread.
     """
-    wanted = {(row.app_name, row.auth_secret_name) for row in rows  # type: ignore[attr-defined]
-              if row.auth_scheme != AuthScheme.NONE and row.auth_secret_source == SecretSource.APP}
+    wanted = {
+        (row.app_name, row.auth_secret_name)
+        for row in rows  # type: ignore[attr-defined]
+        if row.auth_scheme != AuthScheme.NONE and row.auth_secret_source == SecretSource.APP
+    }
     stored: dict[tuple[str, str], str] = {}
     if wanted:
         scope = Q()
@@ -94,8 +99,12 @@ def _secret(row: SecretAuth, stored: dict[tuple[str, str], str]) -> str | None:
         return None
     if row.auth_secret_source == SecretSource.ENV:
         if name not in allowed_env_names(app_name):
-            logger.warning("tool secret %s of app %s is not an environment variable COGNIZES_ENV_SECRETS allows "
-                           "the app; not read, not sent", name, app_name)
+            logger.warning(
+                "tool secret %s of app %s is not an environment variable COGNIZES_ENV_SECRETS allows "
+                "the app; not read, not sent",
+                name,
+                app_name,
+            )
             return None
         secret = os.environ.get(name)
         if not secret:

@@ -47,7 +47,9 @@ def do_set_secret(*, app_name: str, name: str, value: str, actor: str = "") -> t
     check_secret(name=name, value=value)
     with transaction.atomic():
         secret, created = AppSecret.objects.update_or_create(
-            app_name=app_name, name=name, defaults={"ciphertext": encryption.encrypt(value)},
+            app_name=app_name,
+            name=name,
+            defaults={"ciphertext": encryption.encrypt(value)},
         )
         bump_marker(app_name)
     return secret, created
@@ -65,10 +67,16 @@ def get_secret(*, app_name: str, name: str) -> AppSecret | None:
 def get_secret_users(secret: AppSecret) -> list[str]:
     """The rows of the secret's app that send it: ``tool x``, ``MCP server y``."""
     scope = {"app_name": secret.app_name, "auth_secret_source": SecretSource.APP, "auth_secret_name": secret.name}
-    return [*(f"tool {name}" for name in Tool.objects.filter(**scope).exclude(auth_scheme="none")
-              .values_list("name", flat=True)),
-            *(f"MCP server {name}" for name in McpServer.objects.filter(**scope).exclude(auth_scheme="none")
-              .values_list("name", flat=True))]
+    return [
+        *(
+            f"tool {name}"
+            for name in Tool.objects.filter(**scope).exclude(auth_scheme="none").values_list("name", flat=True)
+        ),
+        *(
+            f"MCP server {name}"
+            for name in McpServer.objects.filter(**scope).exclude(auth_scheme="none").values_list("name", flat=True)
+        ),
+    ]
 
 
 def do_delete_secret(secret: AppSecret, *, actor: str = "") -> None:

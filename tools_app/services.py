@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import jsonschema
 from django.conf import settings
@@ -33,8 +34,19 @@ from tools_app.secret_headers import check_secret_auth
 
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EDITABLE_FIELDS = (
-    "name", "description", "kind", "openapi_operation", "callable_path", "enabled", "requires_approval",
-    "base_url", "auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name", "timeout_seconds",
+    "name",
+    "description",
+    "kind",
+    "openapi_operation",
+    "callable_path",
+    "enabled",
+    "requires_approval",
+    "base_url",
+    "auth_scheme",
+    "auth_secret_source",
+    "auth_secret_name",
+    "auth_header_name",
+    "timeout_seconds",
 )
 
 
@@ -196,7 +208,7 @@ def refuse_unknown_fields(fields: Iterable[str], editable: Iterable[str]) -> Non
     """``InvalidTool`` naming each field of a change that is not one of the row's ``editable`` ones."""
     unknown = set(fields) - set(editable)
     if unknown:
-        raise InvalidTool({name: "Unknown field." for name in sorted(unknown)})
+        raise InvalidTool(dict.fromkeys(sorted(unknown), "Unknown field."))
 
 
 def save_new_version(row: Any, *, what: str, expected_version: int | None, then: Callable[[], None]) -> None:
@@ -215,7 +227,9 @@ def save_new_version(row: Any, *, what: str, expected_version: int | None, then:
     then()
 
 
-def do_update_tool(tool: Tool, *, changes: dict[str, Any], actor: str = "", expected_version: int | None = None) -> Tool:
+def do_update_tool(
+    tool: Tool, *, changes: dict[str, Any], actor: str = "", expected_version: int | None = None
+) -> Tool:
     """Change a tool and bump its version; with ``expected_version``, refuse if someone changed it first."""
     refuse_unknown_fields(changes, EDITABLE_FIELDS)
     for name, value in changes.items():
@@ -223,8 +237,9 @@ def do_update_tool(tool: Tool, *, changes: dict[str, Any], actor: str = "", expe
     check_tool(tool)
     try:
         with transaction.atomic():
-            save_new_version(tool, what="tool", expected_version=expected_version,
-                             then=lambda: _record_version(tool, actor))
+            save_new_version(
+                tool, what="tool", expected_version=expected_version, then=lambda: _record_version(tool, actor)
+            )
     except IntegrityError as e:
         raise ToolExists(f"App {tool.app_name!r} already has a tool named {tool.name!r}.") from e
     return tool
@@ -257,11 +272,22 @@ class ImportReport:
     rejected: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"created": self.created, "changed": self.changed, "unchanged": self.unchanged, "rejected": self.rejected}
+        return {
+            "created": self.created,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+            "rejected": self.rejected,
+        }
 
 
 def _import_operation(
-    app_name: str, operation: ParsedOperation, base_url: str, actor: str, report: ImportReport, *, may_change: bool,
+    app_name: str,
+    operation: ParsedOperation,
+    base_url: str,
+    actor: str,
+    report: ImportReport,
+    *,
+    may_change: bool,
 ) -> None:
     existing = Tool.objects.filter(app_name=app_name, name=operation.name).first()
     fields = {"description": operation.description, "openapi_operation": operation.document}
@@ -285,7 +311,11 @@ def _import_operation(
 
 
 def do_import_openapi(
-    *, app_name: str, document: str | bytes | dict[str, Any], base_url: str = "", actor: str = "",
+    *,
+    app_name: str,
+    document: str | bytes | dict[str, Any],
+    base_url: str = "",
+    actor: str = "",
     may_change: bool = True,
 ) -> ImportReport:
     """Create or update one tool per operation of an OpenAPI 3 document.
@@ -352,7 +382,12 @@ def do_decide_approval(approval: ToolApproval, *, approved: bool, actor: str = "
 
 
 def do_take_approval_of_call(
-    *, app_name: str, user_id: str, session_id: str, tool_name: str, arguments: dict[str, Any],
+    *,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    tool_name: str,
+    arguments: dict[str, Any],
 ) -> ToolApproval | None:
     """The paused call with these very arguments not yet handed back: a decided one is marked handed over.
 
@@ -363,9 +398,16 @@ def do_take_approval_of_call(
     with transaction.atomic():
         approval = (
             ToolApproval.objects.select_for_update()
-            .filter(app_name=app_name, user_id=user_id, session_id=session_id, tool_name=tool_name,
-                    arguments=arguments, delivered_at__isnull=True)
-            .order_by("created_at", "id").first()
+            .filter(
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                tool_name=tool_name,
+                arguments=arguments,
+                delivered_at__isnull=True,
+            )
+            .order_by("created_at", "id")
+            .first()
         )
         if approval is not None and approval.status != ApprovalStatus.PENDING:
             approval.delivered_at = timezone.now()

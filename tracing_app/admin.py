@@ -45,8 +45,15 @@ def waterfall_rows(trace: Trace, spans: list[Span]) -> list[WaterfallRow]:
             attributes = {"status": span.status, "duration_ms": round(span.duration_ms, 3), **span.attributes}
             if span.status_message:
                 attributes["status_message"] = span.status_message
-            rows.append(WaterfallRow(span, depth, round(left, 3), round(min(width, 100 - left), 3),
-                                     json.dumps(attributes, indent=2, ensure_ascii=False, sort_keys=True)))
+            rows.append(
+                WaterfallRow(
+                    span,
+                    depth,
+                    round(left, 3),
+                    round(min(width, 100 - left), 3),
+                    json.dumps(attributes, indent=2, ensure_ascii=False, sort_keys=True),
+                )
+            )
             visit(span.span_id, depth + 1)
 
     visit("", 0)
@@ -56,15 +63,36 @@ def waterfall_rows(trace: Trace, spans: list[Span]) -> list[WaterfallRow]:
 @admin.register(Trace)
 class TraceAdmin(ListsFromReplica):
     list_display = (
-        "start_time", "name", "app_name", "user_id", "session_link", "status", "duration", "span_count", "tokens",
+        "start_time",
+        "name",
+        "app_name",
+        "user_id",
+        "session_link",
+        "status",
+        "duration",
+        "span_count",
+        "tokens",
     )
     list_filter = ("status", "app_name", "start_time")
     search_fields = ("trace_id", "session_id", "user_id", "invocation_id")
     date_hierarchy = "start_time"
     ordering = ("-start_time",)
     fields = (
-        "trace_id", "name", "app_name", "user_id", "session_link", "invocation_id", "start_time", "end_time",
-        "duration", "status", "span_count", "input_tokens", "output_tokens", "service_name", "waterfall",
+        "trace_id",
+        "name",
+        "app_name",
+        "user_id",
+        "session_link",
+        "invocation_id",
+        "start_time",
+        "end_time",
+        "duration",
+        "status",
+        "span_count",
+        "input_tokens",
+        "output_tokens",
+        "service_name",
+        "waterfall",
     )
     readonly_fields = fields
 

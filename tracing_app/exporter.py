@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from django.db import close_old_connections, connection
 from opentelemetry.sdk.trace import ReadableSpan
@@ -79,7 +80,7 @@ def to_record(span: ReadableSpan) -> services.SpanRecord:
 
 
 def _time(nanoseconds: int | None) -> datetime:
-    return datetime.fromtimestamp((nanoseconds or 0) / 1e9, tz=timezone.utc)
+    return datetime.fromtimestamp((nanoseconds or 0) / 1e9, tz=UTC)
 
 
 def _json_safe(attributes: Any) -> dict[str, Any]:

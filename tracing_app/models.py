@@ -70,7 +70,9 @@ class Trace(models.Model):
 
 
 class Span(models.Model):
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="spans", help_text="The trace it is part of.")
+    trace = models.ForeignKey(
+        Trace, on_delete=models.CASCADE, related_name="spans", help_text="The trace it is part of."
+    )
     span_id = models.CharField("span id", max_length=16, help_text="The OpenTelemetry span id, 16 hex digits.")
     parent_span_id = models.CharField(
         "parent span id", max_length=16, blank=True, help_text="The enclosing span; empty for the root."

@@ -6,8 +6,9 @@ The exporter, the admin, the API and the retention task all come through here.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any, Iterable
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -105,10 +106,18 @@ def do_record_spans(records: Iterable[SpanRecord]) -> int:
         created = Span.objects.bulk_create(
             [
                 Span(
-                    trace_id=r.trace_id, span_id=r.span_id, parent_span_id=r.parent_span_id, name=r.name[:255],
-                    kind=r.kind, start_time=r.start_time, end_time=r.end_time,
+                    trace_id=r.trace_id,
+                    span_id=r.span_id,
+                    parent_span_id=r.parent_span_id,
+                    name=r.name[:255],
+                    kind=r.kind,
+                    start_time=r.start_time,
+                    end_time=r.end_time,
                     duration_ms=(r.end_time - r.start_time).total_seconds() * 1000,
-                    status=r.status, status_message=r.status_message, attributes=r.attributes, events=r.events,
+                    status=r.status,
+                    status_message=r.status_message,
+                    attributes=r.attributes,
+                    events=r.events,
                 )
                 for r in records
             ],
@@ -118,8 +127,11 @@ def do_record_spans(records: Iterable[SpanRecord]) -> int:
             cursor.execute(
                 _REFRESH_TRACES,
                 {
-                    "trace_ids": list(first), "conversation": CONVERSATION_ID, "invocation": INVOCATION_ID,
-                    "input": INPUT_TOKENS, "output": OUTPUT_TOKENS,
+                    "trace_ids": list(first),
+                    "conversation": CONVERSATION_ID,
+                    "invocation": INVOCATION_ID,
+                    "input": INPUT_TOKENS,
+                    "output": OUTPUT_TOKENS,
                 },
             )
         _fill_owners(list(first))

@@ -50,13 +50,29 @@ from vertex_app.services import find_engine
 Record = dict[str, Any]
 RUNTIME_REFERENCE = "agentregistry.googleapis.com/system/RuntimeReference"
 """The attribute naming where an agent runs; ADK for Python filters on its ``uri`` to find its own deployment."""
-AGENT_FIELDS = {"name", "agentId", "displayName", "description", "version", "location", "protocols", "skills", "card",
-                "attributes"}
+AGENT_FIELDS = {
+    "name",
+    "agentId",
+    "displayName",
+    "description",
+    "version",
+    "location",
+    "protocols",
+    "skills",
+    "card",
+    "attributes",
+}
 MCP_SERVER_FIELDS = {"name", "mcpServerId", "displayName", "description", "interfaces", "tools", "attributes"}
 BINDING_FIELDS = {"name", "bindingId", "displayName", "description", "source", "target", "authProviderBinding"}
 ENDPOINT_FIELDS = {"name", "endpointId", "displayName", "description", "interfaces", "attributes"}
-_SEARCH = {"search_string": None, "search_type": None, "filter": None, "order_by": None, "page_size": None,
-           "page_token": None}
+_SEARCH = {
+    "search_string": None,
+    "search_type": None,
+    "filter": None,
+    "order_by": None,
+    "page_size": None,
+    "page_token": None,
+}
 
 
 @dataclass(frozen=True)
@@ -82,13 +98,20 @@ async def app_tool_registry(place: Place) -> list[Record]:
     """The app's tool registry, served as an MCP server at ``/mcp/{app}/``."""
     server_id = f"{place.app_name}-tools"
     url = place.base_url.rstrip("/") + f"{MCP_PREFIX}{place.app_name}/"
-    tools = [tool.model_dump(by_alias=True, exclude_none=True, include={"name", "description", "annotations"})
-             for tool in await listed_tools(place.app_name)]
-    return [{
-        "name": f"{place.parent}/mcpServers/{server_id}", "mcpServerId": server_id, "displayName": place.app_name,
-        "description": f"The tool registry of app {place.app_name}: every call runs as an agent's would, audited.",
-        "interfaces": [{"url": url, "protocolBinding": "JSONRPC"}], "tools": tools,
-    }]
+    tools = [
+        tool.model_dump(by_alias=True, exclude_none=True, include={"name", "description", "annotations"})
+        for tool in await listed_tools(place.app_name)
+    ]
+    return [
+        {
+            "name": f"{place.parent}/mcpServers/{server_id}",
+            "mcpServerId": server_id,
+            "displayName": place.app_name,
+            "description": f"The tool registry of app {place.app_name}: every call runs as an agent's would, audited.",
+            "interfaces": [{"url": url, "protocolBinding": "JSONRPC"}],
+            "tools": tools,
+        }
+    ]
 
 
 async def external_mcp_servers(place: Place) -> list[Record]:
@@ -96,12 +119,18 @@ async def external_mcp_servers(place: Place) -> list[Record]:
     with the tools (allowed to the app's agents) they listed last. Headers and secrets stay Cognizes'; SSE
     servers are left out, since the records' bindings (JSONRPC, HTTP_JSON, GRPC) name no SSE transport."""
     servers = await run_in_db_thread(offered_mcp_servers, app_name=place.app_name)
-    return [{
-        "name": f"{place.parent}/mcpServers/{place.app_name}-mcp-{server['name']}",
-        "mcpServerId": f"{place.app_name}-mcp-{server['name']}", "displayName": server["name"],
-        "description": server["description"], "interfaces": [{"url": server["url"], "protocolBinding": "JSONRPC"}],
-        "tools": [{"name": tool["name"], "description": tool.get("description", "")} for tool in server["tools"]],
-    } for server in servers if server["transport"] == McpTransport.STREAMABLE_HTTP]
+    return [
+        {
+            "name": f"{place.parent}/mcpServers/{place.app_name}-mcp-{server['name']}",
+            "mcpServerId": f"{place.app_name}-mcp-{server['name']}",
+            "displayName": server["name"],
+            "description": server["description"],
+            "interfaces": [{"url": server["url"], "protocolBinding": "JSONRPC"}],
+            "tools": [{"name": tool["name"], "description": tool.get("description", "")} for tool in server["tools"]],
+        }
+        for server in servers
+        if server["transport"] == McpTransport.STREAMABLE_HTTP
+    ]
 
 
 MCP_SERVER_SOURCES: list[McpServerSource] = [app_tool_registry, external_mcp_servers]
@@ -126,12 +155,23 @@ async def agents(place: Place) -> list[Record]:
     engine = await run_in_db_thread(find_engine, place.app_name)
     [interface, *_] = card["supportedInterfaces"]
     record: Record = {
-        "name": f"{place.parent}/agents/{place.app_name}", "agentId": place.app_name, "displayName": card["name"],
-        "description": card.get("description", ""), "version": card.get("version", ""), "location": place.location,
-        "protocols": [{"type": "A2A_AGENT", "protocolVersion": interface.get("protocolVersion", "1.0"),
-                       "interfaces": [{"url": interface["url"], "protocolBinding": interface["protocolBinding"]}]}],
-        "skills": [{key: skill[key] for key in ("id", "name", "description", "tags", "examples") if key in skill}
-                   for skill in card.get("skills", [])],
+        "name": f"{place.parent}/agents/{place.app_name}",
+        "agentId": place.app_name,
+        "displayName": card["name"],
+        "description": card.get("description", ""),
+        "version": card.get("version", ""),
+        "location": place.location,
+        "protocols": [
+            {
+                "type": "A2A_AGENT",
+                "protocolVersion": interface.get("protocolVersion", "1.0"),
+                "interfaces": [{"url": interface["url"], "protocolBinding": interface["protocolBinding"]}],
+            }
+        ],
+        "skills": [
+            {key: skill[key] for key in ("id", "name", "description", "tags", "examples") if key in skill}
+            for skill in card.get("skills", [])
+        ],
         "card": {"type": "A2A_AGENT_CARD", "content": card},
     }
     if engine is not None:
@@ -151,8 +191,12 @@ class RegistryView(VertexSurface):
         if not isinstance(request.auth, ApiKey):
             raise exceptions.NotAuthenticated("The Agent Registry takes a Cognizes API key.")
         check_scope(request, request.auth.app_name, None, write=False)  # every call reads (a search is a POST)
-        self.place = Place(app_name=request.auth.app_name, project=kwargs["project"], location=kwargs["location"],
-                           base_url=request.build_absolute_uri("/"))
+        self.place = Place(
+            app_name=request.auth.app_name,
+            project=kwargs["project"],
+            location=kwargs["location"],
+            base_url=request.build_absolute_uri("/"),
+        )
 
     def listing(self, records: list[Record], field: str, fields: set[str], query: Any = None) -> Response:
         """One page of the records the ``filter`` keeps, as Google's lists answer."""
@@ -165,8 +209,16 @@ class RegistryView(VertexSurface):
         body = wire.message(self.request.data, _SEARCH)
         words = wire.string(body.get("search_string"), "searchString").casefold().split()
         found = [record for record in records if all(word in _searchable(record) for word in words)]
-        return self.listing(found, field, fields, query={
-            "filter": body.get("filter"), "pageSize": body.get("page_size"), "pageToken": body.get("page_token")})
+        return self.listing(
+            found,
+            field,
+            fields,
+            query={
+                "filter": body.get("filter"),
+                "pageSize": body.get("page_size"),
+                "pageToken": body.get("page_token"),
+            },
+        )
 
     def one(self, records: list[Record], kind: str, record_id: str) -> Response:
         name = f"{self.place.parent}/{kind}/{record_id}"

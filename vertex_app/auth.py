@@ -28,4 +28,3 @@ class GoogleApiKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="cognizes"'
-

@@ -65,8 +65,13 @@ class VertexView(VertexSurface):
 
 
 def operation(
-    name: str, response: dict[str, Any] | None = None, *, kind: str | None = None, done: bool = True,
-    metadata: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
+    name: str,
+    response: dict[str, Any] | None = None,
+    *,
+    kind: str | None = None,
+    done: bool = True,
+    metadata: dict[str, Any] | None = None,
+    error: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A long-running operation as Google returns it; Cognizes' session and memory writes finish at once.
 
@@ -90,8 +95,9 @@ def operation(
 EMPTY = "google.protobuf.Empty"
 
 
-def page(request: Request, rows: Any, field: str, resource: Callable[[Any], dict[str, Any]], *,
-         query: Any = None) -> dict[str, Any]:
+def page(
+    request: Request, rows: Any, field: str, resource: Callable[[Any], dict[str, Any]], *, query: Any = None
+) -> dict[str, Any]:
     """One page of the ordered ``rows`` (a queryset or a list) as Google's lists answer: ``{field: […], "nextPageToken"}``,
     read from ``pageSize`` (1–1000, 100 by default) and ``pageToken`` of the query, or of ``query`` (a search's body)."""
     query = request.query_params if query is None else query

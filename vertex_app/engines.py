@@ -20,9 +20,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory_app import services
+from memory_app.models import MemoryBankConfig
 from runtime_app import deployed
 from runtime_app.agents import UnknownAgent, get_runner
-from memory_app.models import MemoryBankConfig
 from vertex_app import names
 from vertex_app.base import VertexView, operation
 from vertex_app.errors import InvalidArgument
@@ -30,24 +30,40 @@ from vertex_app.memory_fields import KINDS, TOPICS, ManagedTopicEnum, topic_id
 from vertex_app.services import get_engine
 from vertex_app.wire import camel, duration, duration_text, enum, field_mask, message, rfc3339
 
-_TOPIC = {"managed_memory_topic": {"managed_topic_enum": None}, "custom_memory_topic": {"label": None, "description": None}}
+_TOPIC = {
+    "managed_memory_topic": {"managed_topic_enum": None},
+    "custom_memory_topic": {"label": None, "description": None},
+}
 _EXAMPLE = {
     "conversation_source": {"events": [{"content": None}]},
-    "generated_memories": [{"fact": None, "topics": [{"managed_memory_topic": None, "custom_memory_topic_label": None}]}],
+    "generated_memories": [
+        {"fact": None, "topics": [{"managed_memory_topic": None, "custom_memory_topic_label": None}]}
+    ],
 }
 _BANK = {
-    "customization_configs": [{
-        "memory_topics": [_TOPIC], "generate_memories_examples": [_EXAMPLE], "scope_keys": None,
-        "enable_third_person_memories": None,
-    }],
+    "customization_configs": [
+        {
+            "memory_topics": [_TOPIC],
+            "generate_memories_examples": [_EXAMPLE],
+            "scope_keys": None,
+            "enable_third_person_memories": None,
+        }
+    ],
     "ttl_config": {
-        "default_ttl": None, "memory_revision_default_ttl": None,
+        "default_ttl": None,
+        "memory_revision_default_ttl": None,
         "granular_ttl_config": {"create_ttl": None, "generate_created_ttl": None, "generate_updated_ttl": None},
     },
-    "disable_memory_revisions": None, "similarity_search_config": None, "generation_config": None,
+    "disable_memory_revisions": None,
+    "similarity_search_config": None,
+    "generation_config": None,
 }
 _ENGINE = {
-    "name": None, "display_name": None, "description": None, "create_time": None, "update_time": None,
+    "name": None,
+    "display_name": None,
+    "description": None,
+    "create_time": None,
+    "update_time": None,
     "context_spec": {"memory_bank_config": _BANK},
 }
 _GRANULAR = ("create_ttl", "generate_created_ttl", "generate_updated_ttl")
@@ -65,8 +81,10 @@ class EngineView(VertexView):
         if self.scope(None, write=True).only_user:
             raise InvalidArgument("A key of one user cannot change the engine every user shares.")
         body = message(request.data, _ENGINE)
-        mask = field_mask(request.query_params.get("updateMask") or request.query_params.get("update_mask"),
-                          {"context_spec", "context_spec.memory_bank_config", "display_name", "description"})
+        mask = field_mask(
+            request.query_params.get("updateMask") or request.query_params.get("update_mask"),
+            {"context_spec", "context_spec.memory_bank_config", "display_name", "description"},
+        )
         bank = (body.get("context_spec") or {}).get("memory_bank_config")
         if bank is not None and (mask is None or mask & {"context_spec", "context_spec.memory_bank_config"}):
             try:
@@ -109,15 +127,24 @@ def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:
         managed, topics = [], []
         for topic in custom.get("memory_topics") or []:
             if topic.get("managed_memory_topic"):
-                name = enum(topic["managed_memory_topic"].get("managed_topic_enum"), ManagedTopicEnum, "managedTopicEnum")
+                name = enum(
+                    topic["managed_memory_topic"].get("managed_topic_enum"), ManagedTopicEnum, "managedTopicEnum"
+                )
                 if name not in KINDS:
                     raise InvalidArgument(f"Unknown managed topic {name!r}; one of {', '.join(sorted(KINDS))}.")
                 managed.append(KINDS[name])
             elif topic.get("custom_memory_topic"):
-                topics.append({"label": topic["custom_memory_topic"].get("label") or "",
-                               "description": topic["custom_memory_topic"].get("description") or ""})
-        changes.update(managed_topics=managed, custom_topics=topics,
-                       examples=[_example(e) for e in custom.get("generate_memories_examples") or []])
+                topics.append(
+                    {
+                        "label": topic["custom_memory_topic"].get("label") or "",
+                        "description": topic["custom_memory_topic"].get("description") or "",
+                    }
+                )
+        changes.update(
+            managed_topics=managed,
+            custom_topics=topics,
+            examples=[_example(e) for e in custom.get("generate_memories_examples") or []],
+        )
     ttl = bank.get("ttl_config")
     if ttl is not None:
         granular = ttl.get("granular_ttl_config") or {}
@@ -152,16 +179,21 @@ def _ttl(value: Any, name: str) -> timedelta | None:
 def _bank_resource(config: MemoryBankConfig) -> dict[str, Any]:
     topics = [{"managedMemoryTopic": {"managedTopicEnum": TOPICS[kind]}} for kind in config.managed_topics]
     topics += [{"customMemoryTopic": topic} for topic in config.custom_topics]
-    examples = [{
-        "conversationSource": {"events": [
-            {"content": {"role": turn.get("role", "user"), "parts": [{"text": turn["text"]}]}}
-            for turn in example["conversation"]
-        ]},
-        "generatedMemories": [
-            {"fact": memory["fact"], **({"topics": [topic_id(memory["topic"])]} if memory.get("topic") else {})}
-            for memory in example["memories"]
-        ],
-    } for example in config.examples]
+    examples = [
+        {
+            "conversationSource": {
+                "events": [
+                    {"content": {"role": turn.get("role", "user"), "parts": [{"text": turn["text"]}]}}
+                    for turn in example["conversation"]
+                ]
+            },
+            "generatedMemories": [
+                {"fact": memory["fact"], **({"topics": [topic_id(memory["topic"])]} if memory.get("topic") else {})}
+                for memory in example["memories"]
+            ],
+        }
+        for example in config.examples
+    ]
     out: dict[str, Any] = {}
     if topics or examples:
         out["customizationConfigs"] = [{"memoryTopics": topics, "generateMemoriesExamples": examples}]
@@ -176,4 +208,3 @@ def _bank_resource(config: MemoryBankConfig) -> dict[str, Any]:
     if ttl:
         out["ttlConfig"] = ttl
     return out
-

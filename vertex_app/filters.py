@@ -54,10 +54,14 @@ def parse(text: str | None, *, fields: set[str] | None, field: str = "filter") -
     conditions: list[Condition] = []
     at = 0  # the next token: an index, not slicing, which copied the rest at each condition (quadratic)
     while at < len(tokens):
-        if (len(tokens) - at < 3 or tokens[at][0] != "word" or tokens[at + 1][0] != "op"
-                or tokens[at + 2][0] not in ("word", "string")):
-            raise InvalidArgument(f"Unsupported filter {text!r}: write comparisons such as user_id=\"u\" joined by AND.")
-        (_, name), (_, op), (kind, raw) = tokens[at:at + 3]
+        if (
+            len(tokens) - at < 3
+            or tokens[at][0] != "word"
+            or tokens[at + 1][0] != "op"
+            or tokens[at + 2][0] not in ("word", "string")
+        ):
+            raise InvalidArgument(f'Unsupported filter {text!r}: write comparisons such as user_id="u" joined by AND.')
+        (_, name), (_, op), (kind, raw) = tokens[at : at + 3]
         head, _, key = name.partition(".")
         field = snake(head) + (f".{key}" if key else "")  # a map key (scope.agentName) keeps its spelling
         if fields is None:

@@ -22,8 +22,9 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 import grpc
 from django.conf import settings
@@ -112,11 +113,22 @@ class Transcoder(grpc.GenericRpcHandler):
         """Run the REST request through the WSGI application: (status, body, the data a DRF view answered
         (rendered as that body, or, when its renderer honours ``DATA_ONLY``, left unwritten), or None)."""
         environ = {
-            "REQUEST_METHOD": http.verb, "PATH_INFO": http.path, "QUERY_STRING": http.query,
-            "SCRIPT_NAME": "", "SERVER_NAME": self.host, "SERVER_PORT": str(PORT), "HTTP_HOST": self.host,
-            "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": _peer_address(context.peer()),
-            "wsgi.input": io.BytesIO(http.body), "wsgi.url_scheme": self.scheme, "wsgi.errors": io.StringIO(),
-            "wsgi.version": (1, 0), "wsgi.multithread": True, "wsgi.multiprocess": True, "wsgi.run_once": False,
+            "REQUEST_METHOD": http.verb,
+            "PATH_INFO": http.path,
+            "QUERY_STRING": http.query,
+            "SCRIPT_NAME": "",
+            "SERVER_NAME": self.host,
+            "SERVER_PORT": str(PORT),
+            "HTTP_HOST": self.host,
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": _peer_address(context.peer()),
+            "wsgi.input": io.BytesIO(http.body),
+            "wsgi.url_scheme": self.scheme,
+            "wsgi.errors": io.StringIO(),
+            "wsgi.version": (1, 0),
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
             DATA_ONLY: True,  # the message is built from the view's data: views that can leave it unwritten do
         }
         if http.body:
@@ -173,7 +185,9 @@ def credentials() -> grpc.ServerCredentials | None:
         return grpc.ssl_server_credentials([(key_file.read(), cert_file.read())])
 
 
-def build(*, host: str = "127.0.0.1", port: int = PORT, tls: grpc.ServerCredentials | None = None) -> tuple[grpc.Server, int]:
+def build(
+    *, host: str = "127.0.0.1", port: int = PORT, tls: grpc.ServerCredentials | None = None
+) -> tuple[grpc.Server, int]:
     """A server on ``host:port`` (0: any free port), not yet started, and the port it got (0: none)."""
     limit = settings.COGNIZES_API_MAX_BODY_BYTES
     server = grpc.server(

@@ -23,8 +23,8 @@ import uuid
 from typing import Any
 
 from django.db import IntegrityError
-from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryType
 from django.db.models import QuerySet
+from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryType
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -41,8 +41,11 @@ from vertex_app.sessions import SessionLookup
 from vertex_app.wire import duration, enum, expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
 ACTIONS = {
-    RevisionAction.CREATE: "CREATED", RevisionAction.MERGE: "UPDATED", RevisionAction.UPDATE: "UPDATED",
-    RevisionAction.SUPERSEDE: "DELETED", RevisionAction.FORGET: "DELETED",
+    RevisionAction.CREATE: "CREATED",
+    RevisionAction.MERGE: "UPDATED",
+    RevisionAction.UPDATE: "UPDATED",
+    RevisionAction.SUPERSEDE: "DELETED",
+    RevisionAction.FORGET: "DELETED",
 }
 DEFAULT_TOP_K, MAX_TOP_K = 3, 100  # Vertex's: "at most 3 … values above 100 will be coerced to 100"
 MAX_DIRECT_MEMORIES = 5
@@ -53,15 +56,32 @@ _MEMORY_IDS = uuid.UUID("0f7f5bb0-7e0b-4d43-9a36-8f3c1c0a7d21")  # namespace of 
 
 _TOPIC = {"managed_memory_topic": None, "custom_memory_topic_label": None}
 _MEMORY_FIELDS = {
-    "fact": None, "scope": None, "ttl": None, "expire_time": None, "metadata": None, "topics": [_TOPIC],
-    "display_name": None, "description": None, "revision_ttl": None, "revision_expire_time": None,
-    "revision_labels": None, "disable_memory_revisions": None,
-    "name": None, "create_time": None, "update_time": None,  # output only
+    "fact": None,
+    "scope": None,
+    "ttl": None,
+    "expire_time": None,
+    "metadata": None,
+    "topics": [_TOPIC],
+    "display_name": None,
+    "description": None,
+    "revision_ttl": None,
+    "revision_expire_time": None,
+    "revision_labels": None,
+    "disable_memory_revisions": None,
+    "name": None,
+    "create_time": None,
+    "update_time": None,  # output only
 }
 _GENERATION_OPTIONS = {
-    "scope": None, "disable_consolidation": None, "revision_labels": None, "revision_ttl": None,
-    "revision_expire_time": None, "disable_memory_revisions": None, "metadata": None,
-    "metadata_merge_strategy": None, "allowed_topics": [_TOPIC],
+    "scope": None,
+    "disable_consolidation": None,
+    "revision_labels": None,
+    "revision_ttl": None,
+    "revision_expire_time": None,
+    "disable_memory_revisions": None,
+    "metadata": None,
+    "metadata_merge_strategy": None,
+    "allowed_topics": [_TOPIC],
 }
 _CONTENTS = {"events": [{"content": None, "event_id": None, "event_time": None}]}
 _GENERATE_FIELDS = {
@@ -72,15 +92,24 @@ _GENERATE_FIELDS = {
 }
 _INGEST_FIELDS = {
     **_GENERATION_OPTIONS,
-    "stream_id": None, "direct_contents_source": _CONTENTS, "force_flush": None,
+    "stream_id": None,
+    "direct_contents_source": _CONTENTS,
+    "force_flush": None,
     "generation_trigger_config": {
-        "generation_rule": {"idle_duration": None, "event_count": None, "fixed_interval": None,
-                            "overlap_event_count": None},
+        "generation_rule": {
+            "idle_duration": None,
+            "event_count": None,
+            "fixed_interval": None,
+            "overlap_event_count": None,
+        },
     },
 }
 _METADATA_FILTER = {"key": None, "value": None, "op": None, "negate": None}
 _RETRIEVE_FIELDS = {
-    "scope": None, "filter": None, "filter_groups": [{"filters": [_METADATA_FILTER]}], "memory_types": None,
+    "scope": None,
+    "filter": None,
+    "filter_groups": [{"filters": [_METADATA_FILTER]}],
+    "memory_types": None,
     "similarity_search_params": {"search_query": None, "top_k": None},
     "simple_retrieval_params": {"page_size": None, "page_token": None},
 }
@@ -106,7 +135,7 @@ class MemoryBankView(VertexView):
         """(user id, other scope keys) of a Vertex scope, checked against the caller's key."""
         scope = dict(mapping(value, "scope"))
         if not scope:
-            raise InvalidArgument("A scope is required, e.g. {\"user_id\": \"alice\"}.")
+            raise InvalidArgument('A scope is required, e.g. {"user_id": "alice"}.')
         if len(scope) > MAX_SCOPE_KEYS or not all(isinstance(v, str) and v and "*" not in v for v in scope.values()):
             raise InvalidArgument(f"A scope is at most {MAX_SCOPE_KEYS} keys with non-empty string values, no '*'.")
         given = dict(scope)
@@ -133,7 +162,11 @@ class MemoryBankView(VertexView):
         given = self.given_scopes.get((memory.user_id, json.dumps(memory.extra_scope, sort_keys=True)))
         if given is not None:
             return given
-        return {"app_name": memory.app_name, **({"user_id": memory.user_id} if memory.user_id else {}), **memory.extra_scope}
+        return {
+            "app_name": memory.app_name,
+            **({"user_id": memory.user_id} if memory.user_id else {}),
+            **memory.extra_scope,
+        }
 
     def memories(self) -> QuerySet[Memory]:
         """The engine app's current memories (what the Vertex surface shows), narrowed to a one-user key's user."""
@@ -218,11 +251,22 @@ class MemoriesView(MemoryBankView):
             raise AlreadyExists(f"Memory {chosen} already exists.")
         kind, topic = memory_fields.kind_and_topic(body.get("topics"))
         candidate = services.Candidate(
-            text=string(body.get("fact"), "fact", required=True), kind=kind, topic=topic,
-            metadata=memory_fields.plain_metadata(body.get("metadata")), expires_at=expiry(body), memory_id=memory_id,
+            text=string(body.get("fact"), "fact", required=True),
+            kind=kind,
+            topic=topic,
+            metadata=memory_fields.plain_metadata(body.get("metadata")),
+            expires_at=expiry(body),
+            memory_id=memory_id,
         )
-        _remember(self.app_name, user_id, [candidate], cause="vertex create", extra_scope=extra_scope,
-                  generation=services.Generation(consolidate=False, **memory_fields.revision_options(body)), created_directly=True)
+        _remember(
+            self.app_name,
+            user_id,
+            [candidate],
+            cause="vertex create",
+            extra_scope=extra_scope,
+            generation=services.Generation(consolidate=False, **memory_fields.revision_options(body)),
+            created_directly=True,
+        )
         memory = Memory.objects.get(id=memory_id)
         return Response(operation(names.operation(self.memory_name(memory)), self.resource(memory), kind="Memory"))
 
@@ -260,8 +304,12 @@ class MemoryView(MemoryBankView):
             changes["expires_at"] = expiry(body)
         try:
             memory = services.do_edit_memory(
-                memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id, cause="vertex update",
-                generation=services.Generation(**memory_fields.revision_options(body)), **changes,
+                memory_id=memory.id,
+                app_name=self.app_name,
+                user_id=memory.user_id,
+                cause="vertex update",
+                generation=services.Generation(**memory_fields.revision_options(body)),
+                **changes,
             )
         except services.MemoryServiceError as error:
             raise InvalidArgument(str(error)) from error
@@ -282,7 +330,9 @@ class MemoryOperationView(MemoryBankView):
     def get(self, request: Request, memory_id: str, operation_id: str, **kwargs: Any) -> Response:
         """Read an operation of a memory."""
         memory = self.memory(memory_id, write=False)
-        return Response(operation(names.operation(self.memory_name(memory), operation_id), self.resource(memory), kind="Memory"))
+        return Response(
+            operation(names.operation(self.memory_name(memory), operation_id), self.resource(memory), kind="Memory")
+        )
 
 
 class GenerateView(MemoryBankView, SessionLookup):
@@ -293,8 +343,11 @@ class GenerateView(MemoryBankView, SessionLookup):
     def post(self, request: Request, **kwargs: Any) -> Response:
         """Generate memories from a session, from contents, or from facts stated directly."""
         body = message(request.data, _GENERATE_FIELDS)
-        sources = [name for name in ("vertex_session_source", "direct_contents_source", "direct_memories_source")
-                   if body.get(name) is not None]
+        sources = [
+            name
+            for name in ("vertex_session_source", "direct_contents_source", "direct_memories_source")
+            if body.get(name) is not None
+        ]
         if len(sources) != 1:
             raise InvalidArgument("Give one of vertexSessionSource, directContentsSource or directMemoriesSource.")
         metadata, generation = memory_fields.plain_metadata(body.get("metadata")), memory_fields.generation(body)
@@ -304,8 +357,12 @@ class GenerateView(MemoryBankView, SessionLookup):
             user_id, extra_scope = self.memory_scope(body.get("scope"), write=True)
             events = memory_fields.contents_events(body["direct_contents_source"])
             job = consolidation.do_enqueue_events(
-                app_name=self.app_name, user_id=user_id, events=events, custom_metadata=metadata,
-                extra_scope=extra_scope, generation=generation,
+                app_name=self.app_name,
+                user_id=user_id,
+                events=events,
+                custom_metadata=metadata,
+                extra_scope=extra_scope,
+                generation=generation,
             )
             return Response(self.job_operation(job))
         return Response(self.job_operation(self.from_session(body, metadata, generation)))
@@ -327,22 +384,35 @@ class GenerateView(MemoryBankView, SessionLookup):
         name = string(source.get("session"), "vertexSessionSource.session", required=True)
         session_id = names.session_of(name, int(self.kwargs["engine_id"]))
         if session_id is None:
-            raise InvalidArgument("vertexSessionSource.session names a session of this engine: …/reasoningEngines/ID/sessions/SID.")
+            raise InvalidArgument(
+                "vertexSessionSource.session names a session of this engine: …/reasoningEngines/ID/sessions/SID."
+            )
         owner = self.owner(session_id, write=True)
         user_id, extra_scope = self.memory_scope(body.get("scope") or {"user_id": owner}, write=True)
         start = timestamp(source["start_time"], "startTime").timestamp() if source.get("start_time") else None
         end = timestamp(source["end_time"], "endTime").timestamp() if source.get("end_time") else None
         if start is None and end is None and not extra_scope and user_id == owner:
             return consolidation.do_enqueue_session(
-                app_name=self.app_name, user_id=owner, session_id=session_id, custom_metadata=metadata,
+                app_name=self.app_name,
+                user_id=owner,
+                session_id=session_id,
+                custom_metadata=metadata,
                 generation=generation,
             )
         stored = session_services.get_events_after(app_name=self.app_name, user_id=owner, session_id=session_id) or []
-        events = [event for _, event in stored if (start is None or event["timestamp"] >= start)
-                  and (end is None or event["timestamp"] < end)]
+        events = [
+            event
+            for _, event in stored
+            if (start is None or event["timestamp"] >= start) and (end is None or event["timestamp"] < end)
+        ]
         return consolidation.do_enqueue_events(
-            app_name=self.app_name, user_id=user_id, events=events, session_id=session_id,
-            custom_metadata=metadata, extra_scope=extra_scope, generation=generation,
+            app_name=self.app_name,
+            user_id=user_id,
+            events=events,
+            session_id=session_id,
+            custom_metadata=metadata,
+            extra_scope=extra_scope,
+            generation=generation,
         )
 
 
@@ -362,9 +432,13 @@ class IngestEventsView(MemoryBankView):
         if rule.get("overlap_event_count"):
             raise InvalidArgument("overlapEventCount is not supported yet.")
         job = consolidation.do_ingest_stream(
-            app_name=self.app_name, user_id=user_id, stream=string(body.get("stream_id"), "streamId"),
-            events=memory_fields.contents_events(body.get("direct_contents_source") or {}), extra_scope=extra_scope,
-            custom_metadata=memory_fields.plain_metadata(body.get("metadata")), generation=memory_fields.generation(body),
+            app_name=self.app_name,
+            user_id=user_id,
+            stream=string(body.get("stream_id"), "streamId"),
+            events=memory_fields.contents_events(body.get("direct_contents_source") or {}),
+            extra_scope=extra_scope,
+            custom_metadata=memory_fields.plain_metadata(body.get("metadata")),
+            generation=memory_fields.generation(body),
             trigger=consolidation.StreamTrigger(
                 event_count=integer(rule.get("event_count"), "eventCount", default=0, low=0, high=10_000) or None,
                 idle=duration(rule["idle_duration"], "idleDuration") if rule.get("idle_duration") else None,
@@ -411,16 +485,29 @@ class RetrieveView(MemoryBankView):
         query = string(similarity.get("search_query"), "searchQuery", required=True)
         top_k = min(integer(similarity.get("top_k"), "topK", default=DEFAULT_TOP_K, low=1, high=10**9), MAX_TOP_K)
         narrowed = bool(conditions or groups)
-        hits = search_memories(app_name=self.app_name, user_id=user_id, query=query, extra_scope=extra_scope,
-                               limit=top_k * 5 if narrowed else top_k, as_of=as_of)
-        rows = {m.id: m for m in memory_filters.filtered(scoped.filter(id__in=[hit.id for hit in hits]), conditions=conditions)}
+        hits = search_memories(
+            app_name=self.app_name,
+            user_id=user_id,
+            query=query,
+            extra_scope=extra_scope,
+            limit=top_k * 5 if narrowed else top_k,
+            as_of=as_of,
+        )
+        rows = {
+            m.id: m
+            for m in memory_filters.filtered(scoped.filter(id__in=[hit.id for hit in hits]), conditions=conditions)
+        }
         found = [(rows[hit.id], hit.score) for hit in hits if hit.id in rows]
         found = [(memory, score) for memory, score in found if memory_filters.matches_groups(memory, groups)][:top_k]
         best = _best_score()
-        return Response({"retrievedMemories": [
-            {"memory": self.resource(memory), "distance": round(max(0.0, 1 - score / best), 6)}
-            for memory, score in found
-        ]})
+        return Response(
+            {
+                "retrievedMemories": [
+                    {"memory": self.resource(memory), "distance": round(max(0.0, 1 - score / best), 6)}
+                    for memory, score in found
+                ]
+            }
+        )
 
 
 class RetrieveProfilesView(MemoryBankView):
@@ -442,7 +529,10 @@ class PurgeView(MemoryBankView):
         force = body.get("force") is True
         if force:
             self.scope(None, write=True)
-        matched = memory_filters.matching(memory_filters.filtered(self.memories(), body.get("filter")), memory_filters.metadata_groups(body.get("filter_groups")))
+        matched = memory_filters.matching(
+            memory_filters.filtered(self.memories(), body.get("filter")),
+            memory_filters.metadata_groups(body.get("filter_groups")),
+        )
         if force:
             for memory in matched:
                 services.do_delete_memory(memory_id=memory.id, app_name=self.app_name, user_id=memory.user_id)

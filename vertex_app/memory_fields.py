@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 from django.utils import timezone
-
 from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryBankCustomizationConfig
 
 from memory_app import services
@@ -45,8 +44,9 @@ def kind_and_topic(topics: Any) -> tuple[str, str]:
 def stated(item: dict[str, Any], metadata: dict[str, Any]) -> services.Candidate:
     """A direct memory of a generate request as a candidate."""
     kind, topic = kind_and_topic(item.get("topics"))
-    return services.Candidate(text=string(item.get("fact"), "fact", required=True), kind=kind, topic=topic,
-                              metadata=metadata)
+    return services.Candidate(
+        text=string(item.get("fact"), "fact", required=True), kind=kind, topic=topic, metadata=metadata
+    )
 
 
 def topic_id(topic: str) -> dict[str, str]:
@@ -65,8 +65,9 @@ def plain_metadata(value: Any) -> dict[str, Any]:
 
 
 def metadata_plain(typed: Any, where: str) -> Any:
-    fields = message(typed, {"string_value": None, "double_value": None, "bool_value": None, "timestamp_value": None},
-                     where=where)
+    fields = message(
+        typed, {"string_value": None, "double_value": None, "bool_value": None, "timestamp_value": None}, where=where
+    )
     given = [(name, value) for name, value in fields.items() if value is not None]
     if len(given) != 1:
         raise InvalidArgument(f"'{where}' holds exactly one of stringValue, doubleValue, boolValue, timestampValue.")
@@ -107,8 +108,10 @@ def generation(body: dict[str, Any]) -> services.Generation:
             raise InvalidArgument("allowedTopics takes managed topics only, for now.")
         allowed.append(kind)
     return services.Generation(
-        consolidate=not body.get("disable_consolidation"), metadata_merge=_MERGES[strategy],
-        allowed_kinds=tuple(allowed), **revision_options(body),
+        consolidate=not body.get("disable_consolidation"),
+        metadata_merge=_MERGES[strategy],
+        allowed_kinds=tuple(allowed),
+        **revision_options(body),
     )
 
 
@@ -136,7 +139,10 @@ def contents_events(source: dict[str, Any]) -> list[dict[str, Any]]:
         content = mapping(item.get("content"), f"events[{i}].content")
         if not isinstance(content.get("parts", []), list):
             raise InvalidArgument(f"events[{i}].content.parts must be a list.")
-        event: dict[str, Any] = {"author": "user" if content.get("role", "user") == "user" else "model", "content": content}
+        event: dict[str, Any] = {
+            "author": "user" if content.get("role", "user") == "user" else "model",
+            "content": content,
+        }
         if item.get("event_id"):
             event["id"] = string(item["event_id"], f"events[{i}].eventId")
         if item.get("event_time"):

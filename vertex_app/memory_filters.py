@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from django.db.models import QuerySet
 from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryFilter
@@ -60,7 +61,7 @@ def order(text: str | None) -> list[str]:
     order = []
     for part in text.split(","):
         words = part.split()
-        column = _TIME_FIELDS.get(words[0].strip() if words else "", None) if words else None
+        column = _TIME_FIELDS.get(words[0].strip() if words else "") if words else None
         if column is None or len(words) > 2 or (len(words) == 2 and words[1].lower() not in ("asc", "desc")):
             raise InvalidArgument("orderBy is create_time or update_time, optionally followed by desc.")
         order.append(("-" if len(words) == 2 and words[1].lower() == "desc" else "") + column)
@@ -79,12 +80,14 @@ def metadata_groups(groups: Any) -> list[list[dict[str, Any]]]:
             op = enum(item.get("op"), MemoryFilter.Operator, f"{where}.op") or "EQUAL"
             if op not in ("EQUAL", "OPERATOR_UNSPECIFIED", "GREATER_THAN", "LESS_THAN"):
                 raise InvalidArgument(f"'{where}.op' is EQUAL, GREATER_THAN or LESS_THAN.")
-            conjunction.append({
-                "key": string(item.get("key"), f"{where}.key", required=True),
-                "value": metadata_plain(item.get("value"), f"{where}.value"),
-                "op": "EQUAL" if op == "OPERATOR_UNSPECIFIED" else op,
-                "negate": bool(item.get("negate")),
-            })
+            conjunction.append(
+                {
+                    "key": string(item.get("key"), f"{where}.key", required=True),
+                    "value": metadata_plain(item.get("value"), f"{where}.value"),
+                    "op": "EQUAL" if op == "OPERATOR_UNSPECIFIED" else op,
+                    "negate": bool(item.get("negate")),
+                }
+            )
         parsed.append(conjunction)
     return parsed
 

@@ -38,8 +38,12 @@ class UploadGrant(models.Model):
     usable; a finished one can never take bytes again).
     """
 
-    key = models.ForeignKey("access.ApiKey", on_delete=models.CASCADE, related_name="+",
-                            help_text="The API key that started the upload; its revocation voids the URL.")
+    key = models.ForeignKey(
+        "access.ApiKey",
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="The API key that started the upload; its revocation voids the URL.",
+    )
     app_name = models.CharField(max_length=MAX_KEY_LENGTH, help_text="The app of the key and the corpus.")
     corpus_id = models.BigIntegerField(help_text="The corpus the file goes into.")
     nonce = models.CharField(max_length=64, help_text="The URL's random part: a signed URL is not enough alone.")

@@ -46,8 +46,9 @@ class LocationOperationView(MemoryBankView):
         check_url(request, kwargs)
         self.given_scopes = {}
 
-    def get(self, request: Request, operation_id: str, project: str | None = None,
-            location: str | None = None) -> Response:
+    def get(
+        self, request: Request, operation_id: str, project: str | None = None, location: str | None = None
+    ) -> Response:
         """Read an operation by its id alone, at the location."""
         name = names.location_operation(operation_id, project=project, location=location)
         if names.generate_job(operation_id) is None:

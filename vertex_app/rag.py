@@ -38,24 +38,40 @@ from knowledge_app.models import Corpus, Document, DocumentStatus
 from knowledge_app.rerank import RerankRefused, search_and_rerank
 from knowledge_app.search import FUSION, Fusion
 from vertex_app import errors, filters, names, rag_import, upload_grants, wire
-from vertex_app.rag_chunking import FILE_CONFIG, chunking
 from vertex_app.base import EMPTY, VertexSurface, operation, page
+from vertex_app.rag_chunking import FILE_CONFIG, chunking
 
 FILE_STATE = {DocumentStatus.ACTIVE: "ACTIVE", DocumentStatus.FAILED: "ERROR"}
 
-_CORPUS_SPEC = {"name": None, "display_name": None, "description": None, "rag_embedding_model_config": None,
-                "vector_db_config": None, "rag_vector_db_config": None, "corpus_status": None, "create_time": None,
-                "update_time": None, "vertex_ai_search_config": None, "rag_files_count": None, "encryption_spec": None}
+_CORPUS_SPEC = {
+    "name": None,
+    "display_name": None,
+    "description": None,
+    "rag_embedding_model_config": None,
+    "vector_db_config": None,
+    "rag_vector_db_config": None,
+    "corpus_status": None,
+    "create_time": None,
+    "update_time": None,
+    "vertex_ai_search_config": None,
+    "rag_files_count": None,
+    "encryption_spec": None,
+}
 _RESOURCE = {"rag_corpus": None, "rag_file_ids": None}
 _RETRIEVE_SPEC = {
     "parent": None,
     "vertex_rag_store": {"rag_resources": [_RESOURCE], "rag_corpora": None, "vector_distance_threshold": None},
-    "query": {"text": None, "similarity_top_k": None, "ranking": {"alpha": None},
-              "rag_retrieval_config": {
-                  "top_k": None, "hybrid_search": {"alpha": None},
-                  "ranking": {"rank_service": {"model_name": None}, "llm_ranker": {"model_name": None}},
-                  "filter": {"vector_distance_threshold": None, "vector_similarity_threshold": None,
-                             "metadata_filter": None}}},
+    "query": {
+        "text": None,
+        "similarity_top_k": None,
+        "ranking": {"alpha": None},
+        "rag_retrieval_config": {
+            "top_k": None,
+            "hybrid_search": {"alpha": None},
+            "ranking": {"rank_service": {"model_name": None}, "llm_ranker": {"model_name": None}},
+            "filter": {"vector_distance_threshold": None, "vector_similarity_threshold": None, "metadata_filter": None},
+        },
+    },
 }
 _UPLOAD_SPEC = {"rag_file": {"display_name": None, "description": None}, "upload_rag_file_config": FILE_CONFIG}
 
@@ -95,19 +111,29 @@ class RagView(VertexSurface):
         return corpus
 
     def corpus_json(self, corpus: Corpus) -> dict[str, Any]:
-        return {"name": names.rag_corpus(self.prefix, corpus.id), "displayName": corpus.display_name,
-                "description": corpus.description, "createTime": wire.rfc3339(corpus.created_at),
-                "updateTime": wire.rfc3339(corpus.updated_at), "corpusStatus": {"state": "ACTIVE"}}
+        return {
+            "name": names.rag_corpus(self.prefix, corpus.id),
+            "displayName": corpus.display_name,
+            "description": corpus.description,
+            "createTime": wire.rfc3339(corpus.created_at),
+            "updateTime": wire.rfc3339(corpus.updated_at),
+            "corpusStatus": {"state": "ACTIVE"},
+        }
 
     def file_json(self, document: Document) -> dict[str, Any]:
         status: dict[str, Any] = {"state": FILE_STATE.get(document.status, "STATE_UNSPECIFIED")}
         if document.error:
             status["errorStatus"] = document.error
-        return {"name": names.rag_file(names.rag_corpus(self.prefix, document.corpus_id), document.id),
-                "displayName": document.display_name, "description": document.description, "sizeBytes": str(document.size_bytes),
-                "createTime": wire.rfc3339(document.created_at), "updateTime": wire.rfc3339(document.updated_at),
-                "fileStatus": status, **({"userMetadata": json.dumps(document.metadata, ensure_ascii=False)}
-                                         if document.metadata else {})}
+        return {
+            "name": names.rag_file(names.rag_corpus(self.prefix, document.corpus_id), document.id),
+            "displayName": document.display_name,
+            "description": document.description,
+            "sizeBytes": str(document.size_bytes),
+            "createTime": wire.rfc3339(document.created_at),
+            "updateTime": wire.rfc3339(document.updated_at),
+            "fileStatus": status,
+            **({"userMetadata": json.dumps(document.metadata, ensure_ascii=False)} if document.metadata else {}),
+        }
 
 
 class RagCorporaView(RagView):
@@ -120,13 +146,21 @@ class RagCorporaView(RagView):
         self.manage()
         body = wire.message(request.data, _CORPUS_SPEC)
         try:
-            corpus = services.do_create_corpus(app_name=self.app_name, display_name=wire.string(
-                body.get("display_name"), "displayName", required=True), description=body.get("description") or "")
+            corpus = services.do_create_corpus(
+                app_name=self.app_name,
+                display_name=wire.string(body.get("display_name"), "displayName", required=True),
+                description=body.get("description") or "",
+            )
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         name = names.rag_corpus(self.prefix, corpus.id)
-        return Response(operation(names.operation(name, f"create-{time.time_ns()}"), self.corpus_json(corpus),
-                                  kind=self.message_type("RagCorpus")))
+        return Response(
+            operation(
+                names.operation(name, f"create-{time.time_ns()}"),
+                self.corpus_json(corpus),
+                kind=self.message_type("RagCorpus"),
+            )
+        )
 
 
 class RagCorpusView(RagView):
@@ -151,7 +185,9 @@ class RagOperationView(RagView):
         name = names.operation(names.rag_corpus(self.prefix, corpus_id), operation_id)
         if kind == "import":
             number = parse_id(issued)
-            record = imports.get_import(self.app_name, self.corpus(corpus_id).id, number) if number is not None else None
+            record = (
+                imports.get_import(self.app_name, self.corpus(corpus_id).id, number) if number is not None else None
+            )
             if record is None:
                 raise errors.NotFound(f"Operation {operation_id} does not exist.")
             return Response(rag_import.import_operation(name, record, imports.get_progress(record)))
@@ -159,8 +195,7 @@ class RagOperationView(RagView):
             raise errors.NotFound(f"Operation {operation_id} does not exist.")
         if kind == "delete":
             return Response(operation(name, kind=EMPTY))
-        return Response(operation(name, self.corpus_json(self.corpus(corpus_id)),
-                                  kind=self.message_type("RagCorpus")))
+        return Response(operation(name, self.corpus_json(self.corpus(corpus_id)), kind=self.message_type("RagCorpus")))
 
 
 class RagFilesView(RagView):
@@ -175,8 +210,11 @@ class RagFileView(RagView):
     def document(self, corpus_id: str, file_id: str) -> Document:
         corpus = self.corpus(corpus_id)
         number = parse_id(file_id)
-        found = services.documents(self.app_name, corpus.id, user_id=self.caller.only_user).filter(
-            id=number).first() if number is not None else None
+        found = (
+            services.documents(self.app_name, corpus.id, user_id=self.caller.only_user).filter(id=number).first()
+            if number is not None
+            else None
+        )
         if found is None:
             raise errors.NotFound(f"ragFiles/{file_id} does not exist.")
         return found
@@ -204,8 +242,9 @@ class RagImportView(RagView):
         corpus = self.corpus(corpus_id)
         asked = rag_import.import_request(request.data)
         try:
-            record = imports.do_create_import(corpus, uris=asked.uris, chunk_size=asked.chunk_size,
-                                              chunk_overlap=asked.chunk_overlap)
+            record = imports.do_create_import(
+                corpus, uris=asked.uris, chunk_size=asked.chunk_size, chunk_overlap=asked.chunk_overlap
+            )
         except ImportsNotConfigured as off:
             raise errors.FailedPrecondition(str(off)) from off
         except SourceNotFound as missing:  # another app's path too: 404 alike, so nothing of it is learnt
@@ -244,8 +283,10 @@ class RagUploadView(RagView):
             raise exceptions.PermissionDenied(str(refused)) from refused
         command = request.headers.get("X-Goog-Upload-Command", "").replace(" ", "")
         if command != "upload,finalize" or _offset(request.headers.get("X-Goog-Upload-Offset")) != 0:
-            raise errors.InvalidArgument("Cognizes takes an upload's bytes in one 'upload, finalize' call "
-                                         "(files up to the client's chunk size, 8 MiB for agentplatform).")
+            raise errors.InvalidArgument(
+                "Cognizes takes an upload's bytes in one 'upload, finalize' call "
+                "(files up to the client's chunk size, 8 MiB for agentplatform)."
+            )
         data = request.stream.read() if request.stream is not None else b""
         try:
             added = upload_grants.do_upload(token, data=data)
@@ -264,20 +305,25 @@ class RagUploadView(RagView):
         if protocol == "multipart":
             return self.multipart(request, corpus_id)
         if protocol != "resumable":
-            raise errors.InvalidArgument("Cognizes takes Google's resumable upload protocol (X-Goog-Upload-Protocol: "
-                                         "resumable, as agentplatform sends it) or multipart (the older SDK's).")
+            raise errors.InvalidArgument(
+                "Cognizes takes Google's resumable upload protocol (X-Goog-Upload-Protocol: "
+                "resumable, as agentplatform sends it) or multipart (the older SDK's)."
+            )
         corpus = self.corpus(corpus_id)
         body = wire.message(request.data or {}, _UPLOAD_SPEC)
         filename = request.headers.get("X-Goog-Upload-File-Name", "")
         declared = upload_grants.Declared(
-            file_name=filename, display_name=(body.get("rag_file") or {}).get("display_name") or filename,
+            file_name=filename,
+            display_name=(body.get("rag_file") or {}).get("display_name") or filename,
             description=(body.get("rag_file") or {}).get("description") or "",
             mime_type=request.headers.get("X-Goog-Upload-Header-Content-Type", ""),
-            chunking=chunking(body.get("upload_rag_file_config")))
+            chunking=chunking(body.get("upload_rag_file_config")),
+        )
         try:
             services.chunking_for(corpus, **declared.chunking)
-            services.check_document_fields(filename=filename, mime_type=declared.mime_type,
-                                           display_name=declared.display_name)
+            services.check_document_fields(
+                filename=filename, mime_type=declared.mime_type, display_name=declared.display_name
+            )
         except services.KnowledgeError as error:  # said now, not after the bytes are sent
             raise errors.InvalidArgument(str(error)) from error
         token = upload_grants.do_issue_grant(key=request.auth, corpus=corpus, declared=declared)
@@ -286,7 +332,6 @@ class RagUploadView(RagView):
         response["X-Goog-Upload-URL"] = url
         response["X-Goog-Upload-Status"] = "active"
         return response
-
 
     def multipart(self, request: Request, corpus_id: str) -> Response:
         """python-aiplatform's ``vertexai.rag.upload_file``: one form with the file and a ``metadata`` part, which
@@ -308,10 +353,15 @@ class RagUploadView(RagView):
         limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
         try:
             added = services.do_add_document(
-                corpus, data=upload.read(limit + 1), filename=upload.name, mime_type=upload.content_type or "",
+                corpus,
+                data=upload.read(limit + 1),
+                filename=upload.name,
+                mime_type=upload.content_type or "",
                 display_name=(body.get("rag_file") or {}).get("display_name") or upload.name,
-                description=(body.get("rag_file") or {}).get("description") or "", user_id=self.caller.only_user or "",
-                **chunking(body.get("upload_rag_file_config")))
+                description=(body.get("rag_file") or {}).get("description") or "",
+                user_id=self.caller.only_user or "",
+                **chunking(body.get("upload_rag_file_config")),
+            )
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         return Response({"ragFile": self.file_json(added.document)})
@@ -319,23 +369,25 @@ class RagUploadView(RagView):
 
 class RetrieveContextsView(RagView):
     changes_nothing = True
+
     def post(self, request: Request, **kwargs: Any) -> Response:
         """Retrieve the chunks of the corpora (or files) named that best answer the query."""
         body = wire.message(request.data, _RETRIEVE_SPEC)
         store, query = body.get("vertex_rag_store") or {}, body.get("query") or {}
         text = wire.string(query.get("text"), "query.text", required=True)
         config = query.get("rag_retrieval_config") or {}
-        top_k = wire.integer(config.get("top_k") or query.get("similarity_top_k"), "top_k", default=10, low=1,
-                             high=100)
+        top_k = wire.integer(config.get("top_k") or query.get("similarity_top_k"), "top_k", default=10, low=1, high=100)
         given = config.get("filter") or {}
         resources = store.get("rag_resources") or [{"rag_corpus": name} for name in store.get("rag_corpora") or []]
         if not resources:
             raise errors.InvalidArgument("Name a corpus: vertexRagStore.ragResources[].ragCorpus.")
         ranking = config.get("ranking") or {}
         if ranking.get("rank_service") is not None:
-            raise errors.InvalidArgument("Cognizes cannot rerank with Google's semantic ranker (ranking.rank_service "
-                                         "runs on Google's servers): ask for ranking.llm_ranker with a model_name "
-                                         "instead, or leave rag_retrieval_config.ranking out.")
+            raise errors.InvalidArgument(
+                "Cognizes cannot rerank with Google's semantic ranker (ranking.rank_service "
+                "runs on Google's servers): ask for ranking.llm_ranker with a model_name "
+                "instead, or leave rag_retrieval_config.ranking out."
+            )
         llm_ranker = ranking.get("llm_ranker")
         corpus_ids, file_ids, files_named = [], set(), False
         for resource in resources:
@@ -344,27 +396,47 @@ class RetrieveContextsView(RagView):
             named = [str(f).rpartition("/")[2] for f in resource.get("rag_file_ids") or []]
             files_named |= bool(named)
             file_ids |= {number for f in named if (number := parse_id(f)) is not None}  # an id no file has names none
-        metadata = [(c.field, c.op, c.value) for c in filters.parse(given.get("metadata_filter"), fields=None,
-                                                                    field="metadata_filter")]
+        metadata = [
+            (c.field, c.op, c.value)
+            for c in filters.parse(given.get("metadata_filter"), fields=None, field="metadata_filter")
+        ]
         try:
             hits = search_and_rerank(
-                app_name=self.app_name, user_id=self.caller.only_user, corpus_ids=corpus_ids, query=text, top_k=top_k,
+                app_name=self.app_name,
+                user_id=self.caller.only_user,
+                corpus_ids=corpus_ids,
+                query=text,
+                top_k=top_k,
                 vector_distance_threshold=_distance_threshold(given, store),
-                document_ids=sorted(file_ids) if files_named else None, metadata=metadata,
-                fusion=_fusion((config.get("hybrid_search") or {}).get(
-                    "alpha", (query.get("ranking") or {}).get("alpha"))),  # the latter: deprecated
+                document_ids=sorted(file_ids) if files_named else None,
+                metadata=metadata,
+                fusion=_fusion(
+                    (config.get("hybrid_search") or {}).get("alpha", (query.get("ranking") or {}).get("alpha"))
+                ),  # the latter: deprecated
                 rerank=True if llm_ranker is not None else None,
-                rerank_model=wire.string((llm_ranker or {}).get("model_name"), "llm_ranker.model_name")).hits
+                rerank_model=wire.string((llm_ranker or {}).get("model_name"), "llm_ranker.model_name"),
+            ).hits
         except InvalidMetadata as error:
             raise errors.InvalidArgument(f"metadata_filter: {error}") from error
         except RerankRefused as error:
             raise errors.InvalidArgument(f"ranking.llm_ranker: {error}") from error
-        return Response({"contexts": {"contexts": [
-            {"sourceUri": hit.source_uri, "sourceDisplayName": hit.document_name, "text": hit.text,
-             "score": hit.score, "distance": hit.distance,
-             "chunk": {"text": hit.text, "chunkId": str(hit.chunk_id), "fileId": str(hit.document_id)}}
-            for hit in hits
-        ]}})
+        return Response(
+            {
+                "contexts": {
+                    "contexts": [
+                        {
+                            "sourceUri": hit.source_uri,
+                            "sourceDisplayName": hit.document_name,
+                            "text": hit.text,
+                            "score": hit.score,
+                            "distance": hit.distance,
+                            "chunk": {"text": hit.text, "chunkId": str(hit.chunk_id), "fileId": str(hit.document_id)},
+                        }
+                        for hit in hits
+                    ]
+                }
+            }
+        )
 
 
 def _offset(header: str | None) -> int:
@@ -384,7 +456,9 @@ def _distance_threshold(given: dict[str, Any], store: dict[str, Any]) -> float |
     if distance is not None and similarity is not None:
         raise errors.InvalidArgument("Give vector_distance_threshold or vector_similarity_threshold, not both.")
     try:
-        threshold = float(distance) if distance is not None else 1 - float(similarity) if similarity is not None else None
+        threshold = (
+            float(distance) if distance is not None else 1 - float(similarity) if similarity is not None else None
+        )
     except (TypeError, ValueError):
         raise errors.InvalidArgument("A vector threshold is a number.") from None
     if threshold is not None and not math.isfinite(threshold):  # "NaN" or "Infinity" as a string

@@ -34,14 +34,25 @@ the request found them, or its worker was lost too often; the message says which
 
 _CONFIG = {
     "gcs_source": {"uris": None},
-    "google_drive_source": None, "slack_source": None, "jira_source": None, "share_point_sources": None,
-    "partial_failure_gcs_sink": None, "partial_failure_bigquery_sink": None,
-    "import_result_gcs_sink": None, "import_result_bigquery_sink": None,
-    **FILE_CONFIG, "global_max_embedding_requests_per_min": None, "rebuild_ann_index": None,
+    "google_drive_source": None,
+    "slack_source": None,
+    "jira_source": None,
+    "share_point_sources": None,
+    "partial_failure_gcs_sink": None,
+    "partial_failure_bigquery_sink": None,
+    "import_result_gcs_sink": None,
+    "import_result_bigquery_sink": None,
+    **FILE_CONFIG,
+    "global_max_embedding_requests_per_min": None,
+    "rebuild_ann_index": None,
 }
 _REQUEST = {"parent": None, "import_rag_files_config": _CONFIG}
-_UNREACHABLE = {"google_drive_source": "Google Drive", "slack_source": "Slack", "jira_source": "Jira",
-                "share_point_sources": "SharePoint"}
+_UNREACHABLE = {
+    "google_drive_source": "Google Drive",
+    "slack_source": "Slack",
+    "jira_source": "Jira",
+    "share_point_sources": "SharePoint",
+}
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,8 @@ def import_request(data: Any) -> ImportRequest:
             raise FailedPrecondition(
                 f"Cognizes cannot reach {service}: copy the files into a directory in the app's import folder "
                 "and import them as gcsSource URIs (gs://BUCKET/path for ROOT/<app>/BUCKET/path, or file:///path), "
-                "or upload each one (ragFiles:upload).")
+                "or upload each one (ragFiles:upload)."
+            )
     uris = (config.get("gcs_source") or {}).get("uris")
     if not uris:
         raise InvalidArgument("Name the files to import: importRagFilesConfig.gcsSource.uris.")
@@ -75,8 +87,10 @@ def import_operation(name: str, record: Import, progress: Progress) -> dict[str,
     """The import's operation: its metadata, then the counts once done, or the error if it could not run."""
     metadata = {
         "@type": names.type_url(METADATA),
-        "genericMetadata": {"createTime": wire.rfc3339(record.created_at),
-                            "updateTime": wire.rfc3339(progress.updated_at)},
+        "genericMetadata": {
+            "createTime": wire.rfc3339(record.created_at),
+            "updateTime": wire.rfc3339(progress.updated_at),
+        },
         "ragCorpusId": str(record.corpus_id),
         "progressPercentage": progress.percent,
     }
@@ -84,6 +98,9 @@ def import_operation(name: str, record: Import, progress: Progress) -> dict[str,
         return operation(name, metadata=metadata, error={"code": FAILED_PRECONDITION, "message": progress.error})
     if not progress.done:
         return operation(name, done=False, metadata=metadata)
-    counts = {"importedRagFilesCount": str(progress.imported), "failedRagFilesCount": str(progress.failed),
-              "skippedRagFilesCount": str(progress.skipped)}  # int64: proto3 JSON writes them quoted
+    counts = {
+        "importedRagFilesCount": str(progress.imported),
+        "failedRagFilesCount": str(progress.failed),
+        "skippedRagFilesCount": str(progress.skipped),
+    }  # int64: proto3 JSON writes them quoted
     return operation(name, counts, kind=RESPONSE, metadata=metadata)

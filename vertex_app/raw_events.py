@@ -52,7 +52,11 @@ def _convert(value: Any, node: tuple[str, Any]) -> Any:
     if kind == "model":
         return _model(value, inner) if isinstance(value, dict) else value
     if kind == "list":
-        return [_convert(item, inner) if item is not None else None for item in value] if isinstance(value, list) else value
+        return (
+            [_convert(item, inner) if item is not None else None for item in value]
+            if isinstance(value, list)
+            else value
+        )
     if isinstance(value, dict):  # "dict": a map of models
         return {key: _convert(item, inner) if item is not None else None for key, item in value.items()}
     return value

@@ -28,8 +28,9 @@ METHODS = ("get", "put", "post", "patch", "delete")
 _NAMED = re.compile(r"\(\?P<(\w+)>([^()]*)\)")
 _OPTIONAL = re.compile(r"\(\?:([^()]*)\)\?")
 _PLAIN = re.compile(r"[\w/{}:.-]+")
-_RPCS: dict[str, tuple[str, Rule]] = {name: (service, rule) for service, rules in RULES.items()
-                                      for name, rule in rules.items()}
+_RPCS: dict[str, tuple[str, Rule]] = {
+    name: (service, rule) for service, rules in RULES.items() for name, rule in rules.items()
+}
 _ERROR = "GoogleError"
 _JSON = "application/json"
 
@@ -76,11 +77,16 @@ def document() -> dict[str, Any]:
         if view is None:
             continue
         path, patterns = path_of(route.pattern.regex.pattern)
-        parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string", "pattern": f"^{p}$"}}
-                      for name, p in patterns.items()]
+        parameters = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string", "pattern": f"^{p}$"}}
+            for name, p in patterns.items()
+        ]
         tag = _tag(view, tags)
-        paths[path] = {method: _operation(view, method, parameters, tag, schemas, taken)
-                       for method in METHODS if hasattr(view, method)}
+        paths[path] = {
+            method: _operation(view, method, parameters, tag, schemas, taken)
+            for method in METHODS
+            if hasattr(view, method)
+        }
     schemas.components[_ERROR] = _error_schema()
     header, query = GoogleApiKeyAuthentication.header, GoogleApiKeyAuthentication.query
     security_schemes = {
@@ -106,8 +112,9 @@ def _tag(view: type[VertexSurface], tags: dict[str, str]) -> str:
     return name
 
 
-def _operation(view: type[VertexSurface], method: str, parameters: list[Schema], tag: str, schemas: ProtoSchemas,
-               taken: set[str]) -> dict[str, Any]:
+def _operation(
+    view: type[VertexSurface], method: str, parameters: list[Schema], tag: str, schemas: ProtoSchemas, taken: set[str]
+) -> dict[str, Any]:
     """One HTTP method of a view: an RPC's, typed by its messages, or an object in, an object out."""
     doc = inspect.getdoc(getattr(view, method))
     if not doc:
@@ -145,8 +152,13 @@ def _query(rule: Rule, schemas: ProtoSchemas) -> list[Schema]:
     head = rule.path_field.partition(".")[0]
     if rule.body == "*":
         return []
-    fields = [f for f in rule.request.DESCRIPTOR.fields if f.name not in (head, rule.body) and not f.is_repeated
-              and (f.message_type is None or WELL_KNOWN.get(f.message_type.full_name, {}).get("type") == "string")]
+    fields = [
+        f
+        for f in rule.request.DESCRIPTOR.fields
+        if f.name not in (head, rule.body)
+        and not f.is_repeated
+        and (f.message_type is None or WELL_KNOWN.get(f.message_type.full_name, {}).get("type") == "string")
+    ]
     return [{"name": f.json_name, "in": "query", "schema": schemas.field(f)} for f in fields]
 
 
@@ -164,9 +176,15 @@ def _error_schema() -> Schema:
     status: Schema = {"type": "string", "description": "Google's status name (gRPC's code)."}
     return {
         "type": "object",
-        "properties": {"error": {"type": "object", "properties": {
-            "code": {"type": "integer", "description": "The HTTP status."}, "message": {"type": "string"},
-            "status": status,
-        }}},
+        "properties": {
+            "error": {
+                "type": "object",
+                "properties": {
+                    "code": {"type": "integer", "description": "The HTTP status."},
+                    "message": {"type": "string"},
+                    "status": status,
+                },
+            }
+        },
         "example": errors.body(404, "Session 123 does not exist."),
     }

@@ -73,10 +73,16 @@ def _conditions(text: str, fields: set[str]) -> Iterator[Condition]:
             previous = ""
             if at < len(tokens) and tokens[at][0] == "dot":
                 previous, at = "dot", at + 1
-        if (not path or at >= len(tokens) or tokens[at][0] != "op" or len(tokens) - at < 2
-                or tokens[at + 1][0] not in ("word", "string")):
-            raise InvalidArgument(f'Unsupported filter {text!r}: write comparisons such as displayName:"weather" '
-                                  "joined by AND.")
+        if (
+            not path
+            or at >= len(tokens)
+            or tokens[at][0] != "op"
+            or len(tokens) - at < 2
+            or tokens[at + 1][0] not in ("word", "string")
+        ):
+            raise InvalidArgument(
+                f'Unsupported filter {text!r}: write comparisons such as displayName:"weather" joined by AND.'
+            )
         if path[0] not in fields:
             raise InvalidArgument(f"Unsupported filter field {path[0]!r}; supported: {', '.join(sorted(fields))}.")
         (_, op), (kind, raw) = tokens[at], tokens[at + 1]

@@ -25,8 +25,9 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from google.adk.events.event import Event
 from google.adk.sessions.state import State
@@ -54,21 +55,46 @@ WRITE_ATTEMPTS = 10
 _COMPACTION_KEY, _USAGE_KEY = "_compaction", "_usage_metadata"
 
 _SESSION_FIELDS = {
-    "user_id": None, "session_state": None, "ttl": None, "expire_time": None, "display_name": None,
-    "labels": None, "name": None, "create_time": None, "update_time": None,  # the last three are output only
+    "user_id": None,
+    "session_state": None,
+    "ttl": None,
+    "expire_time": None,
+    "display_name": None,
+    "labels": None,
+    "name": None,
+    "create_time": None,
+    "update_time": None,  # the last three are output only
 }
 _EVENT_FIELDS = {
-    "name": None, "author": None, "invocation_id": None, "timestamp": None, "content": None,
-    "error_code": None, "error_message": None, "raw_event": None,
+    "name": None,
+    "author": None,
+    "invocation_id": None,
+    "timestamp": None,
+    "content": None,
+    "error_code": None,
+    "error_message": None,
+    "raw_event": None,
     "actions": {
-        "skip_summarization": None, "state_delta": None, "artifact_delta": None, "transfer_agent": None,
-        "escalate": None, "requested_auth_configs": None,
+        "skip_summarization": None,
+        "state_delta": None,
+        "artifact_delta": None,
+        "transfer_agent": None,
+        "escalate": None,
+        "requested_auth_configs": None,
         # Not in Vertex's EventActions, but sent by ADK for Java (which ignores a refusal): kept, not lost.
-        "end_of_agent": None, "requested_tool_confirmations": None, "agent_state": None,
+        "end_of_agent": None,
+        "requested_tool_confirmations": None,
+        "agent_state": None,
     },
     "event_metadata": {
-        "partial": None, "turn_complete": None, "interrupted": None, "branch": None, "custom_metadata": None,
-        "long_running_tool_ids": None, "grounding_metadata": None, "input_transcription": None,
+        "partial": None,
+        "turn_complete": None,
+        "interrupted": None,
+        "branch": None,
+        "custom_metadata": None,
+        "long_running_tool_ids": None,
+        "grounding_metadata": None,
+        "input_transcription": None,
         "output_transcription": None,
         "usage_metadata": None,  # ADK for Java's, as above
     },
@@ -80,8 +106,9 @@ class SessionLookup(VertexView):
     """Finds a session of the engine's app by the id a Vertex URL names."""
 
     # What these views answer is JSON they read or wrote (times as rfc3339 strings): pydantic-core writes it.
-    renderer_classes = [FastJSONRenderer if renderer is JSONRenderer else renderer
-                        for renderer in api_settings.DEFAULT_RENDERER_CLASSES]
+    renderer_classes = [
+        FastJSONRenderer if renderer is JSONRenderer else renderer for renderer in api_settings.DEFAULT_RENDERER_CLASSES
+    ]
 
     def session_name(self, session_id: str) -> str:
         return names.session(self.engine, session_id)
@@ -135,7 +162,9 @@ class SessionsView(SessionLookup):
         """Create a session for a user (the id is chosen with sessionId, or made up)."""
         body = message(request.data, _SESSION_FIELDS)
         user_id = string(body.get("user_id"), "userId", required=True)
-        session_id = string(request.query_params.get("sessionId") or request.query_params.get("session_id"), "sessionId")
+        session_id = string(
+            request.query_params.get("sessionId") or request.query_params.get("session_id"), "sessionId"
+        )
         if session_id and not SESSION_ID.match(session_id):
             raise InvalidArgument("sessionId is 1 to 128 letters, digits, '_' or '-'.")
         scope = self.scope(user_id, write=True)
@@ -151,8 +180,12 @@ class SessionsView(SessionLookup):
             raise AlreadyExists(f"Session {session_id} already exists.")
         try:
             stored = services.do_create_session(
-                app_name=self.app_name, user_id=user_id, session_id=session_id,
-                delta=split_delta(state), now=time.time(), attributes=attributes,
+                app_name=self.app_name,
+                user_id=user_id,
+                session_id=session_id,
+                delta=split_delta(state),
+                now=time.time(),
+                attributes=attributes,
             )
         except services.SessionExists as error:
             raise AlreadyExists(str(error)) from error
@@ -283,14 +316,19 @@ class EventsView(SessionLookup):
             raise
         _check_id(session_id)
         found, stored = services.find_event_page(
-            app_name=self.app_name, session_id=session_id, only_user=self.only_user,
-            after_version=after, since=since, limit=size + 1,
+            app_name=self.app_name,
+            session_id=session_id,
+            only_user=self.only_user,
+            after_version=after,
+            since=since,
+            limit=size + 1,
         )
         session = self.one_of(found, session_id, write=False)
         name = self.session_name(session_id)
         out: dict[str, Any] = {
-            "sessionEvents": [event_cache.events.resource(session.pk, name, event, event_resource)
-                              for event in stored[:size]]
+            "sessionEvents": [
+                event_cache.events.resource(session.pk, name, event, event_resource) for event in stored[:size]
+            ]
         }
         if len(stored) > size:
             out["nextPageToken"] = str(stored[size - 1].version)
@@ -348,14 +386,19 @@ def event_resource(session_name: str, stored: services.StoredEvent) -> dict[str,
     out["actions"] = {
         key: actions[name]
         for key, name in (
-            ("stateDelta", "state_delta"), ("artifactDelta", "artifact_delta"), ("transferAgent", "transfer_to_agent"),
-            ("escalate", "escalate"), ("skipSummarization", "skip_summarization"),
+            ("stateDelta", "state_delta"),
+            ("artifactDelta", "artifact_delta"),
+            ("transferAgent", "transfer_to_agent"),
+            ("escalate", "escalate"),
+            ("skipSummarization", "skip_summarization"),
         )
         if actions.get(name) not in (None, {})
     }
     metadata = {
-        "partial": data.get("partial"), "turnComplete": data.get("turn_complete"),
-        "interrupted": data.get("interrupted"), "branch": data.get("branch"),
+        "partial": data.get("partial"),
+        "turnComplete": data.get("turn_complete"),
+        "interrupted": data.get("interrupted"),
+        "branch": data.get("branch"),
         "customMetadata": data.get("custom_metadata"),
         "longRunningToolIds": sorted(data["long_running_tool_ids"]) if data.get("long_running_tool_ids") else None,
     }
@@ -420,7 +463,9 @@ def _event_from_fields(body: dict[str, Any], *, author: str, invocation_id: str,
     if _COMPACTION_KEY in custom:
         actions["compaction"] = custom.pop(_COMPACTION_KEY)
     data: dict[str, Any] = {
-        "author": author, "invocation_id": invocation_id, "timestamp": moment,
+        "author": author,
+        "invocation_id": invocation_id,
+        "timestamp": moment,
         "actions": {key: value for key, value in actions.items() if value is not None},
         **{key: value for key, value in metadata.items() if value is not None},
     }
@@ -442,9 +487,9 @@ def _replace_state(keys: dict[str, str], state: dict[str, Any]) -> None:
             "app: and user: keys are shared by every session of the app or user: "
             "change them with appendEvent's actions.state_delta."
         )
-    _at_current_version(keys, lambda version: services.do_replace_session_state(
-        **keys, state=delta.session, expected_version=version
-    ))
+    _at_current_version(
+        keys, lambda version: services.do_replace_session_state(**keys, state=delta.session, expected_version=version)
+    )
 
 
 def _at_current_version(keys: dict[str, str], write: Callable[[int], T]) -> T:
@@ -462,4 +507,3 @@ def _at_current_version(keys: dict[str, str], write: Callable[[int], T]) -> T:
         except services.StaleSession:
             continue
     raise Aborted(f"Session {keys['session_id']} is being written by others; retry.")
-

@@ -77,12 +77,14 @@ RULES: dict[str, dict[str, Rule]] = {
         "CreateSession": Rule("POST", "{parent}/sessions", _pb(_S.CreateSessionRequest), _OP, body="session"),
         "GetSession": Rule("GET", "{name}", _pb(_S.GetSessionRequest), _pb(session.Session)),
         "ListSessions": Rule("GET", "{parent}/sessions", _pb(_S.ListSessionsRequest), _pb(_S.ListSessionsResponse)),
-        "UpdateSession": Rule("PATCH", "{session.name}", _pb(_S.UpdateSessionRequest), _pb(session.Session),
-                              body="session"),
+        "UpdateSession": Rule(
+            "PATCH", "{session.name}", _pb(_S.UpdateSessionRequest), _pb(session.Session), body="session"
+        ),
         "DeleteSession": Rule("DELETE", "{name}", _pb(_S.DeleteSessionRequest), _OP),
         "ListEvents": Rule("GET", "{parent}/events", _pb(_S.ListEventsRequest), _pb(_S.ListEventsResponse)),
-        "AppendEvent": Rule("POST", "{name}:appendEvent", _pb(_S.AppendEventRequest), _pb(_S.AppendEventResponse),
-                            body="event"),
+        "AppendEvent": Rule(
+            "POST", "{name}:appendEvent", _pb(_S.AppendEventRequest), _pb(_S.AppendEventResponse), body="event"
+        ),
     },
     MEMORIES: {
         "CreateMemory": Rule("POST", "{parent}/memories", _pb(_M.CreateMemoryRequest), _OP, body="memory"),
@@ -90,10 +92,14 @@ RULES: dict[str, dict[str, Rule]] = {
         "UpdateMemory": Rule("PATCH", "{memory.name}", _pb(_M.UpdateMemoryRequest), _OP, body="memory"),
         "ListMemories": Rule("GET", "{parent}/memories", _pb(_M.ListMemoriesRequest), _pb(_M.ListMemoriesResponse)),
         "DeleteMemory": Rule("DELETE", "{name}", _pb(_M.DeleteMemoryRequest), _OP),
-        "GenerateMemories": Rule("POST", "{parent}/memories:generate", _pb(_M.GenerateMemoriesRequest), _OP,
-                                 body="*"),
-        "RetrieveMemories": Rule("POST", "{parent}/memories:retrieve", _pb(_M.RetrieveMemoriesRequest),
-                                 _pb(_M.RetrieveMemoriesResponse), body="*"),
+        "GenerateMemories": Rule("POST", "{parent}/memories:generate", _pb(_M.GenerateMemoriesRequest), _OP, body="*"),
+        "RetrieveMemories": Rule(
+            "POST",
+            "{parent}/memories:retrieve",
+            _pb(_M.RetrieveMemoriesRequest),
+            _pb(_M.RetrieveMemoriesResponse),
+            body="*",
+        ),
     },
     OPERATIONS: {
         "GetOperation": Rule("GET", "{name}", operations_pb2.GetOperationRequest, _OP),
@@ -133,10 +139,11 @@ def http_call(rule: Rule, request: Message) -> HttpCall:
     elif rule.body is not None:
         body = fields.get(rule.body, {})
     query = {
-        camel(key): value for key, value in fields.items()
+        camel(key): value
+        for key, value in fields.items()
         if key != head and rule.body != "*" and key != rule.body and not isinstance(value, (dict, list))
     }
-    path = f"/{VERSION}/{resource}{rule.path[rule.path.index('}') + 1:]}"
+    path = f"/{VERSION}/{resource}{rule.path[rule.path.index('}') + 1 :]}"
     if not _served(path):
         raise BadRequest(f"'{rule.path_field}' {resource!r} is not a resource name this method takes.")
     return HttpCall(rule.verb, path, urlencode(query), json.dumps(body).encode() if body is not None else b"")

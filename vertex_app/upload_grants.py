@@ -56,14 +56,21 @@ def do_issue_grant(*, key: ApiKey, corpus: Corpus, declared: Declared) -> str:
     Grants expired a day ago are deleted on the way (a few at a time, by the expiry index): their URLs are refused
     either way, and the table stays the size of a day's uploads without a task of its own.
     """
-    stale = list(UploadGrant.objects.filter(expires_at__lt=timezone.now() - timedelta(days=1))
-                 .values_list("id", flat=True)[:100])
+    stale = list(
+        UploadGrant.objects.filter(expires_at__lt=timezone.now() - timedelta(days=1)).values_list("id", flat=True)[:100]
+    )
     if stale:
         UploadGrant.objects.filter(id__in=stale).delete()
     grant = UploadGrant.objects.create(
-        key=key, app_name=corpus.app_name, corpus_id=corpus.id, nonce=secrets.token_urlsafe(24),
-        file_name=declared.file_name, display_name=declared.display_name, description=declared.description,
-        mime_type=declared.mime_type, chunking=declared.chunking,
+        key=key,
+        app_name=corpus.app_name,
+        corpus_id=corpus.id,
+        nonce=secrets.token_urlsafe(24),
+        file_name=declared.file_name,
+        display_name=declared.display_name,
+        description=declared.description,
+        mime_type=declared.mime_type,
+        chunking=declared.chunking,
         expires_at=timezone.now() + timedelta(hours=settings.COGNIZES_RAG_UPLOAD_URL_HOURS),
     )
     return signing.dumps({"grant": grant.id, "key": key.id, "nonce": grant.nonce}, salt=SALT)
@@ -75,8 +82,9 @@ def check_token(token: str) -> dict[str, Any]:
         claims = signing.loads(token, salt=SALT)
     except signing.BadSignature as bad:
         raise GrantRefused("This upload URL is not valid: start a new upload.") from bad
-    if not isinstance(claims, dict) or not all(isinstance(claims.get(k), t) for k, t in
-                                               (("grant", int), ("key", int), ("nonce", str))):
+    if not isinstance(claims, dict) or not all(
+        isinstance(claims.get(k), t) for k, t in (("grant", int), ("key", int), ("nonce", str))
+    ):
         raise GrantRefused("This upload URL is not valid: start a new upload.")
     return claims
 
@@ -113,8 +121,11 @@ def do_upload(token: str, *, data: bytes) -> services.Added:
 
 def _store(claims: dict[str, Any], data: bytes) -> services.Added:
     with transaction.atomic():  # the outermost: the indexing is sent once it commits, or raises from here
-        grant = UploadGrant.objects.select_for_update().filter(
-            id=claims["grant"], key_id=claims["key"], nonce=claims["nonce"]).first()
+        grant = (
+            UploadGrant.objects.select_for_update()
+            .filter(id=claims["grant"], key_id=claims["key"], nonce=claims["nonce"])
+            .first()
+        )
         if grant is None:
             raise GrantRefused("This upload URL is not valid: start a new upload.")
         if grant.used_at is not None:
@@ -124,13 +135,21 @@ def _store(claims: dict[str, Any], data: bytes) -> services.Added:
             raise GrantRefused("This upload URL has expired: start a new upload.")
         key = ApiKey.objects.usable().filter(id=grant.key_id, app_name=grant.app_name, read_only=False).first()
         if key is None:
-            raise GrantRefused("The API key that started this upload was revoked or changed: start a new upload "
-                               "with a valid key.")
+            raise GrantRefused(
+                "The API key that started this upload was revoked or changed: start a new upload with a valid key."
+            )
         corpus = services.get_corpus(grant.app_name, grant.corpus_id)
         if corpus is None:
             raise GrantRefused("The corpus this upload was for no longer exists.")
         added = services.do_add_document(
-            corpus, data=data, filename=grant.file_name, mime_type=grant.mime_type, display_name=grant.display_name,
-            description=grant.description, user_id=key.user_id, **grant.chunking)  # a user's key: that user's file
+            corpus,
+            data=data,
+            filename=grant.file_name,
+            mime_type=grant.mime_type,
+            display_name=grant.display_name,
+            description=grant.description,
+            user_id=key.user_id,
+            **grant.chunking,
+        )  # a user's key: that user's file
         UploadGrant.objects.filter(id=grant.id).update(used_at=now, document_id=added.document.id)
     return added

@@ -49,8 +49,10 @@ urlpatterns = [
     re_path(CORPUS + r"/ragFiles/(?P<file_id>[^/:]+)$", rag.RagFileView.as_view()),
     re_path(r"^upload/" + CORPUS.removeprefix("^") + r"/ragFiles:upload$", rag.RagUploadView.as_view()),
     # What the clients send: .../locations/L:retrieveContexts, .../locations/L/:retrieveContexts, and /:retrieveContexts
-    re_path(r"^v1(?:beta1)?/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+):retrieveContexts$",
-            rag.RetrieveContextsAsTheProtoSpellsItView.as_view()),
+    re_path(
+        r"^v1(?:beta1)?/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+):retrieveContexts$",
+        rag.RetrieveContextsAsTheProtoSpellsItView.as_view(),
+    ),
     re_path(LOCATION + r":retrieveContexts$", rag.RetrieveContextsView.as_view()),
     re_path(REGISTRY + r"agents$", agent_registry.AgentsView.as_view()),
     re_path(REGISTRY + r"agents:search$", agent_registry.SearchAgentsView.as_view()),

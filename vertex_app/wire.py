@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum as enums
 import re
 from collections.abc import Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Union
 
 from vertex_app.errors import InvalidArgument
@@ -29,7 +29,7 @@ Spec = Mapping[str, Union[None, "Spec", list]]
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _DURATION = re.compile(r"^(-?\d+(?:\.\d{1,9})?)s$")
 _FRACTION = re.compile(r"(\.\d{6})\d+")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIN_TIMESTAMP, _MAX_TIMESTAMP = -62135596800, 253402300799  # proto's Timestamp range: years 1 to 9999
 
 
@@ -124,7 +124,7 @@ def timestamp(value: Any, name: str) -> datetime:
             raise InvalidArgument(f"'{name}' is outside 0001-01-01 to 9999-12-31.")
         return _EPOCH + timedelta(seconds=seconds)
     if not isinstance(value, str):
-        raise InvalidArgument(f"'{name}' must be an RFC 3339 timestamp string or {{\"seconds\", \"nanos\"}}.")
+        raise InvalidArgument(f'\'{name}\' must be an RFC 3339 timestamp string or {{"seconds", "nanos"}}.')
     text = _FRACTION.sub(r"\1", value.strip())  # Python keeps microseconds
     try:
         parsed = datetime.fromisoformat(text.replace("z", "Z"))
@@ -173,7 +173,7 @@ def expiry(body: dict[str, Any]) -> datetime | None:
     if body.get("ttl") is not None and body.get("expire_time") is not None:
         raise InvalidArgument("Give ttl or expireTime, not both.")
     if body.get("ttl") is not None:
-        return datetime.now(timezone.utc) + duration(body["ttl"], "ttl")
+        return datetime.now(UTC) + duration(body["ttl"], "ttl")
     if body.get("expire_time") is not None:
         return timestamp(body["expire_time"], "expireTime")
     return None
@@ -184,8 +184,8 @@ def rfc3339(moment: datetime | float | None) -> str | None:
     if moment is None:
         return None
     if not isinstance(moment, datetime):
-        moment = datetime.fromtimestamp(moment, tz=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        moment = datetime.fromtimestamp(moment, tz=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def field_mask(value: Any, allowed: set[str]) -> set[str] | None:

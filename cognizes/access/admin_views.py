@@ -22,8 +22,9 @@ from django.http import HttpRequest, HttpResponse
 Need = Literal["view", "change", "add", "delete"]
 
 
-def permitted_view(model_admin: admin.ModelAdmin, view: Callable[..., HttpResponse], *,
-                   need: Need = "view") -> Callable[..., HttpResponse]:
+def permitted_view(
+    model_admin: admin.ModelAdmin, view: Callable[..., HttpResponse], *, need: Need = "view"
+) -> Callable[..., HttpResponse]:
     """``view`` as an admin page of ``model_admin``'s model: staff, logged in, and holding its ``need`` permission
     (403 otherwise), asked through the ModelAdmin's own ``has_*_permission`` so an admin that narrows them is
     obeyed."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from functools import lru_cache
+from datetime import UTC, datetime
+from functools import cache
 from typing import Any, ClassVar
 
 from django import forms
@@ -76,8 +76,9 @@ class ScopedView(APIView):
         if "session_id" in kwargs:  # as ADK's services: a padded id names the session created from it
             self.kwargs["session_id"] = kwargs["session_id"] = kwargs["session_id"].strip()
         write = False if self.changes_nothing else None
-        self.scope = check_scope(request, kwargs["app_name"], kwargs.get("user_id"), write=write,
-                                 staff_permission=self.staff_permission)
+        self.scope = check_scope(
+            request, kwargs["app_name"], kwargs.get("user_id"), write=write, staff_permission=self.staff_permission
+        )
 
 
 def check_url(request: Request, ids: dict[str, Any]) -> None:
@@ -92,8 +93,9 @@ def check_url(request: Request, ids: dict[str, Any]) -> None:
         raise exceptions.ParseError(f"Ids in the URL may be at most {MAX_KEY_LENGTH} characters long.")
 
 
-def check_scope(request: Request, app_name: str, user_id: str | None, *, write: bool | None = None,
-                staff_permission: str = "") -> Scope:
+def check_scope(
+    request: Request, app_name: str, user_id: str | None, *, write: bool | None = None, staff_permission: str = ""
+) -> Scope:
     """The one place that decides whether the caller may touch this app and user.
 
     ``write`` says whether the call changes anything; by default, whether its
@@ -107,11 +109,16 @@ def check_scope(request: Request, app_name: str, user_id: str | None, *, write: 
     if isinstance(request.auth, ApiKey):
         return check_key_scope(request.auth, app_name, user_id, write=write)
     user = request.user
-    if getattr(user, "is_staff", False) and (user.is_superuser or staff_permission and user.has_perm(staff_permission)):
+    if getattr(user, "is_staff", False) and (
+        user.is_superuser or (staff_permission and user.has_perm(staff_permission))
+    ):
         return Scope(app_name=app_name, user_id=user_id, only_user=None)
     if getattr(user, "is_staff", False):
-        raise exceptions.PermissionDenied(f"Staff need the permission {staff_permission} here." if staff_permission
-                                          else "Only superusers use the API with a login; send an API key.")
+        raise exceptions.PermissionDenied(
+            f"Staff need the permission {staff_permission} here."
+            if staff_permission
+            else "Only superusers use the API with a login; send an API key."
+        )
     raise exceptions.PermissionDenied("Staff only.")
 
 
@@ -140,8 +147,15 @@ def check_state_write(scope: Scope, *states: Mapping[str, Any] | None) -> None:
     """
     if not scope.only_user:
         return
-    shared = sorted({key for state in states if isinstance(state, Mapping) for key in state
-                     if isinstance(key, str) and key.startswith(SHARED_STATE_PREFIX)})
+    shared = sorted(
+        {
+            key
+            for state in states
+            if isinstance(state, Mapping)
+            for key in state
+            if isinstance(key, str) and key.startswith(SHARED_STATE_PREFIX)
+        }
+    )
     if shared:
         raise exceptions.ValidationError(
             f"A key of one user may not write app-wide state: keys with the {SHARED_STATE_PREFIX!r} prefix "
@@ -198,7 +212,7 @@ class _UtcTimeField(IsoDateTimeField):
     def clean(self, value: Any) -> datetime | None:
         time = super().clean(value)
         try:
-            return time.astimezone(timezone.utc) if time is not None else None
+            return time.astimezone(UTC) if time is not None else None
         except OverflowError:
             raise forms.ValidationError("This time has no UTC value.") from None
 
@@ -245,7 +259,7 @@ def page_of(view: APIView, request: Request, queryset: Any, serializer: type[ser
     return paginator.get_paginated_response(serializer(rows, many=True).data)
 
 
-@lru_cache(maxsize=None)
+@cache
 def paginated(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
     """The OpenAPI shape of a ``Pagination`` page of ``serializer_class`` items."""
     from drf_spectacular.utils import inline_serializer
@@ -293,7 +307,7 @@ def bound_fields(serializer: serializers.Serializer) -> BindingDict:
     return fields
 
 
-@lru_cache(maxsize=None)
+@cache
 def _declared_fields(serializer_class: type[serializers.Serializer]) -> dict[str, serializers.Field]:
     return serializer_class().get_fields()  # never bound: each request binds its copies
 

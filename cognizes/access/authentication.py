@@ -56,7 +56,9 @@ class BearerKeyAuthentication(BaseAuthentication):
         now = timezone.now()
         if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() > 60:
             ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
-            api_key.last_used_at = now  # the remembered key too (cognizes.access.key_cache), or it would write every time
+            api_key.last_used_at = (
+                now  # the remembered key too (cognizes.access.key_cache), or it would write every time
+            )
         return ApiClient(api_key), api_key
 
     def authenticate_header(self, request: Request) -> str:

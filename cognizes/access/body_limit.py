@@ -54,7 +54,10 @@ class BodyLimit:
     """
 
     def __init__(
-        self, app: ASGIApp, surfaces: Mapping[str, ErrorBody], larger: Sequence[tuple[str, str]] = (),
+        self,
+        app: ASGIApp,
+        surfaces: Mapping[str, ErrorBody],
+        larger: Sequence[tuple[str, str]] = (),
         authenticate: Authenticate | None = None,
     ) -> None:
         self.app = app
@@ -85,7 +88,7 @@ class BodyLimit:
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
-                        return  # the client hung up: nothing to answer, nothing was done
+                        return None  # the client hung up: nothing to answer, nothing was done
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > limit:
@@ -155,12 +158,16 @@ def replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-async def _answer(send: Send, status: int, body: dict[str, Any], *, receive: Receive | None = None,
-                  scope: Scope | None = None) -> None:
+async def _answer(
+    send: Send, status: int, body: dict[str, Any], *, receive: Receive | None = None, scope: Scope | None = None
+) -> None:
     """Answer and close; with ``receive``, first read and drop what the client still sends (the module says why)."""
     content = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode()),
-               (b"connection", b"close")]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(content)).encode()),
+        (b"connection", b"close"),
+    ]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="cognizes"'))
     if status == 503:

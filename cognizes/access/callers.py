@@ -36,7 +36,12 @@ class Caller:
 
 
 def authenticate_caller(
-    headers: Mapping[str, str], app_name: str, *, write: bool, needs_user: bool = True, what: str = "agent",
+    headers: Mapping[str, str],
+    app_name: str,
+    *,
+    write: bool,
+    needs_user: bool = True,
+    what: str = "agent",
 ) -> Caller:
     """The key and user of a call to ``app_name``, after ``check_key_scope``; ``Refused`` otherwise.
 

@@ -87,8 +87,7 @@ MAX_CHUNK_SIZE = 1_000_000
 def check_length(text: str | None, *, limit: int, field: str, setting: str) -> None:
     """Refuse ``text`` longer than ``limit`` characters, naming ``field`` (as the caller spelled it) and the setting."""
     if text is not None and len(text) > limit:
-        raise LimitExceeded(f"'{field}' is {len(text)} characters long; at most {limit} are taken "
-                            f"({setting}).")
+        raise LimitExceeded(f"'{field}' is {len(text)} characters long; at most {limit} are taken ({setting}).")
 
 
 def check_query(text: str | None, *, field: str = "query") -> None:
@@ -113,7 +112,8 @@ def check_chunks(count: int, *, size: int) -> None:
     if count > limit:
         raise LimitExceeded(
             f"cut into chunks of {size} tokens it would make more than {limit} chunks, the most a document may have "
-            "(COGNIZES_KNOWLEDGE_MAX_CHUNKS): index it with a larger chunk size, or split it into smaller files")
+            "(COGNIZES_KNOWLEDGE_MAX_CHUNKS): index it with a larger chunk size, or split it into smaller files"
+        )
 
 
 _deadline: ContextVar[tuple[float, float] | None] = ContextVar("parse_deadline", default=None)
@@ -140,4 +140,5 @@ def check_deadline() -> None:
     if deadline is not None and time.monotonic() > deadline[0]:
         raise LimitExceeded(
             f"reading it took longer than the {deadline[1]:g} seconds a document may take "
-            "(COGNIZES_KNOWLEDGE_PARSE_SECONDS): split it into smaller files")
+            "(COGNIZES_KNOWLEDGE_PARSE_SECONDS): split it into smaller files"
+        )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from django.db import models
 
-
 MAX_KEY_LENGTH = 128
 """The longest app name, user id or session id: every table's key columns are this wide, and the
 scope check refuses longer ids in URLs (PostgreSQL would refuse them mid-request)."""

@@ -20,8 +20,9 @@ _ANY, _JSON = "*/*", "application/json"
 
 
 class FastContentNegotiation(DefaultContentNegotiation):
-    def select_renderer(self, request: Request, renderers: list[BaseRenderer],
-                        format_suffix: str | None = None) -> tuple[BaseRenderer, str]:
+    def select_renderer(
+        self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
         if renderers and not format_suffix and self.settings.URL_FORMAT_OVERRIDE not in request.query_params:
             accept = request.headers.get("accept", _ANY).strip()
             first = renderers[0]

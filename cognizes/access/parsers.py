@@ -57,9 +57,7 @@ def refuse_unstorable(data: Any) -> None:
         elif isinstance(value, list):
             stack.extend((item, depth + 1) for item in value)
         elif isinstance(value, str) and "\x00" in value:
-            raise exceptions.ParseError(
-                "Text may not contain NUL (\\u0000) characters; PostgreSQL cannot store them."
-            )
+            raise exceptions.ParseError("Text may not contain NUL (\\u0000) characters; PostgreSQL cannot store them.")
         elif isinstance(value, float) and not math.isfinite(value):  # 1e400: Python reads it as inf
             raise exceptions.ParseError(
                 "Numbers must be finite: a number beyond ±1.8e308 (such as 1e400) cannot be stored or compared."

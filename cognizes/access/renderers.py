@@ -23,7 +23,8 @@ events, ``vertex_app.event_cache``) is written with each one's kept text.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pydantic_core
 from rest_framework.renderers import JSONRenderer
@@ -39,12 +40,16 @@ DATA_ONLY = "cognizes.data_only"
 class FastJSONRenderer(JSONRenderer):
     """``JSONRenderer``'s output for data of JSON's own types, written by pydantic-core."""
 
-    def render(self, data: Any, accepted_media_type: str | None = None,
-               renderer_context: dict[str, Any] | None = None) -> bytes:
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: dict[str, Any] | None = None
+    ) -> bytes:
         if data is None or _data_only(renderer_context):
             return b""
-        if self.get_indent(accepted_media_type, renderer_context or {}) is not None or not self.compact \
-                or self.ensure_ascii:
+        if (
+            self.get_indent(accepted_media_type, renderer_context or {}) is not None
+            or not self.compact
+            or self.ensure_ascii
+        ):
             return super().render(data, accepted_media_type, renderer_context)
         out = _write(data, self.encoder_class().default)
         if b"NaN" in out or b"Infinity" in out:  # perhaps a bare constant (or only text): DRF's renderer decides
@@ -57,15 +62,26 @@ class FastJSONRenderer(JSONRenderer):
 def _write(data: Any, fallback: Callable[[Any], Any]) -> bytes:
     """``pydantic_core.to_json(data)``, with the kept text of each ``FrozenJson`` in a list of the top-level
     dict (a page of stored events) spliced in: compact JSON of a dict is its keys' and values' JSON joined."""
-    if not isinstance(data, dict) or not any(_frozen(value) for value in data.values()) \
-            or not all(isinstance(key, str) for key in data):
+    if (
+        not isinstance(data, dict)
+        or not any(_frozen(value) for value in data.values())
+        or not all(isinstance(key, str) for key in data)
+    ):
         return pydantic_core.to_json(data, fallback=fallback)
-    return b"{" + b",".join(
-        pydantic_core.to_json(key) + b":" + (
-            b"[" + b",".join(item.json(fallback) for item in value) + b"]" if _frozen(value)
-            else pydantic_core.to_json(value, fallback=fallback))
-        for key, value in data.items()
-    ) + b"}"
+    return (
+        b"{"
+        + b",".join(
+            pydantic_core.to_json(key)
+            + b":"
+            + (
+                b"[" + b",".join(item.json(fallback) for item in value) + b"]"
+                if _frozen(value)
+                else pydantic_core.to_json(value, fallback=fallback)
+            )
+            for key, value in data.items()
+        )
+        + b"}"
+    )
 
 
 def _frozen(value: Any) -> bool:
@@ -76,5 +92,9 @@ def _data_only(context: dict[str, Any] | None) -> bool:
     if not context:
         return False
     request, response = context.get("request"), context.get("response")
-    return (request is not None and response is not None and response.status_code < 300
-            and bool(request.META.get(DATA_ONLY)))
+    return (
+        request is not None
+        and response is not None
+        and response.status_code < 300
+        and bool(request.META.get(DATA_ONLY))
+    )

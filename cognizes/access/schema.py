@@ -12,9 +12,19 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
 _TAG_BY_PATH = [  # each operation's section (SPECTACULAR_SETTINGS' TAGS): the first whose fragment its path holds
-    ("tool", "Tools"), ("secrets/", "Tools"), ("corpora", "Knowledge"), ("/traces/", "Traces"), ("memory-config/", "Memory bank"), ("memory-jobs/", "Memory bank"),
-    ("memories", "Memories"), ("/artifacts/", "Artifacts"), ("/run/", "Agent runs"), ("/events/", "Events"),
-    ("state/", "State"), ("sessions/", "Sessions"), ("users/", "Users"),
+    ("tool", "Tools"),
+    ("secrets/", "Tools"),
+    ("corpora", "Knowledge"),
+    ("/traces/", "Traces"),
+    ("memory-config/", "Memory bank"),
+    ("memory-jobs/", "Memory bank"),
+    ("memories", "Memories"),
+    ("/artifacts/", "Artifacts"),
+    ("/run/", "Agent runs"),
+    ("/events/", "Events"),
+    ("state/", "State"),
+    ("sessions/", "Sessions"),
+    ("users/", "Users"),
 ]
 
 
@@ -57,8 +67,11 @@ def filter_parameters(filterset: type[FilterSet]) -> list[OpenApiParameter]:
             kind, description = OpenApiTypes.DATETIME, f"Only those with {field.field_name} at or after this time."
         else:
             kind, description = OpenApiTypes.STR, f"Only those with this {name}."
-        parameters.append(OpenApiParameter(
-            name, kind, enum=[value for value, _ in choices] if choices else None, description=description))
+        parameters.append(
+            OpenApiParameter(
+                name, kind, enum=[value for value, _ in choices] if choices else None, description=description
+            )
+        )
     return parameters
 
 

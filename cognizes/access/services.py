@@ -23,7 +23,11 @@ def do_create_api_key(*, name: str, app_name: str, user_id: str = "", read_only:
     prefix = f"{KEY_PREFIX}_{secrets.token_hex(4)}"
     key = f"{prefix}_{secrets.token_urlsafe(24)}"
     api_key = ApiKey.objects.create(
-        name=name or app_name, prefix=prefix, key_hash=_hash(key), app_name=app_name, user_id=user_id,
+        name=name or app_name,
+        prefix=prefix,
+        key_hash=_hash(key),
+        app_name=app_name,
+        user_id=user_id,
         read_only=read_only,
     )
     return api_key, key

@@ -87,7 +87,8 @@ class KeyRateThrottle(SimpleRateThrottle):
             return True
         try:
             wait_ms = _take_script()(
-                keys=[cache.make_key(key)], args=[self.duration * 1000, self.num_requests, _member()],
+                keys=[cache.make_key(key)],
+                args=[self.duration * 1000, self.num_requests, _member()],
             )
         except REDIS_DOWN as error:
             logger.warning("rate limit not counted, Redis is unavailable: %s", error)

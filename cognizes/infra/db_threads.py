@@ -16,7 +16,8 @@ import functools
 import logging
 import os
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection, connections
@@ -88,4 +89,3 @@ def close_connections() -> None:
     if executor is None:
         return
     executor.shutdown(wait=True, last=connections.close_all)  # each thread closes its own
-

@@ -20,8 +20,11 @@ def conninfo(application_name: str) -> str:
     """libpq parameters of the database reached directly, naming the connection in ``pg_stat_activity``."""
     database = settings.DATABASES.get("listen") or settings.DATABASES["default"]
     fields = {
-        "dbname": database["NAME"], "user": database.get("USER"), "password": database.get("PASSWORD"),
-        "host": database.get("HOST"), "port": database.get("PORT"),
+        "dbname": database["NAME"],
+        "user": database.get("USER"),
+        "password": database.get("PASSWORD"),
+        "host": database.get("HOST"),
+        "port": database.get("PORT"),
         **{k: v for k, v in database.get("OPTIONS", {}).items() if k not in _DJANGO_OPTIONS},
         "application_name": application_name,
     }

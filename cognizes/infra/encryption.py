@@ -59,8 +59,8 @@ def _multi_fernet(keys: tuple[str, ...]) -> MultiFernet:
         except (ValueError, TypeError) as e:  # the key itself is never put in the message
             raise ImproperlyConfigured(
                 f"COGNIZES_SECRET_KEYS: key {position} of {len(keys)} is not a Fernet key (32 url-safe base64 "
-                "bytes; make one with `python -c \"from cryptography.fernet import Fernet; "
-                "print(Fernet.generate_key().decode())\"`)."
+                'bytes; make one with `python -c "from cryptography.fernet import Fernet; '
+                'print(Fernet.generate_key().decode())"`).'
             ) from e
     return MultiFernet(fernets)
 

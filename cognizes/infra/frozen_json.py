@@ -9,7 +9,8 @@ first time they are made, and the writers reuse them.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pydantic_core
 from google.protobuf.descriptor import Descriptor

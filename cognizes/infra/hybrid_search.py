@@ -18,7 +18,8 @@ a statement it runs anyway) can have the same BM25 list at half the cost (``keyw
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from cognizes.infra.text import TEXT_SEARCH_CONFIG
 
@@ -165,8 +166,9 @@ def keyword_ranks_of(table: str, where: str, lexemes: int, id_type: str) -> str:
     tf = TERM_FREQUENCY.format(rank="ts_rank('{{1,1,1,1}}', m.search_vector, (%(lexeme_queries)s::tsquery[])[{i}], 0)")
     frequencies = ",\n           ".join(f"{tf.format(i=i)} AS tf{i}" for i in numbered)
     counts = ", ".join(f"count(*) FILTER (WHERE tf{i} > 0)::float8 AS df{i}" for i in numbered)
-    weights = ",\n           ".join(f"ln(1 + (%(n)s - df{i} + 0.5) / (df{i} + 0.5)) * (%(k1)s + 1) AS w{i}"
-                                    for i in numbered)
+    weights = ",\n           ".join(
+        f"ln(1 + (%(n)s - df{i} + 0.5) / (df{i} + 0.5)) * (%(k1)s + 1) AS w{i}" for i in numbered
+    )
     score = "\n               + ".join(f"w.w{i} * m.tf{i} / (m.tf{i} + w.base + w.per_length * m.dl)" for i in numbered)
     return f"""
 matched AS MATERIALIZED (

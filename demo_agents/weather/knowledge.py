@@ -25,9 +25,12 @@ def add_handbook() -> list[Document]:
     caller indexes them in its own process rather than waiting for a worker.
     """
     corpus = services.corpora(APP_NAME).filter(display_name=CORPUS).first() or services.do_create_corpus(
-        app_name=APP_NAME, display_name=CORPUS,
+        app_name=APP_NAME,
+        display_name=CORPUS,
         description="What to pack per climate, how to read a forecast, and when to visit four cities.",
     )
     for path in sorted(FILES.glob("*.md")):
         services.do_add_document(corpus, data=path.read_bytes(), filename=path.name, mime_type="text/markdown")
-    return list(services.documents(APP_NAME, corpus.id, user_id=None).filter(status=DocumentStatus.PENDING).order_by("id"))
+    return list(
+        services.documents(APP_NAME, corpus.id, user_id=None).filter(status=DocumentStatus.PENDING).order_by("id")
+    )

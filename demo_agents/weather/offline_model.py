@@ -12,7 +12,8 @@ Every answer says the offline model wrote it.
 from __future__ import annotations
 
 import re
-from typing import Any, AsyncGenerator, ClassVar
+from collections.abc import AsyncGenerator
+from typing import Any, ClassVar
 
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -56,8 +57,10 @@ class OfflineWeatherModel(BaseLlm):
         unit = _UNIT.search(text)
         if unit:
             return _say(f"Got it: from now on I'll give temperatures in {unit.group(1).capitalize()}.")
-        return _say('I can tell you the weather: ask "What\'s the weather in Paris?" or "What should I pack for '
-                    'Paris in November?", or tell me whether you prefer Celsius or Fahrenheit.')
+        return _say(
+            'I can tell you the weather: ask "What\'s the weather in Paris?" or "What should I pack for '
+            'Paris in November?", or tell me whether you prefer Celsius or Fahrenheit.'
+        )
 
     def _after_tool(self, response: types.FunctionResponse, question: str) -> types.Part:
         result: dict[str, Any] = response.response or {}

@@ -34,8 +34,11 @@ def get_weather(city: str, unit: str, tool_context: ToolContext) -> dict[str, An
     temperature = celsius if unit == "celsius" else round(celsius * 9 / 5 + 32)
     tool_context.state["last_city"] = name
     return {
-        "status": "success", "city": name.title(), "temperature": temperature,
-        "unit": "°C" if unit == "celsius" else "°F", "conditions": conditions,
+        "status": "success",
+        "city": name.title(),
+        "temperature": temperature,
+        "unit": "°C" if unit == "celsius" else "°F",
+        "conditions": conditions,
     }
 
 
@@ -50,7 +53,11 @@ def register() -> bool:
 
     try:
         do_create_tool(
-            app_name=APP_NAME, actor="demo", name="get_weather", kind="python", callable_path=TOOL_PATH,
+            app_name=APP_NAME,
+            actor="demo",
+            name="get_weather",
+            kind="python",
+            callable_path=TOOL_PATH,
             description="Current weather in a city, in the unit the user prefers (celsius or fahrenheit).",
         )
     except ToolExists:

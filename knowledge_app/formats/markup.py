@@ -66,8 +66,43 @@ def _sections(text: str, headings: list[tuple[int, str, int, int]]) -> list[Sect
 _SKIPPED = frozenset({"script", "style", "template", "noscript"})
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _BLOCKS = frozenset(
-    "address article aside blockquote body caption dd details dialog div dl dt fieldset figcaption figure footer "
-    "form header hr html li main nav ol p pre section summary table tbody tfoot thead title tr ul".split()
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "caption",
+        "dd",
+        "details",
+        "dialog",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "header",
+        "hr",
+        "html",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "tfoot",
+        "thead",
+        "title",
+        "tr",
+        "ul",
+    ]
 )
 _CELLS = frozenset({"td", "th"})
 

@@ -32,10 +32,14 @@ def pdf(data: bytes) -> Parsed:
     try:
         # pypdf's own bounds on what a stream may inflate to, held to ours; a page tree that references one page
         # a million times is bounded before it is flattened (a page's dictionary has about ten entries).
-        with apply_configuration(zlib_maximum_output_length=allowed, lzw_maximum_output_length=allowed,
-                                 run_length_maximum_output_length=allowed, brotli_maximum_output_length=allowed,
-                                 array_based_stream_maximum_output_length=allowed,
-                                 page_tree_maximum_page_entries=most_pages * 64):
+        with apply_configuration(
+            zlib_maximum_output_length=allowed,
+            lzw_maximum_output_length=allowed,
+            run_length_maximum_output_length=allowed,
+            brotli_maximum_output_length=allowed,
+            array_based_stream_maximum_output_length=allowed,
+            page_tree_maximum_page_entries=most_pages * 64,
+        ):
             reader = PdfReader(io.BytesIO(data))
             if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
                 raise UnreadableDocument(_NEEDS_PASSWORD)
@@ -43,7 +47,8 @@ def pdf(data: bytes) -> Parsed:
             if pages > most_pages:
                 raise UnreadableDocument(
                     f"the PDF has {pages} pages, more than the {most_pages} a document may have "
-                    "(COGNIZES_KNOWLEDGE_MAX_PAGES); split it into smaller files")
+                    "(COGNIZES_KNOWLEDGE_MAX_PAGES); split it into smaller files"
+                )
             for page in reader.pages:
                 # The deadline is checked at each drawing operator too: one page's content can take minutes.
                 text = (page.extract_text(visitor_operand_before=_on_time) or "").replace("\x00", "")
@@ -58,15 +63,16 @@ def pdf(data: bytes) -> Parsed:
     except (UnreadableDocument, limits.LimitExceeded):
         raise
     except LimitReachedError as error:
-        raise UnreadableDocument(f"the PDF asks for more than a document may (split it into smaller files): "
-                                 f"{error}") from None
+        raise UnreadableDocument(
+            f"the PDF asks for more than a document may (split it into smaller files): {error}"
+        ) from None
     except FileNotDecryptedError:
         raise UnreadableDocument(_NEEDS_PASSWORD) from None
     except DependencyError as error:
         logging.getLogger(__name__).error("PDF decryption needs a package this server lacks: %s", error)
         reason = "encrypted PDF that this server cannot decrypt; upload a copy without encryption"
         raise UnreadableDocument(reason) from None
-    except Exception as error:  # noqa: BLE001 - see the docstring
+    except Exception as error:
         raise UnreadableDocument(f"damaged or not a PDF ({type(error).__name__}: {error})") from None
     return outline.build()
 

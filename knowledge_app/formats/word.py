@@ -101,7 +101,6 @@ def docx_text(data: bytes) -> Parsed:
                     outline.paragraph(_row_text(row))
     except limits.LimitExceeded:
         raise
-    except Exception as error:  # noqa: BLE001 - a hostile file can make the XML layer raise anything
+    except Exception as error:
         raise UnreadableDocument(f"not a readable Word document ({type(error).__name__}: {error})") from None
     return outline.build()
-

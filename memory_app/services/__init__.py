@@ -10,27 +10,21 @@ Search lives in ``memory_app.search``. The rules live by what they do —
 
 from __future__ import annotations
 
-from memory_app.services.remember import (  # noqa: F401
-    NEAR_DUPLICATE_SIMILARITY,
-    check_candidate,
-    do_remember,
-    merge_metadata,
-)
-from memory_app.services.base import (  # noqa: F401
-    get_bank_config,
-    Candidate,
-    Expiry,
-    Generation,
-    MAX_MEMORY_LENGTH,
-    MemoryNotFound,
-    MemoryServiceError,
-    Outcome,
-    RevisionMark,
-)
 from memory_app.services.bank import (  # noqa: F401
     check_bank_config,
     check_topic,
     do_configure_bank,
+)
+from memory_app.services.base import (  # noqa: F401
+    MAX_MEMORY_LENGTH,
+    Candidate,
+    Expiry,
+    Generation,
+    MemoryNotFound,
+    MemoryServiceError,
+    Outcome,
+    RevisionMark,
+    get_bank_config,
 )
 from memory_app.services.edit import (  # noqa: F401
     do_delete_memory,
@@ -45,4 +39,10 @@ from memory_app.services.erase import (  # noqa: F401
     SessionForgetting,
     do_erase_user,
     do_forget_session_memories,
+)
+from memory_app.services.remember import (  # noqa: F401
+    NEAR_DUPLICATE_SIMILARITY,
+    check_candidate,
+    do_remember,
+    merge_metadata,
 )

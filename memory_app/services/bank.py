@@ -14,8 +14,14 @@ from memory_app.services.base import MemoryServiceError
 def do_configure_bank(*, app_name: str, changes: dict[str, Any]) -> MemoryBankConfig:
     """Change an app's memory bank config (only the fields in ``changes``), checked whole before it is saved."""
     allowed = {
-        "managed_topics", "custom_topics", "examples", "default_ttl", "create_ttl", "generate_created_ttl",
-        "generate_updated_ttl", "revision_ttl",
+        "managed_topics",
+        "custom_topics",
+        "examples",
+        "default_ttl",
+        "create_ttl",
+        "generate_created_ttl",
+        "generate_updated_ttl",
+        "revision_ttl",
     }
     unknown = sorted(set(changes) - allowed)
     if unknown:
@@ -39,8 +45,15 @@ def check_bank_config(config: MemoryBankConfig) -> None:
     labels = []
     for topic in config.custom_topics:
         label = topic.get("label") if isinstance(topic, dict) else None
-        if not isinstance(label, str) or not label.strip() or len(label) > MAX_TOPIC_LENGTH or set(topic) - {"label", "description"}:
-            raise MemoryServiceError(f"A custom topic is {{label, description}} with a label of 1 to {MAX_TOPIC_LENGTH} characters.")
+        if (
+            not isinstance(label, str)
+            or not label.strip()
+            or len(label) > MAX_TOPIC_LENGTH
+            or set(topic) - {"label", "description"}
+        ):
+            raise MemoryServiceError(
+                f"A custom topic is {{label, description}} with a label of 1 to {MAX_TOPIC_LENGTH} characters."
+            )
         if not isinstance(topic.get("description", ""), str):
             raise MemoryServiceError(f"The description of custom topic {label!r} is text.")
         labels.append(label)
@@ -61,9 +74,15 @@ def _valid_example(example: Any) -> bool:
         return False
     turns, memories = example["conversation"], example["memories"]
     return (
-        isinstance(turns, list) and isinstance(memories, list)
-        and all(isinstance(t, dict) and isinstance(t.get("text"), str) and isinstance(t.get("role", ""), str) for t in turns)
-        and all(isinstance(m, dict) and isinstance(m.get("fact"), str) and isinstance(m.get("topic", ""), str) for m in memories)
+        isinstance(turns, list)
+        and isinstance(memories, list)
+        and all(
+            isinstance(t, dict) and isinstance(t.get("text"), str) and isinstance(t.get("role", ""), str) for t in turns
+        )
+        and all(
+            isinstance(m, dict) and isinstance(m.get("fact"), str) and isinstance(m.get("topic", ""), str)
+            for m in memories
+        )
     )
 
 

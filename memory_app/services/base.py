@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Iterable
+from typing import Any
 from uuid import UUID
 
 from django.db import connection
@@ -64,7 +65,9 @@ class Generation:
 
     def check(self) -> None:
         if self.metadata_merge not in MetadataMerge.values:
-            raise MemoryServiceError(f"Unknown metadata merge {self.metadata_merge!r}; one of {', '.join(MetadataMerge.values)}.")
+            raise MemoryServiceError(
+                f"Unknown metadata merge {self.metadata_merge!r}; one of {', '.join(MetadataMerge.values)}."
+            )
         unknown = sorted(set(self.allowed_kinds) - set(Kind.values))
         if unknown:
             raise MemoryServiceError(f"Unknown kinds {', '.join(unknown)}; one of {', '.join(Kind.values)}.")
@@ -86,7 +89,9 @@ class Expiry:
     @classmethod
     def of(cls, config: MemoryBankConfig, *, created_directly: bool) -> Expiry:
         created = config.create_ttl if created_directly else config.generate_created_ttl
-        return cls(created_ttl=created or config.default_ttl, updated_ttl=config.generate_updated_ttl or config.default_ttl)
+        return cls(
+            created_ttl=created or config.default_ttl, updated_ttl=config.generate_updated_ttl or config.default_ttl
+        )
 
     def created(self) -> datetime | None:
         return _from_now(self.created_ttl)
@@ -129,7 +134,9 @@ def get_bank_config(app_name: str) -> MemoryBankConfig:
 
 
 def _get_for_update(memory_id: UUID | str, app_name: str, user_id: str) -> Memory:
-    memory = Memory.objects.for_scope(app_name, user_id).select_for_update().filter(id__in=_uuids([str(memory_id)])).first()
+    memory = (
+        Memory.objects.for_scope(app_name, user_id).select_for_update().filter(id__in=_uuids([str(memory_id)])).first()
+    )
     if memory is None:
         raise MemoryNotFound(f"Memory {memory_id} not found.")
     return memory
@@ -156,7 +163,9 @@ def _revise(
 
 def _lock_scope(app_name: str, user_id: str) -> None:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ["memory:" + json.dumps([app_name, user_id])])
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ["memory:" + json.dumps([app_name, user_id])]
+        )
 
 
 def _uuids(ids: Iterable[str]) -> list[UUID]:

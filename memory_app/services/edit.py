@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 from uuid import UUID
 
 import numpy as np
@@ -75,8 +76,14 @@ def do_edit_memory(
             setattr(memory, name, changes[name])
         if fields:
             memory.save(update_fields=[*fields, "updated_at"])
-        _revise(memory, RevisionAction.UPDATE, cause, text_before=before, status_before=memory.status,
-                mark=RevisionMark.of(config, generation))
+        _revise(
+            memory,
+            RevisionAction.UPDATE,
+            cause,
+            text_before=before,
+            status_before=memory.status,
+            mark=RevisionMark.of(config, generation),
+        )
     return memory
 
 
@@ -92,9 +99,7 @@ def do_restore(*, memory_id: UUID | str, app_name: str, user_id: str, cause: str
 
 def do_rollback(*, revision_id: int, app_name: str, user_id: str, cause: str) -> Memory:
     """Return a memory to its text and status right after the given revision."""
-    revision = MemoryRevision.objects.filter(
-        id=revision_id, memory__app_name=app_name, memory__user_id=user_id
-    ).first()
+    revision = MemoryRevision.objects.filter(id=revision_id, memory__app_name=app_name, memory__user_id=user_id).first()
     if revision is None:
         raise MemoryNotFound(f"Revision {revision_id} not found.")
     embedder = get_embedder()
@@ -106,8 +111,13 @@ def do_rollback(*, revision_id: int, app_name: str, user_id: str, cause: str) ->
             _set_text(memory, revision.text_after, vector, embedder.id)
         if revision.status_after and revision.status_after != memory.status:
             _apply_status(memory, revision.status_after)
-        _revise(memory, RevisionAction.ROLLBACK, f"{cause} (to revision {revision_id})",
-                text_before=text_before, status_before=status_before)
+        _revise(
+            memory,
+            RevisionAction.ROLLBACK,
+            f"{cause} (to revision {revision_id})",
+            text_before=text_before,
+            status_before=status_before,
+        )
     return memory
 
 

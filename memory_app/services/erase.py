@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 from uuid import UUID
 
 from django.db import transaction
@@ -35,9 +35,12 @@ def do_forget_session_memories(
     gone = set(event_ids)
     with transaction.atomic():
         _lock_scope(app_name, user_id)
-        memories = Memory.objects.for_scope(app_name, user_id).exclude(status=Status.FORGOTTEN).filter(
-            source_session_ids__contains=[session_id]
-        ).select_for_update()
+        memories = (
+            Memory.objects.for_scope(app_name, user_id)
+            .exclude(status=Status.FORGOTTEN)
+            .filter(source_session_ids__contains=[session_id])
+            .select_for_update()
+        )
         for memory in memories:
             others = [s for s in memory.source_session_ids if s != session_id]
             if not others:
@@ -51,8 +54,13 @@ def do_forget_session_memories(
             if memory.source_session_id == session_id:
                 memory.source_session_id = others[0]
             memory.save(update_fields=["source_session_ids", "source_event_ids", "source_session_id", "updated_at"])
-            _revise(memory, RevisionAction.UPDATE, f"{cause} (one of its sources)", text_before=memory.text,
-                    status_before=memory.status)
+            _revise(
+                memory,
+                RevisionAction.UPDATE,
+                f"{cause} (one of its sources)",
+                text_before=memory.text,
+                status_before=memory.status,
+            )
             outcome.detached.append(memory.id)
     return outcome
 

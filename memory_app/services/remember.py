@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 from uuid import uuid4
 
 import numpy as np
@@ -85,7 +86,16 @@ def do_remember(
         _lock_scope(app_name, user_id)
         for candidate, vector in zip(candidates, vectors):
             _remember_one(
-                app_name, user_id, extra_scope or {}, candidate, vector, embedder.id, cause, outcome, generation, expiry,
+                app_name,
+                user_id,
+                extra_scope or {},
+                candidate,
+                vector,
+                embedder.id,
+                cause,
+                outcome,
+                generation,
+                expiry,
                 mark,
             )
     return outcome
@@ -206,8 +216,13 @@ def _find_same(
 
 
 def _merge(
-    memory: Memory, candidate: Candidate, cause: str, *, metadata_merge: str = MetadataMerge.KEEP_ALL,
-    expires_at: datetime | None = None, mark: RevisionMark | None = None,
+    memory: Memory,
+    candidate: Candidate,
+    cause: str,
+    *,
+    metadata_merge: str = MetadataMerge.KEEP_ALL,
+    expires_at: datetime | None = None,
+    mark: RevisionMark | None = None,
 ) -> None:
     """Fold a repeated memory into the one already known: sources and metadata add up, strength (and expiry) renews."""
     memory.source_event_ids = list(dict.fromkeys([*memory.source_event_ids, *candidate.event_ids]))
@@ -224,10 +239,18 @@ def _merge(
     if candidate.event_time and (memory.event_time is None or candidate.event_time > memory.event_time):
         memory.event_time = candidate.event_time
     memory.expires_at = candidate.expires_at or expires_at or memory.expires_at
-    memory.save(update_fields=[
-        "source_event_ids", "source_session_ids", "metadata", "importance", "strength", "event_time", "expires_at",
-        "updated_at",
-    ])
+    memory.save(
+        update_fields=[
+            "source_event_ids",
+            "source_session_ids",
+            "metadata",
+            "importance",
+            "strength",
+            "event_time",
+            "expires_at",
+            "updated_at",
+        ]
+    )
     _revise(memory, RevisionAction.MERGE, cause, text_before=memory.text, status_before=memory.status, mark=mark)
 
 

@@ -18,10 +18,17 @@ and are imported from here.
 
 from __future__ import annotations
 
+from sessions_app.services.append import (  # noqa: F401
+    SessionHead,
+    do_append_event,
+    do_append_event_by_id,
+    event_preview,
+    get_session_head,
+)
 from sessions_app.services.base import (  # noqa: F401
-    NewEvent,
     PREVIEW_LENGTH,
     STALE_SESSION_MESSAGE,
+    NewEvent,
     SessionAttributes,
     SessionError,
     SessionExists,
@@ -36,9 +43,9 @@ from sessions_app.services.base import (  # noqa: F401
     check_timestamp,
 )
 from sessions_app.services.create_read import (  # noqa: F401
+    SessionRef,
     check_attributes,
     do_create_session,
-    SessionRef,
     do_update_session_attributes,
     find_sessions,
     find_whole_sessions,
@@ -49,17 +56,17 @@ from sessions_app.services.create_read import (  # noqa: F401
     list_session_page,
     list_sessions,
 )
+from sessions_app.services.events import (  # noqa: F401
+    StoredEvent,
+    StoredEventText,
+    find_event_page,
+    get_events_after,
+    get_events_after_pk,
+)
 from sessions_app.services.lifecycle import (  # noqa: F401
     do_delete_expired_sessions,
     do_delete_session,
     do_erase_user,
-)
-from sessions_app.services.append import (  # noqa: F401
-    SessionHead,
-    do_append_event,
-    do_append_event_by_id,
-    event_preview,
-    get_session_head,
 )
 from sessions_app.services.state import (  # noqa: F401
     check_scoped_state,
@@ -71,11 +78,4 @@ from sessions_app.services.state import (  # noqa: F401
     do_replace_user_state,
     get_app_state,
     get_user_state,
-)
-from sessions_app.services.events import (  # noqa: F401
-    StoredEvent,
-    StoredEventText,
-    find_event_page,
-    get_events_after,
-    get_events_after_pk,
 )

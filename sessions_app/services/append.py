@@ -69,7 +69,8 @@ _USER_MERGE_SQL = """, u AS (
 
 _APPEND_STATEMENTS = {
     (by_id, has_app, has_user): _APPEND_SQL.format(
-        scoped=(_APP_MERGE_SQL if has_app else "") + (_USER_MERGE_SQL if has_user else ""), live=_live(),
+        scoped=(_APP_MERGE_SQL if has_app else "") + (_USER_MERGE_SQL if has_user else ""),
+        live=_live(),
         user=_THE_ONE_USER.format(live=_live()) if by_id else _THE_USER,
     )
     for by_id in (False, True)
@@ -89,8 +90,14 @@ def do_append_event(
     writers that carry none (Vertex's appendEvent): concurrent ones queue on the
     session's row lock in the one statement, so each lands and none is refused.
     """
-    row = _append(app_name=app_name, user_id=user_id, only_user=None, session_id=session_id,
-                  expected_version=expected_version, event=event)
+    row = _append(
+        app_name=app_name,
+        user_id=user_id,
+        only_user=None,
+        session_id=session_id,
+        expected_version=expected_version,
+        event=event,
+    )
     if row is None:
         _raise_missing_or_stale(app_name=app_name, user_id=user_id, session_id=session_id)
     return row[0]
@@ -103,8 +110,9 @@ def do_append_event_by_id(*, app_name: str, session_id: str, only_user: str | No
     Finding the session is part of the one statement. Returns (version, user_id); ``SessionNotFound``
     if there is no such session, ``SeveralSessions`` if several users have one; nothing is stored then.
     """
-    row = _append(app_name=app_name, user_id=None, only_user=only_user, session_id=session_id,
-                  expected_version=None, event=event)
+    row = _append(
+        app_name=app_name, user_id=None, only_user=only_user, session_id=session_id, expected_version=None, event=event
+    )
     if row is None:
         users = get_session_users(app_name=app_name, session_id=session_id, only_user=only_user)
         if len(users) > 1:
@@ -114,7 +122,12 @@ def do_append_event_by_id(*, app_name: str, session_id: str, only_user: str | No
 
 
 def _append(
-    *, app_name: str, user_id: str | None, only_user: str | None, session_id: str, expected_version: int | None,
+    *,
+    app_name: str,
+    user_id: str | None,
+    only_user: str | None,
+    session_id: str,
+    expected_version: int | None,
     event: NewEvent,
 ) -> tuple[int, str] | None:
     check_timestamp(event.timestamp)

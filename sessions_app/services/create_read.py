@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
@@ -107,7 +107,7 @@ def do_create_session(
         user_state=_json(user_state),
         version=version,
         last_update_time=now,
-        attributes=replace(attributes, create_time=datetime.fromtimestamp(now, tz=timezone.utc)),
+        attributes=replace(attributes, create_time=datetime.fromtimestamp(now, tz=UTC)),
     )
 
 
@@ -176,7 +176,11 @@ def get_session(
 
 
 def list_sessions(
-    *, app_name: str, user_id: str | None = None, updated_since: datetime | None = None, limit: int | None = None,
+    *,
+    app_name: str,
+    user_id: str | None = None,
+    updated_since: datetime | None = None,
+    limit: int | None = None,
     offset: int = 0,
 ) -> list[StoredSession]:
     """Sessions of an app (or of one user), oldest update first, without events; a page with ``limit``;
@@ -185,7 +189,12 @@ def list_sessions(
 
 
 def list_session_page(
-    *, app_name: str, user_id: str | None = None, updated_since: datetime | None = None, limit: int, offset: int = 0,
+    *,
+    app_name: str,
+    user_id: str | None = None,
+    updated_since: datetime | None = None,
+    limit: int,
+    offset: int = 0,
 ) -> tuple[list[StoredSession], int]:
     """``list_sessions``' page and how many sessions there are in all, in one prepared statement (the native
     API's list: built with the ORM, compiling it took a third of the request's CPU)."""
@@ -196,7 +205,12 @@ def list_session_page(
 
 
 def _list(
-    app_name: str, user_id: str | None, updated_since: datetime | None, limit: int | None, offset: int, *,
+    app_name: str,
+    user_id: str | None,
+    updated_since: datetime | None,
+    limit: int | None,
+    offset: int,
+    *,
     counted: bool,
 ) -> tuple[list[StoredSession], int | None]:
     sql = f"""
@@ -257,9 +271,7 @@ def check_attributes(*, display_name: str, labels: Any) -> None:
         raise SessionError("labels must map strings to strings.")
 
 
-def do_update_session_attributes(
-    *, app_name: str, user_id: str, session_id: str, changes: dict[str, Any]
-) -> None:
+def do_update_session_attributes(*, app_name: str, user_id: str, session_id: str, changes: dict[str, Any]) -> None:
     """Change a session's display name, labels or expiry (``changes`` names only those); not its version.
 
     These are about the session, not part of what an agent reads, so an agent
@@ -275,8 +287,7 @@ def do_update_session_attributes(
     values = [json.dumps(value) if name == "labels" else value for name, value in changes.items()]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE sessions SET {assignments} WHERE app_name = %s AND user_id = %s AND session_id = %s "
-            f"AND {_live()}",
+            f"UPDATE sessions SET {assignments} WHERE app_name = %s AND user_id = %s AND session_id = %s AND {_live()}",
             [*values, app_name, user_id, session_id],
         )
         if cursor.rowcount == 0:
@@ -290,9 +301,7 @@ class SessionRef:
     """The session's row id (what event notifications carry)."""
 
 
-def find_sessions(
-    *, app_name: str, session_id: str, only_user: str | None = None, limit: int = 2
-) -> list[SessionRef]:
+def find_sessions(*, app_name: str, session_id: str, only_user: str | None = None, limit: int = 2) -> list[SessionRef]:
     """The live sessions of the app with this id, by user (for callers that know only the id);
     with ``only_user``, that user's if it has one."""
     with connection.cursor() as cursor:
@@ -314,20 +323,25 @@ def find_whole_sessions(
         rows = cursor.fetchall()
     return [
         StoredSession(
-            app_name=app_name, user_id=user_id, session_id=session_id, state=_json(state),
-            app_state=_json(app_state), user_state=_json(user_state), version=version,
-            last_update_time=last_update_time, attributes=_attributes(*attributes),
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            state=_json(state),
+            app_state=_json(app_state),
+            user_state=_json(user_state),
+            version=version,
+            last_update_time=last_update_time,
+            attributes=_attributes(*attributes),
         )
         for _, state, version, last_update_time, app_state, user_state, *attributes, user_id in rows
     ]
 
 
-def get_session_users(
-    *, app_name: str, session_id: str, only_user: str | None = None, limit: int = 2
-) -> list[str]:
+def get_session_users(*, app_name: str, session_id: str, only_user: str | None = None, limit: int = 2) -> list[str]:
     """The users of the app that have a session with this id (``find_sessions``' users)."""
-    return [ref.user_id for ref in find_sessions(app_name=app_name, session_id=session_id, only_user=only_user,
-                                                  limit=limit)]
+    return [
+        ref.user_id for ref in find_sessions(app_name=app_name, session_id=session_id, only_user=only_user, limit=limit)
+    ]
 
 
 def get_session_pk(*, app_name: str, user_id: str, session_id: str) -> int | None:
@@ -344,7 +358,5 @@ def get_session_pk(*, app_name: str, user_id: str, session_id: str) -> int | Non
 def get_session_owners(session_id: str, *, limit: int = 2) -> list[tuple[str, str]]:
     """(app_name, user_id) of the sessions with this id — for records that know only the id (trace spans)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT app_name, user_id FROM sessions WHERE session_id = %s LIMIT %s", [session_id, limit]
-        )
+        cursor.execute("SELECT app_name, user_id FROM sessions WHERE session_id = %s LIMIT %s", [session_id, limit])
         return cursor.fetchall()

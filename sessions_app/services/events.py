@@ -76,15 +76,26 @@ ORDER BY e.version
 
 
 def find_event_page(
-    *, app_name: str, session_id: str, only_user: str | None = None, after_version: int = 0,
-    since: float | None = None, limit: int = 100,
+    *,
+    app_name: str,
+    session_id: str,
+    only_user: str | None = None,
+    after_version: int = 0,
+    since: float | None = None,
+    limit: int = 100,
 ) -> tuple[list[SessionRef], list[StoredEventText]]:
     """``find_sessions`` (two at most) and, if it found one, a page of its events in order as stored text (any
     rawEvent kept verbatim; ``since`` in epoch seconds), in one statement: for callers that know only the session's id
     (Vertex's ListEvents), one round trip, not two. The caller checks the session it gets before it shows any
     event."""
-    params = {"app": app_name, "sid": session_id, "only": only_user, "after": after_version, "since": since,
-              "limit": limit}
+    params = {
+        "app": app_name,
+        "sid": session_id,
+        "only": only_user,
+        "after": after_version,
+        "since": since,
+        "limit": limit,
+    }
     with connection.prepared_cursor() as cursor:
         cursor.execute(_FIND_PAGE_SQL, params)
         rows = cursor.fetchall()

@@ -22,8 +22,10 @@ def _delete_sessions(cursor: Any, *, expired: bool = False, batch: int = 0, **ke
         [f"{column} = %({column})s" for column in keys] + (["expire_time <= now()"] if expired else [])
     )
     if batch:
-        where = (f"id IN (SELECT id FROM sessions WHERE {where} ORDER BY expire_time LIMIT {int(batch)} "
-                 "FOR UPDATE SKIP LOCKED)")
+        where = (
+            f"id IN (SELECT id FROM sessions WHERE {where} ORDER BY expire_time LIMIT {int(batch)} "
+            "FOR UPDATE SKIP LOCKED)"
+        )
     cursor.execute(
         f"""
         WITH s AS (

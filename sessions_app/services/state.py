@@ -63,9 +63,7 @@ def do_replace_app_state(*, app_name: str, state: dict[str, Any], expected_versi
     )
 
 
-def do_replace_user_state(
-    *, app_name: str, user_id: str, state: dict[str, Any], expected_version: int
-) -> int:
+def do_replace_user_state(*, app_name: str, user_id: str, state: dict[str, Any], expected_version: int) -> int:
     """Replace a user's shared state if it is still at ``expected_version`` (0: never stored)."""
     check_key("app_name", app_name)
     check_key("user_id", user_id)
@@ -78,9 +76,7 @@ def do_replace_user_state(
     )
 
 
-def _replace_shared_state(
-    *, table: str, keys: dict[str, str], state: dict[str, Any], expected_version: int
-) -> int:
+def _replace_shared_state(*, table: str, keys: dict[str, str], state: dict[str, Any], expected_version: int) -> int:
     columns = ", ".join(keys)
     placeholders = ", ".join(["%s"] * len(keys))
     with transaction.atomic(), connection.cursor() as cursor:

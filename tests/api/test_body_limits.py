@@ -53,13 +53,20 @@ def _length(answer: bytes) -> int:
 
 
 def _head(method: str, path: str, key: str, **headers: str) -> str:
-    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Authorization: Bearer {key}",
-             "Content-Type: application/json", *(f"{k.replace('_', '-')}: {v}" for k, v in headers.items())]
+    lines = [
+        f"{method} {path} HTTP/1.1",
+        "Host: 127.0.0.1",
+        f"Authorization: Bearer {key}",
+        "Content-Type: application/json",
+        *(f"{k.replace('_', '-')}: {v}" for k, v in headers.items()),
+    ]
     return "\r\n".join(lines) + "\r\n\r\n"
 
 
 def _chunked(data: bytes, size: int = 8192) -> list[bytes]:
-    return [b"%x\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size]) for i in range(0, len(data), size)] + [b"0\r\n\r\n"]
+    return [b"%x\r\n%s\r\n" % (len(data[i : i + size]), data[i : i + size]) for i in range(0, len(data), size)] + [
+        b"0\r\n\r\n"
+    ]
 
 
 @override_settings(COGNIZES_API_MAX_BODY_BYTES=LIMIT, COGNIZES_API_BODY_TIMEOUT_SECONDS=2)
@@ -70,8 +77,20 @@ def test_a_chunked_body_over_the_limit_is_a_413_like_a_sized_one(asgi_server):
 
     chunked = _exchange(asgi_server, _head("POST", path, key, Transfer_Encoding="chunked"), _chunked(big))
     sized = _exchange(asgi_server, _head("POST", path, key, Content_Length=str(len(big))), [big])
-    assert chunked[:2] == sized[:2] == (413, {"error": {
-        "code": "payload_too_large", "message": f"The request body is larger than {LIMIT} bytes.", "details": None}})
+    assert (
+        chunked[:2]
+        == sized[:2]
+        == (
+            413,
+            {
+                "error": {
+                    "code": "payload_too_large",
+                    "message": f"The request body is larger than {LIMIT} bytes.",
+                    "details": None,
+                }
+            },
+        )
+    )
     small = json.dumps({"id": "small"}).encode()
     assert _exchange(asgi_server, _head("POST", path, key, Transfer_Encoding="chunked"), _chunked(small))[0] == 201
     assert list(Session.objects.values_list("session_id", flat=True)) == ["small"]
@@ -84,6 +103,14 @@ def test_a_body_that_never_arrives_is_a_408_within_the_timeout(asgi_server):
     status, body, took = _exchange(asgi_server, _head("POST", path, key, Content_Length="1000"), [b'{"id": "s'])
     assert (status, body["error"]["code"]) == (408, "request_timeout") and took < 5
     vertex = _exchange(asgi_server, _head("POST", "/v1beta1/reasoningEngines/1/sessions", key, Content_Length="1000"))
-    assert vertex[:2] == (408, {"error": {
-        "code": 408, "message": "The request body did not arrive within 2 s.", "status": "DEADLINE_EXCEEDED"}})
+    assert vertex[:2] == (
+        408,
+        {
+            "error": {
+                "code": 408,
+                "message": "The request body did not arrive within 2 s.",
+                "status": "DEADLINE_EXCEEDED",
+            }
+        },
+    )
     assert not Session.objects.exists()

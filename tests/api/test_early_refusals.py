@@ -68,19 +68,32 @@ def _answer_to_head_alone(base: str, head: str) -> tuple[int, dict, float]:
 
 
 def _head(path: str, **headers: str) -> str:
-    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {FIFTY_MB}",
-             *(f"{name.replace('_', '-')}: {value}" for name, value in headers.items())]
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: 127.0.0.1",
+        f"Content-Length: {FIFTY_MB}",
+        *(f"{name.replace('_', '-')}: {value}" for name, value in headers.items()),
+    ]
     return "\r\n".join(lines) + "\r\n\r\n"
 
 
-@pytest.mark.parametrize("credentials", [{}, {"Authorization": "Bearer cgz_00000000_wrong"},
-                                         {"x_goog_api_key": "cgz_00000000_wrong"}, {"Cookie": "sessionid=forged"}],
-                         ids=["none", "wrong-bearer", "wrong-google-key", "forged-session"])
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        {},
+        {"Authorization": "Bearer cgz_00000000_wrong"},
+        {"x_goog_api_key": "cgz_00000000_wrong"},
+        {"Cookie": "sessionid=forged"},
+    ],
+    ids=["none", "wrong-bearer", "wrong-google-key", "forged-session"],
+)
 def test_a_body_without_a_valid_key_is_refused_before_a_byte_of_it_is_read(asgi_server, credentials):
     services.do_create_corpus(app_name="shop", display_name="Handbook")
-    for path in ("/api/v1/apps/shop/corpora/1/documents/",
-                 "/api/v1/apps/shop/users/ada/sessions/s/artifacts/a.txt/content/",
-                 "/v1beta1/projects/p/locations/l/ragCorpora"):
+    for path in (
+        "/api/v1/apps/shop/corpora/1/documents/",
+        "/api/v1/apps/shop/users/ada/sessions/s/artifacts/a.txt/content/",
+        "/v1beta1/projects/p/locations/l/ragCorpora",
+    ):
         status, body, took = _answer_to_head_alone(asgi_server, _head(path, **credentials))
         assert status == 401 and took < 5, (path, body)
         assert "key" in json.dumps(body).lower()
@@ -88,7 +101,12 @@ def test_a_body_without_a_valid_key_is_refused_before_a_byte_of_it_is_read(asgi_
 
 def test_an_upload_url_with_a_bad_token_is_refused_before_its_bytes(asgi_server):
     status, body, took = _answer_to_head_alone(
-        asgi_server, _head("/upload/v1beta1/ragCorpora/1/ragFiles:upload?upload_id=made.up:token",
-                           X_Goog_Upload_Command="upload, finalize", X_Goog_Upload_Offset="0"))
+        asgi_server,
+        _head(
+            "/upload/v1beta1/ragCorpora/1/ragFiles:upload?upload_id=made.up:token",
+            X_Goog_Upload_Command="upload, finalize",
+            X_Goog_Upload_Offset="0",
+        ),
+    )
     assert status == 403 and "not valid" in body["error"]["message"] and took < 5
     assert not Document.objects.exists()

@@ -46,8 +46,11 @@ CASES = [
     ("patch", f"{U}/sessions/s1/state/", json.dumps({"state": {"a": 1}, "expected_version": 10**29})),
     # issue 41 K: JSON numbers past a double (1e400 reads as inf), which jsonb cannot hold and int() cannot take
     ("post", f"{U}/sessions/", '{"id": "s2", "state": {"a": 1e400}}'),
-    ("post", f"{U}/sessions/s1/events/", '{"event": {"author": "user", "actions": {"state_delta": {"a": -1e400}}}, '
-                                         '"expected_version": 1}'),
+    (
+        "post",
+        f"{U}/sessions/s1/events/",
+        '{"event": {"author": "user", "actions": {"state_delta": {"a": -1e400}}}, "expected_version": 1}',
+    ),
     ("patch", f"{U}/sessions/s1/state/", '{"state": {"a": [1e400]}, "expected_version": 1}'),
     ("post", f"{U}/memories/", '{"text": "I like tea.", "metadata": {"a": 1e400}}'),
     ("post", f"{U}/memories/search/", '{"query": "tea", "limit": 1e400}'),
@@ -70,12 +73,15 @@ def test_hostile_input_gets_a_4xx_in_the_error_shape_and_changes_nothing(method,
     assert Session.objects.get(session_id="s1").version == 1
 
 
-@pytest.mark.parametrize("query", [
-    "/api/v1/apps/shop/tool-executions/?status=done",
-    f"{U}/memories/?kind=recipe",
-    f"{U}/sessions/?updated_since=yesterday",
-    "/api/v1/apps/shop/sessions/?updated_since=0001-01-01T00:00:00%2B15:00",  # no UTC time: before year 1
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "/api/v1/apps/shop/tool-executions/?status=done",
+        f"{U}/memories/?kind=recipe",
+        f"{U}/sessions/?updated_since=yesterday",
+        "/api/v1/apps/shop/sessions/?updated_since=0001-01-01T00:00:00%2B15:00",  # no UTC time: before year 1
+    ],
+)
 def test_a_filter_value_that_cannot_be_read_is_a_400_that_names_it_not_every_row(query):
     """Before: the filter was dropped and the list answered every row, as if it had matched."""
     response = client_for("shop").get(query)
@@ -91,7 +97,12 @@ def test_a_time_filter_with_an_offset_postgresql_refuses_is_compared_in_utc():
     api.post(f"{U}/sessions/", {"id": "s1"}, format="json")
     late, early = "2999-01-01T00:00:00-16:33", "1999-01-01T00:00:00-16:33"
 
-    for path in (f"{U}/sessions/", "/api/v1/apps/shop/sessions/", f"{U}/memories/", "/api/v1/apps/shop/tool-executions/"):
+    for path in (
+        f"{U}/sessions/",
+        "/api/v1/apps/shop/sessions/",
+        f"{U}/memories/",
+        "/api/v1/apps/shop/tool-executions/",
+    ):
         since = "started_since" if "tool" in path else "updated_since"
         assert api.get(path, {since: late}).json()["count"] == 0, path
     assert api.get(f"{U}/sessions/", {"updated_since": early}).json()["count"] == 1
@@ -112,8 +123,7 @@ def test_an_artifact_typed_longer_than_is_kept_is_a_400_naming_the_limit():
     api = client_for("shop")
     api.post(f"{U}/sessions/", {"id": "s1"}, format="json")
 
-    response = api.post(f"{U}/sessions/s1/artifacts/notes.txt/content/", b"hello",
-                        content_type="text/" + "p" * 300)
+    response = api.post(f"{U}/sessions/s1/artifacts/notes.txt/content/", b"hello", content_type="text/" + "p" * 300)
 
     assert response.status_code == 400, response.content[:300]
     assert "at most 255 characters" in str(response.json()["error"]["details"])

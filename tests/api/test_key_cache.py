@@ -31,10 +31,12 @@ def _sql(statement: str) -> list[tuple]:
 
 def _listening() -> bool:
     """The server's key cache has its LISTEN connection up (its last statement is LISTEN or a heartbeat)."""
-    return bool(_sql(
-        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
-        "AND application_name = 'cognizes key cache' AND query IN ('LISTEN cognizes_api_keys', 'SELECT 1')"
-    ))
+    return bool(
+        _sql(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = 'cognizes key cache' AND query IN ('LISTEN cognizes_api_keys', 'SELECT 1')"
+        )
+    )
 
 
 def _statuses_until(client: httpx.Client, path: str, status: int, seconds: float) -> list[int]:
@@ -92,8 +94,10 @@ def test_a_key_given_to_another_user_is_refused_for_the_first_at_once(remembered
 
 def test_a_revocation_while_the_server_is_not_listening_is_obeyed_at_once(remembered):
     api_key, client = remembered
-    _sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-         "WHERE datname = current_database() AND application_name = 'cognizes key cache'")
+    _sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND application_name = 'cognizes key cache'"
+    )
     ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now())  # nobody hears this one
     # Within the listener's reconnection delay: the server reads keys from the database meanwhile.
     assert _statuses_until(client, SESSIONS.format(user="ada"), 401, 0.8 * key_cache.RECONNECT_DELAY_SECONDS)[-1] == 401

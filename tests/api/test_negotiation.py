@@ -19,11 +19,26 @@ class _ParamsJSON(JSONRenderer):
 
 
 RENDERERS = [
-    [JSONRenderer, BrowsableAPIRenderer], [FastJSONRenderer, BrowsableAPIRenderer], [EventStreamRenderer, JSONRenderer],
-    [StaticHTMLRenderer], [BrowsableAPIRenderer, JSONRenderer], [_ParamsJSON, JSONRenderer],
+    [JSONRenderer, BrowsableAPIRenderer],
+    [FastJSONRenderer, BrowsableAPIRenderer],
+    [EventStreamRenderer, JSONRenderer],
+    [StaticHTMLRenderer],
+    [BrowsableAPIRenderer, JSONRenderer],
+    [_ParamsJSON, JSONRenderer],
 ]
-ACCEPTS = [None, "*/*", " */* ", "application/json", "application/json; indent=4", "text/html", "text/event-stream",
-           "image/png", "application/*", "text/html, */*;q=0.1", ""]
+ACCEPTS = [
+    None,
+    "*/*",
+    " */* ",
+    "application/json",
+    "application/json; indent=4",
+    "text/html",
+    "text/event-stream",
+    "image/png",
+    "application/*",
+    "text/html, */*;q=0.1",
+    "",
+]
 QUERIES = ["", "?format=json", "?format=api", "?format=", "?format=nope"]
 
 
@@ -42,5 +57,6 @@ def test_every_accept_query_and_suffix_gets_drfs_answer(renderers):
     for accept in ACCEPTS:
         for query in QUERIES:
             for suffix in (None, "json", "api"):
-                assert outcome(FastContentNegotiation(), renderers, accept, query, suffix) == \
-                    outcome(DefaultContentNegotiation(), renderers, accept, query, suffix), (accept, query, suffix)
+                assert outcome(FastContentNegotiation(), renderers, accept, query, suffix) == outcome(
+                    DefaultContentNegotiation(), renderers, accept, query, suffix
+                ), (accept, query, suffix)

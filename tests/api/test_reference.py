@@ -20,12 +20,18 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(scope="module")
 def schema(tmp_path_factory) -> dict:
     path = tmp_path_factory.mktemp("schema") / "schema.json"
-    call_command("spectacular", "--fail-on-warn", "--format", "openapi-json", "--file", str(path))  # raises on a warning
+    call_command(
+        "spectacular", "--fail-on-warn", "--format", "openapi-json", "--file", str(path)
+    )  # raises on a warning
     return json.loads(path.read_text())
 
 
 def _operations(schema: dict) -> list[tuple[str, str, dict]]:
-    return [(method.upper(), path, operation) for path, item in schema["paths"].items() for method, operation in item.items()]
+    return [
+        (method.upper(), path, operation)
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+    ]
 
 
 def test_every_operation_is_in_a_section_of_its_resource_in_the_readmes_order(schema):
@@ -42,7 +48,7 @@ def test_every_operation_is_in_a_section_of_its_resource_in_the_readmes_order(sc
     assert tagged[("GET", "/api/v1/apps/{app_name}/tool-approvals/")] == ["Tools"]
     assert tagged[("PUT", "/api/v1/apps/{app_name}/secrets/{name}/")] == ["Tools"]  # an app's tools' secrets
     readme = (settings.BASE_DIR / "README.md").read_text()
-    api_section = readme[readme.index("## HTTP API"):readme.index("## Vertex AI Agent Engine compatibility")]
+    api_section = readme[readme.index("## HTTP API") : readme.index("## Vertex AI Agent Engine compatibility")]
     positions = [api_section.find(f"**{name}**") for name in sections]
     assert -1 not in positions and positions == sorted(positions), "the README lists the sections in this order"
 

@@ -15,11 +15,30 @@ from rest_framework.renderers import JSONRenderer
 from cognizes.access.renderers import FastJSONRenderer
 
 DATA = [
-    {"sessionEvents": [{"name": "reasoningEngines/1/sessions/s/events/e", "rawEvent": {
-        "content": {"parts": [{"text": "héllo 你好 привет こんにちは 안녕 \"quoted\" \\ \n\t"}]},
-        "actions": {"stateDelta": {"n": 1, "f": 2.5, "neg": -0.0, "big": 2**70, "tiny": 1e-7, "none": None,
-                                   "yes": True, "list": [1, "二", None, [], {}]}},
-        "timestamp": 1796247711.9833088}}], "nextPageToken": "51"},
+    {
+        "sessionEvents": [
+            {
+                "name": "reasoningEngines/1/sessions/s/events/e",
+                "rawEvent": {
+                    "content": {"parts": [{"text": 'héllo 你好 привет こんにちは 안녕 "quoted" \\ \n\t'}]},
+                    "actions": {
+                        "stateDelta": {
+                            "n": 1,
+                            "f": 2.5,
+                            "neg": -0.0,
+                            "big": 2**70,
+                            "tiny": 1e-7,
+                            "none": None,
+                            "yes": True,
+                            "list": [1, "二", None, [], {}],
+                        }
+                    },
+                    "timestamp": 1796247711.9833088,
+                },
+            }
+        ],
+        "nextPageToken": "51",
+    },
     {"text": "a\u2028line and a\u2029paragraph"},  # escaped as DRF escapes them (a JavaScript-safe subset)
     [],
     "just text",
@@ -92,7 +111,7 @@ def test_an_unwritten_answer_the_shortcut_refuses_is_written_and_read_as_json():
     from vertex_app import transcoding
 
     rule = transcoding.RULES[transcoding.SESSIONS]["ListEvents"]
-    moment = datetime.datetime(2026, 12, 3, 1, 2, 3, tzinfo=datetime.timezone.utc)
+    moment = datetime.datetime(2026, 12, 3, 1, 2, 3, tzinfo=datetime.UTC)
     data = {"sessionEvents": [{"name": "n", "rawEvent": {"at": moment, "text": "你好"}}], "nextPageToken": "7"}
 
     message = transcoding.response_message(rule, b"", data)
@@ -107,10 +126,16 @@ def test_a_page_of_frozen_values_is_the_same_bytes_as_the_page_written_whole():
 
     event = DATA[0]["sessionEvents"][0]
     separators = {"text": "a\u2028line and a\u2029paragraph 日本"}
-    for data in ({"sessionEvents": [event, separators, event], "nextPageToken": "51"},
-                 {"sessionEvents": [event], "other": [event, 1], "empty": []}):
-        frozen = {key: [FrozenJson(item) if isinstance(item, dict) and key == "sessionEvents" else item
-                        for item in value] if isinstance(value, list) else value for key, value in data.items()}
+    for data in (
+        {"sessionEvents": [event, separators, event], "nextPageToken": "51"},
+        {"sessionEvents": [event], "other": [event, 1], "empty": []},
+    ):
+        frozen = {
+            key: [FrozenJson(item) if isinstance(item, dict) and key == "sessionEvents" else item for item in value]
+            if isinstance(value, list)
+            else value
+            for key, value in data.items()
+        }
         for _ in range(2):  # written, then from the kept text
             assert FastJSONRenderer().render(frozen) == FastJSONRenderer().render(data)
             assert json.loads(FastJSONRenderer().render(frozen)) == data

@@ -68,8 +68,12 @@ def test_a_user_bound_key_never_reads_another_users_or_apps_data(db, keep_test_c
     _, key = do_create_api_key(name="ada's", app_name=APP, user_id=USER)
 
     # Mostly bob's paths: hypothesis leans to a list's first choice.
-    _fuzz_every_operation(key, schemathesis.GenerationMode.POSITIVE, users=[OTHER_USER, OTHER_USER, USER],
-                          hidden=[OTHER_APPS_MARK, OTHER_USERS_MARK])
+    _fuzz_every_operation(
+        key,
+        schemathesis.GenerationMode.POSITIVE,
+        users=[OTHER_USER, OTHER_USER, USER],
+        hidden=[OTHER_APPS_MARK, OTHER_USERS_MARK],
+    )
 
 
 def _seed_tenants() -> None:
@@ -81,11 +85,20 @@ def _seed_tenants() -> None:
     for app_name, user_id in ((APP, USER), (APP, OTHER_USER), (OTHER_APP, USER)):
         sessions.do_delete_session(app_name=app_name, user_id=user_id, session_id=SESSION)
     sessions.do_create_session(app_name=APP, user_id=USER, session_id=SESSION, delta=new(), now=time.time())
-    sessions.do_create_session(app_name=APP, user_id=OTHER_USER, session_id=SESSION, now=time.time(),
-                               delta=new(user={"note": OTHER_USERS_MARK}, session={"note": OTHER_USERS_MARK}))
-    sessions.do_create_session(app_name=OTHER_APP, user_id=USER, session_id=SESSION, now=time.time(),
-                               delta=new(app={"note": OTHER_APPS_MARK}, user={"note": OTHER_APPS_MARK},
-                                         session={"note": OTHER_APPS_MARK}))
+    sessions.do_create_session(
+        app_name=APP,
+        user_id=OTHER_USER,
+        session_id=SESSION,
+        now=time.time(),
+        delta=new(user={"note": OTHER_USERS_MARK}, session={"note": OTHER_USERS_MARK}),
+    )
+    sessions.do_create_session(
+        app_name=OTHER_APP,
+        user_id=USER,
+        session_id=SESSION,
+        now=time.time(),
+        delta=new(app={"note": OTHER_APPS_MARK}, user={"note": OTHER_APPS_MARK}, session={"note": OTHER_APPS_MARK}),
+    )
 
 
 def _fuzz_every_operation(key: str, mode: schemathesis.GenerationMode, *, users: list[str], hidden: list[str]) -> None:
@@ -110,8 +123,10 @@ def _fuzz_every_operation(key: str, mode: schemathesis.GenerationMode, *, users:
                 # bodies get a documented 400) and "a schema-invalid request must be refused" (the
                 # widened parameters make many cases invalid that the views rightly accept, e.g. an
                 # unknown session id is a 404, not a 400).
-                excluded_checks=[schemathesis.checks.positive_data_acceptance,
-                                 schemathesis.checks.negative_data_rejection],
+                excluded_checks=[
+                    schemathesis.checks.positive_data_acceptance,
+                    schemathesis.checks.negative_data_rejection,
+                ],
             )
             leaked = [mark for mark in hidden if mark in response.text]
             assert not leaked, f"{case.method} {case.formatted_path} answered with data the key may not read"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import pytest
 from django.test import override_settings
@@ -104,7 +105,9 @@ def test_events_are_listed_in_order_and_paginated(api):
 def test_state_patch_is_versioned_and_null_removes_a_key(api):
     create(api, a=1, b=2)
 
-    patched = api.patch(f"{BASE}/sessions/s1/state/", {"state": {"a": 10, "b": None}, "expected_version": 1}, format="json")
+    patched = api.patch(
+        f"{BASE}/sessions/s1/state/", {"state": {"a": 10, "b": None}, "expected_version": 1}, format="json"
+    )
     assert patched.json() == {"state": {"a": 10}, "version": 2}
     stale = api.patch(f"{BASE}/sessions/s1/state/", {"state": {"a": 0}, "expected_version": 1}, format="json")
     assert stale.status_code == 409
@@ -227,11 +230,11 @@ def test_each_key_is_rate_limited_on_its_own(db, monkeypatch):
 
 
 def test_a_session_takes_a_ttl_on_create_and_its_expiry_can_be_changed(api):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     created = api.post(f"{BASE}/sessions/", {"id": "t1", "ttl_seconds": 60}, format="json")
     expires = datetime.fromisoformat(created.json()["expire_time"])
-    assert created.status_code == 201 and 55 < (expires - datetime.now(timezone.utc)).total_seconds() <= 60
+    assert created.status_code == 201 and 55 < (expires - datetime.now(UTC)).total_seconds() <= 60
     assert api.get(f"{BASE}/sessions/").json()["results"][0]["expire_time"] == created.json()["expire_time"]
 
     forever = api.patch(f"{BASE}/sessions/t1/", {"expire_time": None}, format="json")
@@ -327,13 +330,19 @@ def test_listing_pages_carry_each_users_state_and_the_count_even_past_the_end(ap
 
     page = api.get(f"{BASE}/sessions/?limit=2&offset=1").json()
     assert page["count"] == 3 and page["next"] is None and page["previous"] is not None
-    assert [(s["id"], s["state"]) for s in page["results"]] == [("s1", {"n": 1, "user:lang": "fr"}),
-                                                                ("s2", {"n": 2, "user:lang": "fr"})]
+    assert [(s["id"], s["state"]) for s in page["results"]] == [
+        ("s1", {"n": 1, "user:lang": "fr"}),
+        ("s2", {"n": 2, "user:lang": "fr"}),
+    ]
     past = api.get(f"{BASE}/sessions/?limit=2&offset=10").json()
     assert past["count"] == 3 and past["results"] == []
     every_user = api.get("/api/v1/apps/shop/sessions/").json()
     assert {s["id"]: s["state"].get("user:lang") for s in every_user["results"]} == {
-        "s0": "fr", "s1": "fr", "s2": "fr", "b1": "de"}
+        "s0": "fr",
+        "s1": "fr",
+        "s2": "fr",
+        "b1": "de",
+    }
 
 
 def test_an_apps_listing_keeps_to_the_user_asked_for_and_to_a_restricted_keys_own(api):
@@ -357,4 +366,8 @@ def test_an_apps_listing_keeps_to_the_user_asked_for_and_to_a_restricted_keys_ow
     assert ids(api, updated_since="2999-01-01T00:00:00Z") == []
     assert ids(api, user_id="bob", updated_since="2000-01-01T00:00:00Z") == ["b1", "b2"]
     assert api.get(f"{BASE}/sessions/", {"user_id": "bob"}).json() == {
-        "count": 0, "next": None, "previous": None, "results": []}  # ada's path, bob's name: nobody's
+        "count": 0,
+        "next": None,
+        "previous": None,
+        "results": [],
+    }  # ada's path, bob's name: nobody's

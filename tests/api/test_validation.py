@@ -14,22 +14,44 @@ from rest_framework import exceptions, serializers
 
 from cognizes.access.api import bound_fields, valid
 
-API_MODULES = ["sessions_app.api", "memory_app.api", "tools_app.api", "knowledge_app.api", "runtime_app.api",
-               "artifacts_app.api", "tracing_app.api", "vertex_app.rag"]
+API_MODULES = [
+    "sessions_app.api",
+    "memory_app.api",
+    "tools_app.api",
+    "knowledge_app.api",
+    "runtime_app.api",
+    "artifacts_app.api",
+    "tracing_app.api",
+    "vertex_app.rag",
+]
 
 
 def _serializer_classes() -> list[type[serializers.Serializer]]:
     classes = []
     for module in map(importlib.import_module, API_MODULES):
-        classes += [value for value in vars(module).values() if isinstance(value, type)
-                    and issubclass(value, serializers.Serializer) and value.__module__ == module.__name__]
+        classes += [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, serializers.Serializer)
+            and value.__module__ == module.__name__
+        ]
     return sorted(classes, key=lambda cls: f"{cls.__module__}.{cls.__name__}")
 
 
 def _binding(field: serializers.Field) -> tuple:
     child = getattr(field, "child", None)
-    return (type(field), field.field_name, field.source, field.label, field.required, field.allow_null,
-            field.read_only, field.default, _binding(child) if isinstance(child, serializers.Field) else None)
+    return (
+        type(field),
+        field.field_name,
+        field.source,
+        field.label,
+        field.required,
+        field.allow_null,
+        field.read_only,
+        field.default,
+        _binding(child) if isinstance(child, serializers.Field) else None,
+    )
 
 
 @pytest.mark.parametrize("serializer_class", _serializer_classes(), ids=lambda cls: cls.__name__)

@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from a2a.compat.v0_3.jsonrpc_adapter import JSONRPC03Adapter
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # before the adapter, which a2a-sdk imports from it
-from a2a.compat.v0_3.jsonrpc_adapter import JSONRPC03Adapter  # noqa: I001
 from django.conf import settings
 from django.test import Client
 from django.urls import resolve
@@ -82,8 +82,9 @@ def _filled(path: str) -> str:
 def test_every_vertex_route_is_documented_in_project_form_with_each_method_its_view_serves(vertex):
     routes = [p for p in vertex_urls.urlpatterns if hasattr(p.callback, "view_class")]
     documented = {path: item for path, item in vertex["paths"].items()}
-    assert all(path.removeprefix("/upload").startswith((PROJECT_FORM.rstrip("/"), REGISTRY_FORM))
-               for path in documented), list(documented)
+    assert all(
+        path.removeprefix("/upload").startswith((PROJECT_FORM.rstrip("/"), REGISTRY_FORM)) for path in documented
+    ), list(documented)
     for route in routes:
         served = [path for path in documented if route.pattern.regex.match(_filled(path).lstrip("/"))]
         assert len(served) == 1, (route.pattern, served)
@@ -98,7 +99,11 @@ def test_every_vertex_route_is_documented_in_project_form_with_each_method_its_v
     assert "Agent Registry" in vertex["info"]["description"]
     append = documented[PROJECT_FORM + "reasoningEngines/{engine_id}/sessions/{session_id}:appendEvent"]
     assert [p["name"] for p in append["post"]["parameters"] if p["in"] == "path"] == [
-        "project", "location", "engine_id", "session_id"]
+        "project",
+        "location",
+        "engine_id",
+        "session_id",
+    ]
 
 
 def test_every_grpc_method_is_an_operation_named_for_it_with_its_messages_schemas(vertex):
@@ -106,7 +111,7 @@ def test_every_grpc_method_is_an_operation_named_for_it_with_its_messages_schema
     for service, rules in RULES.items():
         for name, rule in rules.items():
             method, path, operation = by_id[name]
-            assert method == rule.verb.lower() and path.endswith(rule.path[rule.path.index("}") + 1:]), name
+            assert method == rule.verb.lower() and path.endswith(rule.path[rule.path.index("}") + 1 :]), name
             assert "application/json" in operation["responses"]["200"]["content"], name
             assert ("requestBody" in operation) == (rule.body is not None), name
             assert f"{service}/{name}" in operation["description"]  # also served over gRPC, as this method
@@ -132,7 +137,8 @@ def test_every_grpc_method_is_an_operation_named_for_it_with_its_messages_schema
 def test_the_vertex_reference_names_its_keys_and_googles_errors(vertex):
     schemes = vertex["components"]["securitySchemes"]
     assert {"name": "x-goog-api-key", "in": "header", "type": "apiKey"}.items() <= next(
-        s for s in schemes.values() if s.get("name") == "x-goog-api-key").items()
+        s for s in schemes.values() if s.get("name") == "x-goog-api-key"
+    ).items()
     assert any(s.get("scheme") == "bearer" for s in schemes.values())
     assert {name for requirement in vertex["security"] for name in requirement} == set(schemes)
     error = vertex["paths"][PROJECT_FORM + "reasoningEngines/{engine_id}/sessions/{session_id}"]["get"]["responses"]
@@ -168,7 +174,11 @@ def test_the_a2a_reference_lists_the_methods_of_both_protocol_versions(a2a):
     assert {"message/send", "SendMessage", "tasks/get", "GetTask"} <= set(methods)
     assert set(methods) == set(JsonRpcDispatcher.METHOD_TO_MODEL) | set(JSONRPC03Adapter.METHOD_TO_MODEL)
     assert {example["value"]["method"] for example in body["examples"].values()} >= {
-        "message/send", "SendMessage", "tasks/get", "GetTask"}
+        "message/send",
+        "SendMessage",
+        "tasks/get",
+        "GetTask",
+    }
     headers = {p["name"]: p for p in rpc["parameters"] if p["in"] == "header"}
     assert {"X-User-Id", "A2A-Version"} <= set(headers)
     assert {"0.3", "1.0"} <= set(headers["A2A-Version"]["schema"]["enum"])
@@ -180,15 +190,19 @@ def test_the_a2a_reference_lists_the_methods_of_both_protocol_versions(a2a):
 
 def test_the_three_references_link_to_each_other(vertex, a2a):
     pages = {"native": "/api/docs/", "vertex": "/api/docs/vertex/", "a2a": "/api/docs/a2a/"}
-    descriptions = {"native": settings.SPECTACULAR_SETTINGS["DESCRIPTION"],
-                    "vertex": vertex["info"]["description"], "a2a": a2a["info"]["description"]}
+    descriptions = {
+        "native": settings.SPECTACULAR_SETTINGS["DESCRIPTION"],
+        "vertex": vertex["info"]["description"],
+        "a2a": a2a["info"]["description"],
+    }
     for name, description in descriptions.items():
         linked = set(re.findall(r"\]\((/api/docs/[\w/]*)\)", description))
         assert linked == {page for other, page in pages.items() if other != name}, (name, linked)
 
 
-@pytest.mark.parametrize(("page", "schema"), [("/api/docs/vertex/", "/api/schema/vertex/"),
-                                              ("/api/docs/a2a/", "/api/schema/a2a/")])
+@pytest.mark.parametrize(
+    ("page", "schema"), [("/api/docs/vertex/", "/api/schema/vertex/"), ("/api/docs/a2a/", "/api/schema/a2a/")]
+)
 def test_the_docs_pages_load_only_files_served_here(page, schema):
     answer = Client().get(page)
 

@@ -22,11 +22,21 @@ def saved():
     async def save():
         service = PostgresArtifactService()
         for data in (b"first", b"second"):
-            await service.save_artifact(app_name=APP, user_id="ada", session_id="s1", filename="chart.png",
-                                        artifact=types.Part(inline_data=types.Blob(data=data, mime_type="image/png")),
-                                        custom_metadata={"by": "tool"})
-        await service.save_artifact(app_name=APP, user_id="ada", session_id="s2", filename="user:notes.txt",
-                                    artifact=types.Part(text="Café at 9."))
+            await service.save_artifact(
+                app_name=APP,
+                user_id="ada",
+                session_id="s1",
+                filename="chart.png",
+                artifact=types.Part(inline_data=types.Blob(data=data, mime_type="image/png")),
+                custom_metadata={"by": "tool"},
+            )
+        await service.save_artifact(
+            app_name=APP,
+            user_id="ada",
+            session_id="s2",
+            filename="user:notes.txt",
+            artifact=types.Part(text="Café at 9."),
+        )
 
     asyncio.run(save())
 
@@ -36,11 +46,14 @@ def test_list_versions_and_download(saved):
 
     listed = api.get(f"{S1}/").json()
     assert [(a["filename"], a["latest"]["version"], a["latest"]["mime_type"]) for a in listed] == [
-        ("chart.png", 1, "image/png"), ("user:notes.txt", 0, "text/plain"),
+        ("chart.png", 1, "image/png"),
+        ("user:notes.txt", 0, "text/plain"),
     ]
     versions = api.get(f"{S1}/chart.png/").json()["versions"]
-    assert [(v["version"], v["size"], v["custom_metadata"]) for v in versions] == [(0, 5, {"by": "tool"}),
-                                                                                   (1, 6, {"by": "tool"})]
+    assert [(v["version"], v["size"], v["custom_metadata"]) for v in versions] == [
+        (0, 5, {"by": "tool"}),
+        (1, 6, {"by": "tool"}),
+    ]
     latest = api.get(f"{S1}/chart.png/content/")
     assert (latest.status_code, latest["Content-Type"], latest.content) == (200, "image/png", b"second")
     assert api.get(f"{S1}/chart.png/content/", {"version": 0}).content == b"first"
@@ -73,5 +86,9 @@ def test_an_upload_saves_the_next_version_with_its_content_type(saved, asgi_serv
         with override_settings(COGNIZES_ARTIFACT_MAX_BYTES=1024 * 1024):
             refused = http.post(f"{S1}/chart.png/content/", content=photo, headers={"Content-Type": "image/png"})
         assert refused.status_code == 413
-    assert client_for(APP, read_only=True).post(f"{S1}/x.bin/content/", b"x",
-                                                content_type="application/octet-stream").status_code == 403
+    assert (
+        client_for(APP, read_only=True)
+        .post(f"{S1}/x.bin/content/", b"x", content_type="application/octet-stream")
+        .status_code
+        == 403
+    )

@@ -32,8 +32,9 @@ def inline(data: bytes, mime_type: str = "image/png") -> types.Part:
 
 
 async def save(service, filename: str, part, session_id: str | None = "s1", **kwargs) -> int:
-    return await service.save_artifact(app_name=APP, user_id=USER, session_id=session_id, filename=filename,
-                                       artifact=part, **kwargs)
+    return await service.save_artifact(
+        app_name=APP, user_id=USER, session_id=session_id, filename=filename, artifact=part, **kwargs
+    )
 
 
 async def load(service, filename: str, session_id: str | None = "s1", **kwargs):
@@ -57,8 +58,10 @@ async def test_text_and_file_data_parts_round_trip_with_their_mime_types(service
 
     assert await load(service, "notes.txt") == types.Part(text="Remember the milk.")
     assert await load(service, "video") == file_part
-    versions = [await service.get_artifact_version(app_name=APP, user_id=USER, session_id="s1", filename=name)
-                for name in ("notes.txt", "video")]
+    versions = [
+        await service.get_artifact_version(app_name=APP, user_id=USER, session_id="s1", filename=name)
+        for name in ("notes.txt", "video")
+    ]
     assert [v.mime_type for v in versions] == ["text/plain", "video/mp4"]
 
 
@@ -74,7 +77,10 @@ async def test_user_artifacts_are_seen_from_every_session_and_listed_with_the_se
 
     assert await load(service, "user:avatar.png", session_id="s2") == inline(b"me")
     assert await load(service, "user:avatar.png", session_id=None) == inline(b"me")
-    assert await service.list_artifact_keys(app_name=APP, user_id=USER, session_id="s1") == ["draft.md", "user:avatar.png"]
+    assert await service.list_artifact_keys(app_name=APP, user_id=USER, session_id="s1") == [
+        "draft.md",
+        "user:avatar.png",
+    ]
     assert await service.list_artifact_keys(app_name=APP, user_id=USER) == ["user:avatar.png"]
     assert await service.list_artifact_keys(app_name=APP, user_id="bob", session_id="s1") == []
 
@@ -86,8 +92,9 @@ async def test_a_session_name_needs_a_session(service):
 
 async def test_unsafe_path_segments_are_refused(service):
     with pytest.raises(InputValidationError):
-        await service.save_artifact(app_name=APP, user_id="../bob", session_id="s1", filename="x",
-                                    artifact=types.Part(text="x"))
+        await service.save_artifact(
+            app_name=APP, user_id="../bob", session_id="s1", filename="x", artifact=types.Part(text="x")
+        )
 
 
 async def test_version_metadata(service):
@@ -100,8 +107,10 @@ async def test_version_metadata(service):
     assert isinstance(version.create_time, float)
     latest = await service.get_artifact_version(app_name=APP, user_id=USER, session_id="s9", filename="user:cv.pdf")
     assert latest.canonical_uri.endswith(f"apps/{APP}/users/{USER}/artifacts/user:cv.pdf/versions/0")
-    assert await service.get_artifact_version(app_name=APP, user_id=USER, session_id="s1", filename="chart.png",
-                                              version=3) is None
+    assert (
+        await service.get_artifact_version(app_name=APP, user_id=USER, session_id="s1", filename="chart.png", version=3)
+        is None
+    )
 
 
 async def test_create_time_follows_adks_time_provider(service):

@@ -56,9 +56,15 @@ def test_the_api_download_is_inert_too(uploaded):
 @pytest.mark.django_db(transaction=True)
 def test_a_hostile_filename_or_mime_type_is_a_download_not_a_500(admin_client):
     """A name with a quote and a line break, a mime type with CR LF (ADK's save_artifact takes any string)."""
-    asyncio.run(PostgresArtifactService().save_artifact(
-        app_name="shop", user_id="bob", session_id="s1", filename='a"b\r\nSet-Cookie: x=1.html',
-        artifact=types.Part(inline_data=types.Blob(data=b"<script>1</script>", mime_type="text/html\r\nX-A: 1"))))
+    asyncio.run(
+        PostgresArtifactService().save_artifact(
+            app_name="shop",
+            user_id="bob",
+            session_id="s1",
+            filename='a"b\r\nSet-Cookie: x=1.html',
+            artifact=types.Part(inline_data=types.Blob(data=b"<script>1</script>", mime_type="text/html\r\nX-A: 1")),
+        )
+    )
     artifact = Artifact.objects.get()
 
     response = admin_client.get(f"/admin/artifacts_app/artifact/{artifact.pk}/versions/0/content/")

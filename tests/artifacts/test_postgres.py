@@ -44,9 +44,16 @@ async def test_a_version_over_the_limit_is_refused_and_stores_nothing():
     big = types.Part(inline_data=types.Blob(data=b"x" * 1001, mime_type="application/octet-stream"))
     with pytest.raises(InputValidationError, match="1001 bytes; the most one version may hold is 1000"):
         await service.save_artifact(app_name="art_app", user_id="ada", session_id="s1", filename="big", artifact=big)
-    assert await service.save_artifact(app_name="art_app", user_id="ada", session_id="s1", filename="small",
-                                       artifact=types.Part(inline_data=types.Blob(data=b"x" * 1000,
-                                                                                  mime_type="text/plain"))) == 0
+    assert (
+        await service.save_artifact(
+            app_name="art_app",
+            user_id="ada",
+            session_id="s1",
+            filename="small",
+            artifact=types.Part(inline_data=types.Blob(data=b"x" * 1000, mime_type="text/plain")),
+        )
+        == 0
+    )
     from cognizes.infra.db_threads import run_in_db_thread
 
     counts = await run_in_db_thread(lambda: (Artifact.objects.count(), ArtifactContent.objects.count()))
@@ -57,8 +64,9 @@ def test_the_admin_lists_artifacts_with_their_versions(admin_client):
     async def saved():
         service = PostgresArtifactService()
         for text in ("one", "two"):
-            await service.save_artifact(app_name="art_app", user_id="ada", session_id="s1", filename="notes.txt",
-                                        artifact=types.Part(text=text))
+            await service.save_artifact(
+                app_name="art_app", user_id="ada", session_id="s1", filename="notes.txt", artifact=types.Part(text=text)
+            )
 
     asyncio.run(saved())
     artifact = Artifact.objects.get()
@@ -90,10 +98,12 @@ def test_runner_for_stores_artifacts_in_postgresql():
 async def test_a_padded_session_id_names_the_same_sessions_artifacts():
     """As PostgresSessionService trims session ids, artifacts saved under 'sess0\\n' are sess0's."""
     service = PostgresArtifactService()
-    await service.save_artifact(app_name="art_app", user_id="ada", session_id="sess0\n", filename="a.txt",
-                                artifact=types.Part(text="hello"))
-    assert await service.load_artifact(app_name="art_app", user_id="ada", session_id="sess0",
-                                       filename="a.txt") == types.Part(text="hello")
+    await service.save_artifact(
+        app_name="art_app", user_id="ada", session_id="sess0\n", filename="a.txt", artifact=types.Part(text="hello")
+    )
+    assert await service.load_artifact(
+        app_name="art_app", user_id="ada", session_id="sess0", filename="a.txt"
+    ) == types.Part(text="hello")
     assert await service.list_artifact_keys(app_name="art_app", user_id="ada", session_id=" sess0") == ["a.txt"]
 
 
@@ -108,13 +118,17 @@ def test_an_events_artifact_delta_links_to_the_artifact_in_the_admin(admin_clien
     async def turn():
         sessions = PostgresSessionService()
         session = await sessions.create_session(app_name="art_app", user_id="ada", session_id="s1")
-        await PostgresArtifactService().save_artifact(app_name="art_app", user_id="ada", session_id="s1",
-                                                      filename="plot.png", artifact=types.Part(text="x"))
-        await sessions.append_event(session, Event(author="agent", invocation_id="i",
-                                                   actions=EventActions(artifact_delta={"plot.png": 0})))
+        await PostgresArtifactService().save_artifact(
+            app_name="art_app", user_id="ada", session_id="s1", filename="plot.png", artifact=types.Part(text="x")
+        )
+        await sessions.append_event(
+            session, Event(author="agent", invocation_id="i", actions=EventActions(artifact_delta={"plot.png": 0}))
+        )
 
     asyncio.run(turn())
     page = admin_client.get(f"/admin/sessions_app/session/{Session.objects.get().pk}/change/").content.decode()
-    assert '/admin/artifacts_app/artifact/?app_name=art_app&amp;user_id=ada&amp;filename=plot.png">plot.png v0</a>' in page
+    assert (
+        '/admin/artifacts_app/artifact/?app_name=art_app&amp;user_id=ada&amp;filename=plot.png">plot.png v0</a>' in page
+    )
     listed = admin_client.get("/admin/artifacts_app/artifact/?app_name=art_app&user_id=ada&filename=plot.png")
     assert listed.status_code == 200 and "plot.png" in listed.content.decode()

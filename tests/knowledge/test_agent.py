@@ -19,14 +19,27 @@ from tools_app.models import ToolExecution
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _indexed_handbook(app_name: str, filename: str = "handbook.md", text: str = HANDBOOK, *,
-                      corpus: Corpus | None = None, user_id: str = "") -> Corpus:
-    corpus = corpus or Corpus.objects.create(app_name=app_name, display_name="Handbook", chunk_size=40,
-                                             chunk_overlap=5)
+def _indexed_handbook(
+    app_name: str,
+    filename: str = "handbook.md",
+    text: str = HANDBOOK,
+    *,
+    corpus: Corpus | None = None,
+    user_id: str = "",
+) -> Corpus:
+    corpus = corpus or Corpus.objects.create(app_name=app_name, display_name="Handbook", chunk_size=40, chunk_overlap=5)
     data = text.encode()
-    document = Document.objects.create(corpus=corpus, app_name=app_name, user_id=user_id, display_name=filename,
-                                       source_uri=filename, mime_type="text/markdown", size_bytes=len(data),
-                                       content_hash=hashlib.sha256(data).hexdigest(), content=data)
+    document = Document.objects.create(
+        corpus=corpus,
+        app_name=app_name,
+        user_id=user_id,
+        display_name=filename,
+        source_uri=filename,
+        mime_type="text/markdown",
+        size_bytes=len(data),
+        content_hash=hashlib.sha256(data).hexdigest(),
+        content=data,
+    )
     assert do_ingest(document.id).endswith("chunks")
     return corpus
 
@@ -61,8 +74,9 @@ async def test_the_tool_searches_as_the_turns_user_never_finding_another_users_d
 
     for user, sees_bobs in (("ada", False), ("bob", True)):
         events = [e async for e in runner.run_async(user_id=user, session_id=f"s-{user}", new_message=message)]
-        [response] = [p.function_response.response for e in events for p in e.content.parts or []
-                      if p.function_response]
+        [response] = [
+            p.function_response.response for e in events for p in e.content.parts or [] if p.function_response
+        ]
         assert ("bobs-deal.md" in {passage["document"] for passage in response["passages"]}) is sees_bobs, user
 
 
@@ -80,8 +94,15 @@ def test_a_long_document_shows_its_progress_while_it_is_embedded(monkeypatch):
     monkeypatch.setattr(ingestion, "get_embedder", Watching)
     corpus = Corpus.objects.create(app_name="shop", display_name="Long", chunk_size=8, chunk_overlap=0)
     data = " ".join(f"Sentence {n} is here." for n in range(160)).encode()  # 80 chunks: three batches
-    document = Document.objects.create(corpus=corpus, app_name="shop", display_name="long.txt", source_uri="long.txt",
-                                       size_bytes=len(data), content_hash=hashlib.sha256(data).hexdigest(), content=data)
+    document = Document.objects.create(
+        corpus=corpus,
+        app_name="shop",
+        display_name="long.txt",
+        source_uri="long.txt",
+        size_bytes=len(data),
+        content_hash=hashlib.sha256(data).hexdigest(),
+        content=data,
+    )
     assert do_ingest(document.id) == "80 chunks"
     assert seen == [0, 40, 80] and Document.objects.get().progress == 100
 
@@ -96,5 +117,6 @@ def test_a_scope_large_enough_for_the_index_finds_what_the_exact_scan_finds(monk
     for mode in ("vector", "hybrid"):
         through_index = search.search_chunks(app_name="shop", corpus_ids=[corpus.id], query=question, mode=mode)
         assert "25 days of paid leave" in through_index[0].text, mode
-    assert [hit.chunk_id for hit in search.search_chunks(app_name="shop", corpus_ids=[corpus.id],
-                                                         query=question)] == exact
+    assert [
+        hit.chunk_id for hit in search.search_chunks(app_name="shop", corpus_ids=[corpus.id], query=question)
+    ] == exact

@@ -33,8 +33,7 @@ Laptops are replaced every three years. Lost badges cost 10 euros.
 
 
 def _corpus(api, **fields) -> int:
-    answer = api.post(BASE, {"display_name": "Handbook", "chunk_size": 40, "chunk_overlap": 5, **fields},
-                      format="json")
+    answer = api.post(BASE, {"display_name": "Handbook", "chunk_size": 40, "chunk_overlap": 5, **fields}, format="json")
     assert answer.status_code == 201, answer.json()
     return answer.json()["id"]
 
@@ -76,14 +75,13 @@ def test_an_uploaded_document_is_indexed_by_the_worker_and_found_by_meaning_and_
     assert document["status"] == "active" and document["chunk_count"] >= 3, document
     chunks = api.get(f"{BASE}{corpus_id}/documents/{document['id']}/chunks/").json()["results"]
     assert {chunk["heading"] for chunk in chunks} >= {"Employee handbook › Leave", "Employee handbook › Equipment"}
-    assert all(HANDBOOK[c["start"]:c["end"]] == c["text"] for c in chunks)  # where it lies, exactly
+    assert all(HANDBOOK[c["start"] : c["end"]] == c["text"] for c in chunks)  # where it lies, exactly
     by_meaning = api.post(f"{BASE}{corpus_id}/search/", {"query": "How much holiday do I get?"}, format="json").json()
     assert "25 days of paid leave" in by_meaning[0]["text"]
     assert (by_meaning[0]["document_name"], by_meaning[0]["heading"]) == ("handbook.md", "Employee handbook › Leave")
     by_word = api.post(f"{BASE}{corpus_id}/search/", {"query": "badges", "top_k": 1}, format="json").json()
     assert len(by_word) == 1 and "badges" in by_word[0]["text"]
-    chinese = api.post(f"{BASE}{corpus_id}/search/", {"query": "带薪假期有几天", "top_k": 1},
-                       format="json").json()
+    chinese = api.post(f"{BASE}{corpus_id}/search/", {"query": "带薪假期有几天", "top_k": 1}, format="json").json()
     assert "二十五天" in chinese[0]["text"]
 
 
@@ -129,7 +127,9 @@ def test_searches_keep_to_the_documents_whose_metadata_match(celery_worker):
     api = client_for("shop")
     corpus_id = _corpus(api)
     sales = _upload(api, corpus_id, HANDBOOK.encode(), 'h.md&metadata={"team": "sales", "year": 2025, "tags": ["eu"]}')
-    support = _upload(api, corpus_id, HANDBOOK.replace("25 days", "30 days").encode(), 'h2.md&metadata={"team": "support"}')
+    support = _upload(
+        api, corpus_id, HANDBOOK.replace("25 days", "30 days").encode(), 'h2.md&metadata={"team": "support"}'
+    )
     assert sales.status_code == 201 and sales.json()["metadata"] == {"team": "sales", "year": 2025, "tags": ["eu"]}
     for document in (sales, support):
         assert _indexed(api, corpus_id, document.json()["id"])["status"] == "active"
@@ -142,8 +142,9 @@ def test_searches_keep_to_the_documents_whose_metadata_match(celery_worker):
     assert documents() == {"h.md", "h2.md"}
     assert documents(team="sales") == documents(tags="eu") == documents(team="sales", year=2025) == {"h.md"}
     assert documents(team="legal") == set()
-    changed = api.patch(f"{BASE}{corpus_id}/documents/{support.json()['id']}/", {"metadata": {"team": "sales"}},
-                        format="json")
+    changed = api.patch(
+        f"{BASE}{corpus_id}/documents/{support.json()['id']}/", {"metadata": {"team": "sales"}}, format="json"
+    )
     assert changed.status_code == 200 and changed.json()["status"] == "active"  # not indexed again
     assert documents(team="sales") == {"h.md", "h2.md"}
 
@@ -164,8 +165,10 @@ def test_another_apps_key_and_a_users_key_see_what_they_may(celery_worker):
 
     assert other.get(f"/api/v1/apps/shop/corpora/{corpus_id}/").status_code in (403, 404)
     assert other.get(f"/api/v1/apps/crm/corpora/{corpus_id}/").status_code == 404  # not in crm's corpora
-    assert other.post(f"/api/v1/apps/crm/corpora/{corpus_id}/search/", {"query": "leave"}, format="json"
-                      ).status_code == 404
+    assert (
+        other.post(f"/api/v1/apps/crm/corpora/{corpus_id}/search/", {"query": "leave"}, format="json").status_code
+        == 404
+    )
     assert user.post(f"{BASE}{corpus_id}/search/", {"query": "leave"}, format="json").status_code == 200
     assert user.post(BASE, {"display_name": "Mine"}, format="json").status_code == 403
     assert user.delete(f"{BASE}{corpus_id}/").status_code == 403
@@ -185,8 +188,9 @@ def test_deleting_a_document_takes_its_chunks_out_of_search(celery_worker):
 
 def test_bad_corpus_settings_and_queries_get_a_clear_400():
     api = client_for("shop")
-    assert api.post(BASE, {"display_name": "x", "chunk_size": 10, "chunk_overlap": 10}, format="json"
-                    ).status_code == 400
+    assert (
+        api.post(BASE, {"display_name": "x", "chunk_size": 10, "chunk_overlap": 10}, format="json").status_code == 400
+    )
     corpus_id = _corpus(api)
     assert api.post(f"{BASE}{corpus_id}/search/", {"query": "leave", "top_k": 0}, format="json").status_code == 400
     long_query = api.post(f"{BASE}{corpus_id}/search/", {"query": "word " * 2_000}, format="json")
@@ -201,9 +205,14 @@ def test_a_person_uploads_a_document_in_the_admin_and_reads_its_chunks(celery_wo
     from knowledge_app.models import Corpus
 
     corpus = Corpus.objects.create(app_name="shop", display_name="Handbook", chunk_size=40, chunk_overlap=5)
-    answer = admin_client.post("/admin/knowledge_app/document/add/", {
-        "corpus": corpus.id, "display_name": "", "file": SimpleUploadedFile("handbook.md", HANDBOOK.encode(),
-                                                                             content_type="text/markdown")})
+    answer = admin_client.post(
+        "/admin/knowledge_app/document/add/",
+        {
+            "corpus": corpus.id,
+            "display_name": "",
+            "file": SimpleUploadedFile("handbook.md", HANDBOOK.encode(), content_type="text/markdown"),
+        },
+    )
     assert answer.status_code == 302, answer.content[:500]
     document = Document.objects.get(corpus=corpus)
     api = client_for("shop")
@@ -247,8 +256,9 @@ def test_a_users_key_uploads_documents_of_its_own_that_other_users_keys_never_se
         return {d["id"] for d in api.get(f"{BASE}{corpus_id}/documents/").json()["results"]}
 
     def found(api, **given) -> set[int]:
-        answer = api.post(f"{BASE}{corpus_id}/search/", {"query": "private deal paid leave", "top_k": 50, **given},
-                          format="json")
+        answer = api.post(
+            f"{BASE}{corpus_id}/search/", {"query": "private deal paid leave", "top_k": 50, **given}, format="json"
+        )
         assert answer.status_code == 200, answer.json()
         return {hit["document_id"] for hit in answer.json()}
 

@@ -200,8 +200,20 @@ def test_invariants_hold_for_every_size_on_mixed_text(size):
 
 
 def test_invariants_hold_on_random_documents():
-    parts = ["word", "x" * 40, "日本", "語。", "end.", "why?", "\n", "\n\n", "# Head\n", "\n## Sub\n", "Привет",
-             "한국어"]
+    parts = [
+        "word",
+        "x" * 40,
+        "日本",
+        "語。",
+        "end.",
+        "why?",
+        "\n",
+        "\n\n",
+        "# Head\n",
+        "\n## Sub\n",
+        "Привет",
+        "한국어",
+    ]
     rng = random.Random(20260522)
     for _ in range(300):
         text = "".join(rng.choice(parts) + rng.choice([" ", "", "\n"]) for _ in range(rng.randint(1, 120)))
@@ -221,13 +233,20 @@ def test_every_format_parsed_chunks_with_the_invariants(fmt):
 
 def _session_lines(texts: list[str]) -> str:
     """A session as ADK's VertexAiRagMemoryService uploads it: a .txt of one JSON object per event."""
-    return "\n".join(json.dumps({"author": "user", "timestamp": 1.5 + n, "text": text}, ensure_ascii=False)
-                     for n, text in enumerate(texts))
+    return "\n".join(
+        json.dumps({"author": "user", "timestamp": 1.5 + n, "text": text}, ensure_ascii=False)
+        for n, text in enumerate(texts)
+    )
 
 
 def test_a_text_file_of_json_lines_is_chunked_in_whole_lines_even_a_line_longer_than_a_chunk():
-    texts = ["I moved to Lisbon. It rains less. " * 3, "我住在里斯本。我喜欢这里。" * 4, "Меня зовут Алексей. Привет.",
-             "word " * 200, "Meet at the Café. Bring the map."]
+    texts = [
+        "I moved to Lisbon. It rains less. " * 3,
+        "我住在里斯本。我喜欢这里。" * 4,
+        "Меня зовут Алексей. Привет.",
+        "word " * 200,
+        "Meet at the Café. Bring the map.",
+    ]
     parsed = parse(_session_lines(texts).encode(), filename="tmpa1b2.txt", mime_type="text/plain")
     assert parsed.whole_lines
     chunks = chunk(parsed, size=30, overlap=8)
@@ -242,5 +261,5 @@ def test_a_text_file_of_json_lines_is_chunked_in_whole_lines_even_a_line_longer_
 
 
 def test_prose_with_a_brace_line_or_a_json_array_line_is_not_taken_for_records():
-    for text in ("{\"a\": 1}\nThen some prose. And more.", "[1, 2]\n[3]", "Just prose. Two sentences."):
+    for text in ('{"a": 1}\nThen some prose. And more.', "[1, 2]\n[3]", "Just prose. Two sentences."):
         assert not parse(text.encode(), filename="notes.txt").whole_lines

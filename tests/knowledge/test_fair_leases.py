@@ -29,12 +29,18 @@ LONG = "\n\n".join(f"Rule {n} of the handbook: every employee keeps badge {n} sa
 
 
 def _document(app_name: str, text: str, *, chunk_size: int = 8) -> Document:
-    corpus = Corpus.objects.create(app_name=app_name, display_name="Handbook", chunk_size=chunk_size,
-                                   chunk_overlap=0)
+    corpus = Corpus.objects.create(app_name=app_name, display_name="Handbook", chunk_size=chunk_size, chunk_overlap=0)
     data = text.encode()
-    return Document.objects.create(corpus=corpus, app_name=app_name, display_name="h.md", source_uri="h.md",
-                                   mime_type="text/markdown", size_bytes=len(data),
-                                   content_hash=hashlib.sha256(data).hexdigest(), content=data)
+    return Document.objects.create(
+        corpus=corpus,
+        app_name=app_name,
+        display_name="h.md",
+        source_uri="h.md",
+        mime_type="text/markdown",
+        size_bytes=len(data),
+        content_hash=hashlib.sha256(data).hexdigest(),
+        content=data,
+    )
 
 
 @override_settings(COGNIZES_KNOWLEDGE_LEASE_SECONDS=LEASE_SECONDS)
@@ -61,8 +67,11 @@ def test_a_document_embedding_for_several_leases_is_claimed_once_and_ends_active
     worker = threading.Thread(target=work)
     started = time.monotonic()
     worker.start()
-    wait_for(lambda: Document.objects.filter(id=document.id, status=DocumentStatus.RUNNING).exists(), 30,
-             "the worker claims the document")
+    wait_for(
+        lambda: Document.objects.filter(id=document.id, status=DocumentStatus.RUNNING).exists(),
+        30,
+        "the worker claims the document",
+    )
     others = []
     while worker.is_alive():  # a second worker, and the fair queue, try to take it all the while
         others += [ingestion._claim(document.id), queue.claim_next(max_attempts=ingestion.MAX_ATTEMPTS)]
@@ -75,7 +84,11 @@ def test_a_document_embedding_for_several_leases_is_claimed_once_and_ends_active
     document.refresh_from_db()
     assert outcome == [f"{document.chunk_count} chunks"]
     assert (document.status, document.attempts, document.error, document.lease_until) == (
-        DocumentStatus.ACTIVE, 1, "", None)
+        DocumentStatus.ACTIVE,
+        1,
+        "",
+        None,
+    )
     assert document.chunk_count > 4 * ingestion.EMBED_BATCH
     ordinals = list(Chunk.objects.filter(document=document).order_by("ordinal").values_list("ordinal", flat=True))
     assert ordinals == list(range(document.chunk_count))  # every chunk, once
@@ -102,12 +115,15 @@ def test_one_apps_queue_does_not_keep_another_apps_document_waiting(celery_worke
     alpha = Corpus.objects.create(app_name="alpha", display_name="Handbook", chunk_size=40, chunk_overlap=5)
     beta = Corpus.objects.create(app_name="beta", display_name="Handbook", chunk_size=40, chunk_overlap=5)
     with transaction.atomic():  # every message sent at once, alpha's first, as a burst of uploads would be
-        queued = [do_add_document(alpha, data=f"{HANDBOOK}\n\nCopy {n}.".encode(), filename=f"a{n}.md").document
-                  for n in range(5)]
+        queued = [
+            do_add_document(alpha, data=f"{HANDBOOK}\n\nCopy {n}.".encode(), filename=f"a{n}.md").document
+            for n in range(5)
+        ]
         queued.append(do_add_document(beta, data=HANDBOOK.encode(), filename="b.md").document)
 
-    wait_for(lambda: not Document.objects.exclude(status=DocumentStatus.ACTIVE).exists(), 300,
-             "every document is indexed")
+    wait_for(
+        lambda: not Document.objects.exclude(status=DocumentStatus.ACTIVE).exists(), 300, "every document is indexed"
+    )
     order = list(Document.objects.order_by("indexed_at").values_list("app_name", flat=True))
     assert order == ["alpha", "beta", "alpha", "alpha", "alpha", "alpha"]
 

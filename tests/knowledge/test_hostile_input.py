@@ -26,20 +26,26 @@ def corpus() -> Corpus:
     return services.do_create_corpus(app_name=APP, display_name="handbook")
 
 
-@pytest.mark.parametrize(("query", "content_type", "says"), [
-    (f"filename={'f' * 3000}.txt", "text/plain", "at most 512 characters"),
-    (f"filename=a.txt&display_name={'d' * 600}", "text/plain", "at most 512 characters"),
-    ("filename=a.txt", "text/" + "p" * 300, "at most 255 characters"),
-    ("filename=a.txt&metadata=" + quote('{"year": 1e400}'), "text/plain", "finite"),
-    ("filename=a.txt&metadata=" + quote('{"year": -1e400}'), "text/plain", "finite"),
-    ("filename=a.txt&metadata=" + quote('{"team": "a\\u0000b"}'), "text/plain", "NUL"),
-    ("filename=a.txt&metadata=" + quote('{"tags": ["x", "\\u0000"]}'), "text/plain", "NUL"),
-])
+@pytest.mark.parametrize(
+    ("query", "content_type", "says"),
+    [
+        (f"filename={'f' * 3000}.txt", "text/plain", "at most 512 characters"),
+        (f"filename=a.txt&display_name={'d' * 600}", "text/plain", "at most 512 characters"),
+        ("filename=a.txt", "text/" + "p" * 300, "at most 255 characters"),
+        ("filename=a.txt&metadata=" + quote('{"year": 1e400}'), "text/plain", "finite"),
+        ("filename=a.txt&metadata=" + quote('{"year": -1e400}'), "text/plain", "finite"),
+        ("filename=a.txt&metadata=" + quote('{"team": "a\\u0000b"}'), "text/plain", "NUL"),
+        ("filename=a.txt&metadata=" + quote('{"tags": ["x", "\\u0000"]}'), "text/plain", "NUL"),
+    ],
+)
 def test_an_upload_postgresql_cannot_keep_is_a_400_that_says_why_and_stores_nothing(corpus, query, content_type, says):
     api = client_for(APP)
 
-    response = api.post(f"/api/v1/apps/{APP}/corpora/{corpus.id}/documents/?{query}", b"Leave is 25 days a year.",
-                        content_type=content_type)
+    response = api.post(
+        f"/api/v1/apps/{APP}/corpora/{corpus.id}/documents/?{query}",
+        b"Leave is 25 days a year.",
+        content_type=content_type,
+    )
 
     assert response.status_code == 400, response.content[:300]
     assert says in json.dumps(response.json()["error"]["details"])
@@ -48,8 +54,9 @@ def test_an_upload_postgresql_cannot_keep_is_a_400_that_says_why_and_stores_noth
 
 def test_metadata_set_later_and_search_conditions_refuse_an_infinite_number_too(corpus):
     """The store checks metadata itself: they arrive by ways the API body's parser never sees (a query, a form part)."""
-    added = services.do_add_document(corpus, data=b"Leave is 25 days a year.", filename="a.txt",
-                                     metadata={"year": 2025})
+    added = services.do_add_document(
+        corpus, data=b"Leave is 25 days a year.", filename="a.txt", metadata={"year": 2025}
+    )
 
     with pytest.raises(services.KnowledgeError, match="finite"):
         services.do_set_metadata(added.document, {"year": float("inf")})
@@ -57,6 +64,7 @@ def test_metadata_set_later_and_search_conditions_refuse_an_infinite_number_too(
         services.do_set_metadata(added.document, {"team": "a\x00b"})
     assert Document.objects.get(id=added.document.id).metadata == {"year": 2025}
     from knowledge_app.metadata import InvalidMetadata, matching
+
     with pytest.raises(InvalidMetadata, match="finite"):
         matching([("year", ">", float("nan"))])
 

@@ -32,7 +32,9 @@ def _chunks(word: str, filler: str) -> list[Chunk]:
     rng.shuffle(counts)
     texts = []
     for count in counts:
-        words = [word] * count + [rng.choice(filler.split()) + str(rng.randint(0, 40)) for _ in range(rng.randint(5, 80))]
+        words = [word] * count + [
+            rng.choice(filler.split()) + str(rng.randint(0, 40)) for _ in range(rng.randint(5, 80))
+        ]
         rng.shuffle(words)
         texts.append(" ".join(words))
     return _chunks_of(word, texts)
@@ -41,23 +43,43 @@ def _chunks(word: str, filler: str) -> list[Chunk]:
 def _chunks_of(name: str, texts: list[str]) -> list[Chunk]:
     """A corpus of one active document cut into these chunks."""
     corpus = Corpus.objects.create(app_name="bm25", display_name=name)
-    document = Document.objects.create(corpus=corpus, app_name="bm25", display_name=name, content_hash=name,
-                                       content=b"", status="active", chunk_count=len(texts))
+    document = Document.objects.create(
+        corpus=corpus,
+        app_name="bm25",
+        display_name=name,
+        content_hash=name,
+        content=b"",
+        status="active",
+        chunk_count=len(texts),
+    )
     return Chunk.objects.bulk_create(
-        Chunk(document=document, corpus=corpus, app_name="bm25", ordinal=ordinal, text=text, start=0, end=len(text),
-              search_text=search_text(text), embedding=QUERY_VECTOR)
-        for ordinal, text in enumerate(texts))
+        Chunk(
+            document=document,
+            corpus=corpus,
+            app_name="bm25",
+            ordinal=ordinal,
+            text=text,
+            start=0,
+            end=len(text),
+            search_text=search_text(text),
+            embedding=QUERY_VECTOR,
+        )
+        for ordinal, text in enumerate(texts)
+    )
 
 
 def _expected_ranking(chunks: list[Chunk], query: str) -> list[int]:
     """BM25 by the book over the chunks' stored tsvectors: tf is the lexeme's count of positions."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT array(SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)))",
-                       [search_text(query)])
+        cursor.execute(
+            f"SELECT array(SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)))", [search_text(query)]
+        )
         (lexemes,) = cursor.fetchone()
-        cursor.execute("SELECT c.id, length(c.search_vector), t.lexeme, cardinality(t.positions)"
-                       " FROM knowledge_chunks c, unnest(c.search_vector) t WHERE c.id = ANY(%s)",
-                       [[c.id for c in chunks]])
+        cursor.execute(
+            "SELECT c.id, length(c.search_vector), t.lexeme, cardinality(t.positions)"
+            " FROM knowledge_chunks c, unnest(c.search_vector) t WHERE c.id = ANY(%s)",
+            [[c.id for c in chunks]],
+        )
         rows = cursor.fetchall()
     tf = {(id_, lexeme): count for id_, _, lexeme, count in rows if lexeme in lexemes}
     lengths = {id_: length for id_, length, _, _ in rows}
@@ -68,9 +90,13 @@ def _expected_ranking(chunks: list[Chunk], query: str) -> list[int]:
 
     def score(id_: int) -> float:
         return sum(
-            math.log(1 + (n - df[lexeme] + 0.5) / (df[lexeme] + 0.5)) * f * (BM25_K1 + 1)
+            math.log(1 + (n - df[lexeme] + 0.5) / (df[lexeme] + 0.5))
+            * f
+            * (BM25_K1 + 1)
             / (f + BM25_K1 * (1 - BM25_B + BM25_B * lengths[id_] / avgdl))
-            for (i, lexeme), f in tf.items() if i == id_)
+            for (i, lexeme), f in tf.items()
+            if i == id_
+        )
 
     return sorted(matched, key=lambda id_: (-round(score(id_), 9), id_))
 
@@ -82,11 +108,17 @@ def test_keyword_ranks_count_each_words_occurrences_in_every_language(language):
     chunks = _chunks(word, filler)
     query = f"{word} {filler.split()[0]}7"
 
-    hits = search_chunks(app_name="bm25", corpus_ids=[chunks[0].corpus_id], query=query, mode="keyword",
-                         top_k=len(chunks), embedding=QUERY_VECTOR)
+    hits = search_chunks(
+        app_name="bm25",
+        corpus_ids=[chunks[0].corpus_id],
+        query=query,
+        mode="keyword",
+        top_k=len(chunks),
+        embedding=QUERY_VECTOR,
+    )
 
     expected = _expected_ranking(chunks, query)
-    assert [h.chunk_id for h in hits] == expected[:len(hits)]
+    assert [h.chunk_id for h in hits] == expected[: len(hits)]
     assert len(hits) == min(len(expected), len(chunks))
 
 
@@ -98,9 +130,11 @@ def test_a_long_chunks_words_and_vector_stay_in_its_row():
     text = " ".join("".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(4)) for _ in range(400))
     (chunk,) = _chunks_of("long", [text])
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_column_toast_chunk_id(search_vector), pg_column_toast_chunk_id(embedding),"
-                       " pg_column_toast_chunk_id(text), length(search_vector) FROM knowledge_chunks WHERE id = %s",
-                       [chunk.id])
+        cursor.execute(
+            "SELECT pg_column_toast_chunk_id(search_vector), pg_column_toast_chunk_id(embedding),"
+            " pg_column_toast_chunk_id(text), length(search_vector) FROM knowledge_chunks WHERE id = %s",
+            [chunk.id],
+        )
         words_toasted, embedding_toasted, text_toasted, lexemes = cursor.fetchone()
     assert lexemes > 350 and text_toasted is not None, "a row too big for the page as it is"
     assert (words_toasted, embedding_toasted) == (None, None)
@@ -114,8 +148,17 @@ def test_a_word_with_a_quote_in_it_is_matched_as_written():
     chunks = _chunks_of("quoted", texts)
 
     def found(query: str) -> list[int]:
-        return [h.chunk_id for h in search_chunks(app_name="bm25", corpus_ids=[chunks[0].corpus_id], query=query,
-                                                  mode="keyword", top_k=10, embedding=QUERY_VECTOR)]
+        return [
+            h.chunk_id
+            for h in search_chunks(
+                app_name="bm25",
+                corpus_ids=[chunks[0].corpus_id],
+                query=query,
+                mode="keyword",
+                top_k=10,
+                embedding=QUERY_VECTOR,
+            )
+        ]
 
     assert found("http://h.com/p'q")[0] == chunks[0].id
     assert found("p & q | !") == [chunks[2].id]
@@ -124,8 +167,9 @@ def test_a_word_with_a_quote_in_it_is_matched_as_written():
 @pytest.mark.django_db
 def test_a_query_of_stop_words_has_no_keyword_list_and_hybrid_search_still_finds_by_meaning():
     chunks = _chunks_of("stop words", ["the cat sat on the mat", "a dog in the fog"])
-    search = dict(app_name="bm25", corpus_ids=[chunks[0].corpus_id], query="the of and", top_k=10,
-                  embedding=QUERY_VECTOR)
+    search = dict(
+        app_name="bm25", corpus_ids=[chunks[0].corpus_id], query="the of and", top_k=10, embedding=QUERY_VECTOR
+    )
 
     assert search_chunks(mode="keyword", **search) == []
     hits = search_chunks(mode="hybrid", **search)
@@ -146,7 +190,13 @@ def test_a_query_of_many_distinct_words_is_ranked_by_the_same_bm25(words):
     query = " ".join(characters)
     assert len(query) <= 4000
 
-    hits = search_chunks(app_name="bm25", corpus_ids=[chunks[0].corpus_id], query=query, mode="keyword",
-                         top_k=len(chunks), embedding=QUERY_VECTOR)
+    hits = search_chunks(
+        app_name="bm25",
+        corpus_ids=[chunks[0].corpus_id],
+        query=query,
+        mode="keyword",
+        top_k=len(chunks),
+        embedding=QUERY_VECTOR,
+    )
 
     assert [h.chunk_id for h in hits] == _expected_ranking(chunks, query)

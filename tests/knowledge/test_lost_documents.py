@@ -41,9 +41,19 @@ app.worker_main(["worker", "--pool", "solo", "-n", "doomed@%h", "--without-mingl
 
 
 def _worker(command: list[str], log: Path, **env: str) -> subprocess.Popen:
-    return subprocess.Popen(command, cwd=ROOT, env={**database_env(), "COGNIZES_KNOWLEDGE_LEASE_SECONDS":
-                                                    str(LEASE_SECONDS), "COGNIZES_JOB_RECOVERY_SECONDS": "2", **env},
-                            stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={
+            **database_env(),
+            "COGNIZES_KNOWLEDGE_LEASE_SECONDS": str(LEASE_SECONDS),
+            "COGNIZES_JOB_RECOVERY_SECONDS": "2",
+            **env,
+        },
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def test_a_document_whose_worker_was_sigkilled_is_indexed_by_the_next_worker(transactional_db, tmp_path):
@@ -63,11 +73,29 @@ def test_a_document_whose_worker_was_sigkilled_is_indexed_by_the_next_worker(tra
         if doomed.poll() is None:
             os.killpg(doomed.pid, signal.SIGKILL)
 
-    second = _worker([sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo", "-n",
-                      "second@%h", "--without-mingle", "--without-gossip"], tmp_path / "second.log")
+    second = _worker(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "cognizes",
+            "worker",
+            "--pool",
+            "solo",
+            "-n",
+            "second@%h",
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        tmp_path / "second.log",
+    )
     try:
-        took = wait_for(lambda: Document.objects.get(pk=document.pk).status == DocumentStatus.ACTIVE, 60,
-                         "the document is indexed after the second worker starts")
+        took = wait_for(
+            lambda: Document.objects.get(pk=document.pk).status == DocumentStatus.ACTIVE,
+            60,
+            "the document is indexed after the second worker starts",
+        )
     finally:
         os.killpg(second.pid, signal.SIGTERM)
         second.wait(30)
@@ -89,10 +117,17 @@ def test_a_document_whose_workers_kept_vanishing_is_failed_with_the_reason_not_l
 
     corpus = Corpus.objects.create(app_name="shop", display_name="Handbook")
     data = HANDBOOK.encode()
-    lost = Document.objects.create(corpus=corpus, app_name="shop", display_name="h.md", size_bytes=len(data),
-                                   content_hash=hashlib.sha256(data).hexdigest(), content=data,
-                                   status=DocumentStatus.RUNNING, attempts=MAX_ATTEMPTS,
-                                   lease_until=timezone.now() - timedelta(seconds=1))
+    lost = Document.objects.create(
+        corpus=corpus,
+        app_name="shop",
+        display_name="h.md",
+        size_bytes=len(data),
+        content_hash=hashlib.sha256(data).hexdigest(),
+        content=data,
+        status=DocumentStatus.RUNNING,
+        attempts=MAX_ATTEMPTS,
+        lease_until=timezone.now() - timedelta(seconds=1),
+    )
     assert do_recover_documents() == []
     lost.refresh_from_db()
     assert lost.status == DocumentStatus.FAILED and "without finishing" in lost.error and lost.lease_until is None
@@ -103,7 +138,6 @@ def test_a_document_is_claimed_while_another_transaction_adds_to_its_corpus(tran
     same corpus (each locks the corpus row FOR KEY SHARE, for its foreign key) must not make the claim skip the
     document, whose message would then be gone and the document left pending until recovery."""
     import psycopg
-
     from django.conf import settings
 
     from knowledge_app.ingestion import _claim
@@ -111,8 +145,14 @@ def test_a_document_is_claimed_while_another_transaction_adds_to_its_corpus(tran
 
     corpus = Corpus.objects.create(app_name="shop", display_name="Handbook")
     data = HANDBOOK.encode()
-    document = Document.objects.create(corpus=corpus, app_name="shop", display_name="h.md", size_bytes=len(data),
-                                       content_hash=hashlib.sha256(data).hexdigest(), content=data)
+    document = Document.objects.create(
+        corpus=corpus,
+        app_name="shop",
+        display_name="h.md",
+        size_bytes=len(data),
+        content_hash=hashlib.sha256(data).hexdigest(),
+        content=data,
+    )
     with psycopg.connect(database_url(settings.DATABASES["default"])) as other:
         other.execute("SELECT 1 FROM knowledge_corpora WHERE id = %s FOR KEY SHARE", [corpus.id])
         claimed = _claim(document.id)

@@ -11,8 +11,8 @@ import docx
 import pytest
 from docx.enum.style import WD_STYLE_TYPE
 
-from knowledge_app.formats import word
 from cognizes.access import limits
+from knowledge_app.formats import word
 from knowledge_app.parsing import Parsed, Section, UnreadableDocument, parse
 from tests.knowledge import files
 from tests.knowledge.files import SAMPLES, docx_bytes, pdf_bytes
@@ -84,8 +84,13 @@ def test_markup_that_shows_nothing_is_refused():
     assert _reason(b"name,age\n", "a.csv") == "no text in it"
 
 
-_BOMS = [(b"", "utf-8"), (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
-         (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF32_LE, "utf-32-le")]
+_BOMS = [
+    (b"", "utf-8"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+]
 
 
 @pytest.mark.parametrize("data", [bom + "Grüße\r\naus Köln".encode(encoding) for bom, encoding in _BOMS])
@@ -154,8 +159,17 @@ def test_html_keeps_the_visible_text_with_headings_and_paragraphs():
 
 
 def test_json_becomes_key_value_lines_a_paragraph_per_record():
-    records = [{"name": "Ann", "address": {"city": "Zürich", "zip": 8001}, "tags": ["a", "b"], "vip": True,
-                "notes": None, "orders": [{"id": 1}, {"id": 2}]}, {"name": "Bo"}]
+    records = [
+        {
+            "name": "Ann",
+            "address": {"city": "Zürich", "zip": 8001},
+            "tags": ["a", "b"],
+            "vip": True,
+            "notes": None,
+            "orders": [{"id": 1}, {"id": 2}],
+        },
+        {"name": "Bo"},
+    ]
     parsed = parse(json.dumps(records).encode(), filename="people.json")
     assert parsed.text == (
         "name: Ann\naddress.city: Zürich\naddress.zip: 8001\ntags: a, b\nvip: true\norders[0].id: 1\norders[1].id: 2"
@@ -225,8 +239,17 @@ def test_docx_headings_come_from_paragraph_styles():
     custom = document.styles.add_style("Chapter Part", WD_STYLE_TYPE.PARAGRAPH)
     custom.base_style = document.styles["Heading 2"]  # a custom style based on a heading style still heads
     data = docx_bytes(
-        "Before.", (1, "Manual"), "Intro text.", (2, "Setup"), "Step one.", [["Key", "Value"], ["a", "1"]],
-        (3, "Detail"), (2, "Usage"), "Use it.", ("Chapter Part", "Custom heading"), "Under custom.",
+        "Before.",
+        (1, "Manual"),
+        "Intro text.",
+        (2, "Setup"),
+        "Step one.",
+        [["Key", "Value"], ["a", "1"]],
+        (3, "Detail"),
+        (2, "Usage"),
+        "Use it.",
+        ("Chapter Part", "Custom heading"),
+        "Under custom.",
         document=document,
     )
     parsed = parse(data, filename="manual.docx")

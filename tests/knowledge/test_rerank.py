@@ -70,6 +70,7 @@ def corpus(transactional_db) -> int:
 def model(tmp_path, settings):
     """``model(*answers)``: the stand-in model, answering in turn; the rerank settings point LiteLLM at it."""
     with model_servers(tmp_path) as start:
+
         def started(*answers: tuple[int, str]):
             server = start(*answers)
             settings.COGNIZES_RERANK_MODEL_API_BASE = server.url
@@ -80,8 +81,9 @@ def model(tmp_path, settings):
 
 
 def search(corpus_id: int, query: str, **given) -> list[dict]:
-    answer = client_for("shop").post(f"/api/v1/apps/shop/corpora/{corpus_id}/search/", {"query": query, **given},
-                                     format="json")
+    answer = client_for("shop").post(
+        f"/api/v1/apps/shop/corpora/{corpus_id}/search/", {"query": query, **given}, format="json"
+    )
     assert answer.status_code == 200, answer.json()
     return answer.json()
 
@@ -99,8 +101,7 @@ def test_the_hits_come_in_the_models_order_and_the_ones_it_left_out_follow_in_fu
 
     reranked = search(corpus, "How many days of leave do I get?", top_k=3, rerank_model=MODEL)
 
-    assert [hit["chunk_id"] for hit in reranked] == [fused[2]["chunk_id"], fused[0]["chunk_id"],
-                                                     fused[1]["chunk_id"]]
+    assert [hit["chunk_id"] for hit in reranked] == [fused[2]["chunk_id"], fused[0]["chunk_id"], fused[1]["chunk_id"]]
     assert [hit["rerank"] for hit in reranked] == ["ranked", "ranked", "unranked"]
     assert [hit["score"] for hit in reranked] == pytest.approx([1, 1 / 2, 1 / 3])
     assert [hit["fused_score"] for hit in reranked] == pytest.approx([fused[i]["score"] for i in (2, 0, 1)])
@@ -114,11 +115,14 @@ def test_the_hits_come_in_the_models_order_and_the_ones_it_left_out_follow_in_fu
     assert all(hit["text"][:60] in shown.split(f"[{n}] ", 1)[1] for n, hit in enumerate(fused, 1))
 
 
-@pytest.mark.parametrize(("answer", "order"), [
-    ("[3, 1, 2]", [2, 0, 1]),
-    ("Passage [2] answers best.\n```json\n[2, 3]\n```", [1, 2]),  # an echoed number, then the list
-    ('["3", 1, true, 1.0, "²", [2], 7, 3]', [2, 0]),  # digits as strings; no booleans, floats, lists, unknowns
-])
+@pytest.mark.parametrize(
+    ("answer", "order"),
+    [
+        ("[3, 1, 2]", [2, 0, 1]),
+        ("Passage [2] answers best.\n```json\n[2, 3]\n```", [1, 2]),  # an echoed number, then the list
+        ('["3", 1, true, 1.0, "²", [2], 7, 3]', [2, 0]),  # digits as strings; no booleans, floats, lists, unknowns
+    ],
+)
 def test_the_models_answer_is_read_as_the_passages_numbers(answer, order):
     assert parse_order(answer, 3) == order
 
@@ -137,13 +141,16 @@ def test_the_servers_default_model_reranks_unless_a_search_says_not(corpus, mode
     assert [(hit["chunk_id"], hit["rerank"]) for hit in misconfigured] == [(hit["chunk_id"], "failed") for hit in fused]
 
 
-@pytest.mark.parametrize("answers", [
-    [(200, "I'm sorry, these passages all look relevant to me.")],
-    [(200, "[]"), (200, '{"order": 1}')],
-    [(500, "the model server is overloaded")],
-], ids=["prose", "no numbers", "server error"])
-def test_a_model_that_fails_is_asked_again_then_the_fused_order_is_returned_and_said(corpus, model, answers,
-                                                                                     caplog):
+@pytest.mark.parametrize(
+    "answers",
+    [
+        [(200, "I'm sorry, these passages all look relevant to me.")],
+        [(200, "[]"), (200, '{"order": 1}')],
+        [(500, "the model server is overloaded")],
+    ],
+    ids=["prose", "no numbers", "server error"],
+)
+def test_a_model_that_fails_is_asked_again_then_the_fused_order_is_returned_and_said(corpus, model, answers, caplog):
     fused = search(corpus, "sick leave", top_k=3)
     server = model(*answers)
 
@@ -226,30 +233,48 @@ def test_vertex_llm_ranker_reranks_and_rank_service_is_refused(corpus, model, as
     store = {"rag_resources": [{"rag_corpus": f"ragCorpora/{corpus}"}]}
     fused = search(corpus, "carry over unused leave", top_k=20)
 
-    found = rag.retrieve_contexts(vertex_rag_store=store, query={
-        "text": "carry over unused leave",
-        "rag_retrieval_config": {"top_k": 2, "ranking": {"llm_ranker": {"model_name": MODEL}}}})
+    found = rag.retrieve_contexts(
+        vertex_rag_store=store,
+        query={
+            "text": "carry over unused leave",
+            "rag_retrieval_config": {"top_k": 2, "ranking": {"llm_ranker": {"model_name": MODEL}}},
+        },
+    )
 
-    assert [c.chunk.chunk_id for c in found.contexts.contexts] == [str(fused[2]["chunk_id"]),
-                                                                    str(fused[1]["chunk_id"])]
+    assert [c.chunk.chunk_id for c in found.contexts.contexts] == [str(fused[2]["chunk_id"]), str(fused[1]["chunk_id"])]
     assert [c.score for c in found.contexts.contexts] == pytest.approx([1, 1 / 2])
     assert server.requests()[0]["model"] == "local-model"
 
-    camel = httpx.post(f"{asgi_server}/v1beta1/:retrieveContexts", headers={"x-goog-api-key": key},
-                       json={"vertexRagStore": {"ragResources": [{"ragCorpus": f"ragCorpora/{corpus}"}]},
-                             "query": {"text": "carry over unused leave", "ragRetrievalConfig": {
-                                 "topK": 1, "ranking": {"llmRanker": {"modelName": MODEL}}}}})
+    camel = httpx.post(
+        f"{asgi_server}/v1beta1/:retrieveContexts",
+        headers={"x-goog-api-key": key},
+        json={
+            "vertexRagStore": {"ragResources": [{"ragCorpus": f"ragCorpora/{corpus}"}]},
+            "query": {
+                "text": "carry over unused leave",
+                "ragRetrievalConfig": {"topK": 1, "ranking": {"llmRanker": {"modelName": MODEL}}},
+            },
+        },
+    )
     assert camel.status_code == 200, camel.text
     assert camel.json()["contexts"]["contexts"][0]["chunk"]["chunkId"] == str(fused[2]["chunk_id"])
 
     model((500, "down"))  # a reranker that is down: the fused order (Vertex's wire has no place to say it)
-    failed = rag.retrieve_contexts(vertex_rag_store=store, query={
-        "text": "carry over unused leave",
-        "rag_retrieval_config": {"top_k": 2, "ranking": {"llm_ranker": {"model_name": MODEL}}}})
+    failed = rag.retrieve_contexts(
+        vertex_rag_store=store,
+        query={
+            "text": "carry over unused leave",
+            "rag_retrieval_config": {"top_k": 2, "ranking": {"llm_ranker": {"model_name": MODEL}}},
+        },
+    )
     assert [c.chunk.chunk_id for c in failed.contexts.contexts] == [str(hit["chunk_id"]) for hit in fused[:2]]
 
     with pytest.raises(ClientError) as refused:
-        rag.retrieve_contexts(vertex_rag_store=store, query={
-            "text": "leave", "rag_retrieval_config": {"ranking": {"rank_service": {
-                "model_name": "semantic-ranker-512@latest"}}}})
+        rag.retrieve_contexts(
+            vertex_rag_store=store,
+            query={
+                "text": "leave",
+                "rag_retrieval_config": {"ranking": {"rank_service": {"model_name": "semantic-ranker-512@latest"}}},
+            },
+        )
     assert refused.value.code == 400 and "llm_ranker" in refused.value.message

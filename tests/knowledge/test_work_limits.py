@@ -74,7 +74,8 @@ def test_a_small_docx_that_unpacks_past_the_limit_fails_at_once_with_the_reason(
     document, took = _indexed(bomb, "bomb.docx")
     assert document.status == DocumentStatus.FAILED
     assert "would unpack to 11 MB, more than the 5 MB allowed (COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES)" in (
-        document.error), document.error
+        document.error
+    ), document.error
     assert took < 2.0 and not document.chunks.exists()
 
 
@@ -84,7 +85,8 @@ def test_a_docx_of_more_xml_than_allowed_fails_before_it_is_parsed():
     document, took = _indexed(expanding_docx(50_000), "paragraphs.docx")  # 2.3 MB of XML, within the 50 MB
     assert document.status == DocumentStatus.FAILED
     assert "the .docx holds 4 MB of XML, more than the 1 MB allowed (COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES)" in (
-        document.error), document.error
+        document.error
+    ), document.error
     assert took < 2.0
 
 
@@ -93,7 +95,8 @@ def test_a_document_that_parses_past_its_time_fails_with_the_reason():
     document, took = _indexed(expanding_docx(150_000), "long.docx")
     assert document.status == DocumentStatus.FAILED
     assert "took longer than the 1 seconds a document may take (COGNIZES_KNOWLEDGE_PARSE_SECONDS)" in (
-        document.error), document.error
+        document.error
+    ), document.error
     assert took < 15  # the XML is read whole first (lxml); then the deadline stops it within a paragraph
 
 
@@ -111,7 +114,8 @@ def test_a_pdf_of_more_pages_than_allowed_fails_at_once_naming_the_limit():
     document, took = _indexed(pdf, "pages.pdf")
     assert document.status == DocumentStatus.FAILED
     assert "the PDF has 5000 pages, more than the 2000 a document may have (COGNIZES_KNOWLEDGE_MAX_PAGES)" in (
-        document.error), document.error
+        document.error
+    ), document.error
     assert took < 5
 
 
@@ -119,8 +123,10 @@ def test_a_pdf_of_more_pages_than_allowed_fails_at_once_naming_the_limit():
 def test_chunk_size_1_on_a_long_document_fails_naming_the_chunk_limit_before_embedding_anything():
     document, took = _indexed(WORDS[:3000].encode(), "words.txt", chunk_size=1)
     assert document.status == DocumentStatus.FAILED
-    assert ("cut into chunks of 1 tokens it would make more than 50 chunks, the most a document may have "
-            "(COGNIZES_KNOWLEDGE_MAX_CHUNKS): index it with a larger chunk size") in document.error, document.error
+    assert (
+        "cut into chunks of 1 tokens it would make more than 50 chunks, the most a document may have "
+        "(COGNIZES_KNOWLEDGE_MAX_CHUNKS): index it with a larger chunk size"
+    ) in document.error, document.error
     assert took < 5 and not document.chunks.exists()
 
 
@@ -134,8 +140,9 @@ def test_the_chunk_limit_stops_cutting_as_soon_as_it_is_certain():
 
 def test_a_chunking_out_of_range_or_not_finite_is_a_400_naming_the_field(server):
     api = client_for("shop")
-    huge = api.post("/api/v1/apps/shop/corpora/", '{"display_name": "x", "chunk_size": 1e400}',
-                    content_type="application/json")
+    huge = api.post(
+        "/api/v1/apps/shop/corpora/", '{"display_name": "x", "chunk_size": 1e400}', content_type="application/json"
+    )
     # Refused as it is parsed (cognizes.access.parsers), before any field is read: JSON's 1e400 is no number one can store.
     assert huge.status_code == 400 and "must be finite" in huge.json()["error"]["message"], huge.json()
     corpus_id = api.post("/api/v1/apps/shop/corpora/", {"display_name": "x"}, format="json").json()["id"]
@@ -145,15 +152,25 @@ def test_a_chunking_out_of_range_or_not_finite_is_a_400_naming_the_field(server)
 
     corpus = do_create_corpus(app_name=APP, display_name="Handbook")
     rag = httpx.Client(base_url=server.base_url, headers={"x-goog-api-key": server.key}, timeout=30)
-    refused = rag.post(f"v1beta1/projects/p/locations/l/ragCorpora/{corpus.id}/ragFiles:import", content=(
-        '{"importRagFilesConfig": {"ragFileTransformationConfig": {"ragFileChunkingConfig": '
-        '{"fixedLengthChunking": {"chunkSize": 1e400}}}}}'), headers={"Content-Type": "application/json"})
+    refused = rag.post(
+        f"v1beta1/projects/p/locations/l/ragCorpora/{corpus.id}/ragFiles:import",
+        content=(
+            '{"importRagFilesConfig": {"ragFileTransformationConfig": {"ragFileChunkingConfig": '
+            '{"fixedLengthChunking": {"chunkSize": 1e400}}}}}'
+        ),
+        headers={"Content-Type": "application/json"},
+    )
     assert refused.status_code == 400 and "must be finite" in refused.json()["error"]["message"], refused.text
     for size in ("-1", "2000000", '"NaN"'):
-        body = ('{"importRagFilesConfig": {"gcsSource": {"uris": ["gs://b/a.txt"]}, "ragFileTransformationConfig": '
-                '{"ragFileChunkingConfig": {"fixedLengthChunking": {"chunkSize": %s}}}}}' % size)
-        answer = rag.post(f"v1beta1/projects/p/locations/l/ragCorpora/{corpus.id}/ragFiles:import", content=body,
-                          headers={"Content-Type": "application/json"})
+        body = (
+            '{"importRagFilesConfig": {"gcsSource": {"uris": ["gs://b/a.txt"]}, "ragFileTransformationConfig": '
+            '{"ragFileChunkingConfig": {"fixedLengthChunking": {"chunkSize": %s}}}}}' % size
+        )
+        answer = rag.post(
+            f"v1beta1/projects/p/locations/l/ragCorpora/{corpus.id}/ragFiles:import",
+            content=body,
+            headers={"Content-Type": "application/json"},
+        )
         assert answer.status_code == 400 and "chunk_size" in answer.json()["error"]["message"], (size, answer.text)
     assert not Document.objects.exists()
 

@@ -20,7 +20,7 @@ served = 0
 
 
 class Completions(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         global served
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         with LOG.open("a") as log:
@@ -30,13 +30,23 @@ class Completions(BaseHTTPRequestHandler):
         if answer["status"] != 200:
             self._send(answer["status"], {"error": {"message": answer["content"], "type": "server_error"}})
             return
-        self._send(200, {
-            "id": f"chatcmpl-{served}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", "local"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": answer["content"]}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })
+        self._send(
+            200,
+            {
+                "id": f"chatcmpl-{served}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "local"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": answer["content"]},
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            },
+        )
 
     def _send(self, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode()

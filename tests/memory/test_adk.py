@@ -79,7 +79,11 @@ async def test_custom_metadata_comes_back_and_a_merged_memory_keeps_every_source
     await memory.add_memory(
         app_name=APP,
         user_id="ada",
-        memories=[MemoryEntry(content=types.Content(parts=[types.Part(text="I am vegetarian")]), custom_metadata={"source": "crm"})],
+        memories=[
+            MemoryEntry(
+                content=types.Content(parts=[types.Part(text="I am vegetarian")]), custom_metadata={"source": "crm"}
+            )
+        ],
     )
 
     [entry] = (await memory.search_memory(app_name=APP, user_id="ada", query="diet")).memories
@@ -141,8 +145,10 @@ async def test_load_memory_tool_finds_a_memory_in_an_agent_run():
     session = await runner.session_service.create_session(app_name=APP, user_id="ada")
 
     events = [
-        e async for e in runner.run_async(
-            user_id="ada", session_id=session.id,
+        e
+        async for e in runner.run_async(
+            user_id="ada",
+            session_id=session.id,
             new_message=types.Content(role="user", parts=[types.Part(text="locker code")]),
         )
     ]
@@ -165,7 +171,8 @@ async def test_preload_memory_tool_puts_memories_into_the_model_request():
     session = await runner.session_service.create_session(app_name=APP, user_id="ada")
 
     async for _ in runner.run_async(
-        user_id="ada", session_id=session.id,
+        user_id="ada",
+        session_id=session.id,
         new_message=types.Content(role="user", parts=[types.Part(text="any shellfish allergy?")]),
     ):
         pass

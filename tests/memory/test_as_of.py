@@ -3,7 +3,7 @@ what held at any moment (``as_of``). Nothing is deleted; no other user's memorie
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,8 +16,8 @@ from tests.api.conftest import client_for
 pytestmark = pytest.mark.django_db
 
 APP = "mem_app"
-MAY_2023 = datetime(2023, 5, 10, tzinfo=timezone.utc)
-MARCH_2024 = datetime(2024, 3, 1, tzinfo=timezone.utc)
+MAY_2023 = datetime(2023, 5, 10, tzinfo=UTC)
+MARCH_2024 = datetime(2024, 3, 1, tzinfo=UTC)
 QUERY = "where does the user live"
 
 
@@ -34,7 +34,7 @@ def moved():
     """Ada lived in Lisbon from May 2023 and moved to Berlin in March 2024; Bob lives in Oslo since 2020."""
     lisbon = remember("The user lives in Lisbon.", event_time=MAY_2023).created[0]
     berlin = remember("The user lives in Berlin.", event_time=MARCH_2024, supersedes=(str(lisbon),)).created[0]
-    remember("The user lives in Oslo.", user="bob", event_time=datetime(2020, 1, 1, tzinfo=timezone.utc))
+    remember("The user lives in Oslo.", user="bob", event_time=datetime(2020, 1, 1, tzinfo=UTC))
     return lisbon, berlin
 
 
@@ -46,15 +46,15 @@ def test_a_superseded_memory_is_closed_not_deleted_and_holds_until_its_successor
 
 def test_as_of_returns_what_held_then(moved):
     assert found() == ["The user lives in Berlin."]
-    assert found(datetime(2023, 12, 24, tzinfo=timezone.utc)) == ["The user lives in Lisbon."]
-    assert found(datetime(2024, 6, 1, tzinfo=timezone.utc)) == ["The user lives in Berlin."]
-    assert found(datetime(2022, 1, 1, tzinfo=timezone.utc)) == []  # nothing was known to hold yet
+    assert found(datetime(2023, 12, 24, tzinfo=UTC)) == ["The user lives in Lisbon."]
+    assert found(datetime(2024, 6, 1, tzinfo=UTC)) == ["The user lives in Berlin."]
+    assert found(datetime(2022, 1, 1, tzinfo=UTC)) == []  # nothing was known to hold yet
 
 
 def test_as_of_never_returns_another_users_memories(moved):
-    for as_of in (None, datetime(2021, 1, 1, tzinfo=timezone.utc), datetime(2023, 12, 24, tzinfo=timezone.utc)):
+    for as_of in (None, datetime(2021, 1, 1, tzinfo=UTC), datetime(2023, 12, 24, tzinfo=UTC)):
         assert "The user lives in Oslo." not in found(as_of)
-    assert found(datetime(2021, 1, 1, tzinfo=timezone.utc), user="bob") == ["The user lives in Oslo."]
+    assert found(datetime(2021, 1, 1, tzinfo=UTC), user="bob") == ["The user lives in Oslo."]
 
 
 def test_a_restored_memory_holds_again_and_a_forgotten_one_never_comes_back(moved):
@@ -62,7 +62,7 @@ def test_a_restored_memory_holds_again_and_a_forgotten_one_never_comes_back(move
     services.do_restore(memory_id=lisbon, app_name=APP, user_id="ada", cause="test")
     assert Memory.objects.get(id=lisbon).valid_until is None
     services.do_forget(memory_id=berlin, app_name=APP, user_id="ada", cause="test")
-    assert found(datetime(2024, 6, 1, tzinfo=timezone.utc)) == ["The user lives in Lisbon."]
+    assert found(datetime(2024, 6, 1, tzinfo=UTC)) == ["The user lives in Lisbon."]
 
 
 def test_the_api_searches_as_of_a_time_and_refuses_a_malformed_one(moved):
@@ -94,7 +94,7 @@ def test_the_admin_lists_and_searches_what_held_at_a_moment(admin_client, moved)
 def test_the_admin_and_search_agree_on_what_held_at_each_boundary():
     """The as_of rule is written twice, as SQL (search) and as a queryset (admin, Vertex list): at the very moments
     a memory starts, stops and expires, and for every status, both must hold the same memories."""
-    t = [datetime(2024, month, 1, tzinfo=timezone.utc) for month in range(1, 7)]
+    t = [datetime(2024, month, 1, tzinfo=UTC) for month in range(1, 7)]
     lives = {
         "The user lives in Porto.": dict(valid_from=t[0], valid_until=t[2], status="superseded"),
         "The user lives in Rome.": dict(valid_from=t[2], valid_until=None, expires_at=t[4], status="active"),

@@ -27,8 +27,9 @@ def configure(**changes) -> MemoryBankConfig:
 
 def remember(text: str, **options) -> Memory:
     topic = options.pop("topic", "")
-    outcome = services.do_remember(app_name=APP, user_id="ada", candidates=[Candidate(text=text, topic=topic)],
-                                   cause="test", **options)
+    outcome = services.do_remember(
+        app_name=APP, user_id="ada", candidates=[Candidate(text=text, topic=topic)], cause="test", **options
+    )
     return Memory.objects.get(id=(outcome.created or outcome.updated)[0])
 
 
@@ -84,14 +85,24 @@ def test_an_unusable_config_is_refused_and_nothing_changes(changes):
 
 
 def test_the_model_extracts_in_the_apps_topics_with_its_examples():
-    configure(managed_topics=[Kind.PREFERENCE], custom_topics=[PETS], examples=[{
-        "conversation": [{"role": "user", "text": "My parrot Kiwi talks a lot."}],
-        "memories": [{"fact": "The user has a parrot called Kiwi.", "topic": "pets"}],
-    }])
-    model = JsonAnsweringLlm(answer=json.dumps([
-        {"text": "The user has a dog called Biscuit.", "kind": "pets"},
-        {"text": "The user likes tea.", "kind": "preference"},
-    ]))
+    configure(
+        managed_topics=[Kind.PREFERENCE],
+        custom_topics=[PETS],
+        examples=[
+            {
+                "conversation": [{"role": "user", "text": "My parrot Kiwi talks a lot."}],
+                "memories": [{"fact": "The user has a parrot called Kiwi.", "topic": "pets"}],
+            }
+        ],
+    )
+    model = JsonAnsweringLlm(
+        answer=json.dumps(
+            [
+                {"text": "The user has a dog called Biscuit.", "kind": "pets"},
+                {"text": "The user likes tea.", "kind": "preference"},
+            ]
+        )
+    )
     events = [{"author": "user", "content": {"parts": [{"text": "Biscuit my dog likes my tea."}]}}]
 
     candidates = LlmExtractor(model).extract(events, known=[], config=services.get_bank_config(APP))
@@ -125,8 +136,9 @@ def test_revisions_expire_by_the_config_or_the_write_and_are_purged_then():
 
     configure(revision_ttl=timedelta(days=7))
     kept_a_week = remember("I live in Lisbon.")
-    labelled = remember("I have a cat.", generation=Generation(revision_labels={"src": "chat"},
-                                                               revision_ttl=timedelta(hours=1)))
+    labelled = remember(
+        "I have a cat.", generation=Generation(revision_labels={"src": "chat"}, revision_ttl=timedelta(hours=1))
+    )
 
     week, hour = (MemoryRevision.objects.get(memory=m) for m in (kept_a_week, labelled))
     assert timedelta(days=6) < week.expires_at - timezone.now() <= timedelta(days=7) and week.labels == {}

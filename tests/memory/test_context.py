@@ -7,6 +7,8 @@ by bench/memory_quality.py.
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 
 from memory_app import services
@@ -34,13 +36,27 @@ CHATTER = [
 
 
 def test_a_reply_is_found_by_a_question_about_what_it_answered():
-    services.do_remember(app_name=APP, user_id="conv", cause="test", candidates=[
-        *(Candidate(text=text, author="Melanie") for text in CHATTER),
-        Candidate(text="Melanie: Yes, every Sunday!", author="Melanie",
-                  context="Caroline: Do you still go to the hiking club with your husband?"),
-    ])
-    hits = search_memories(app_name=APP, user_id="conv", query="Does Melanie go hiking with her husband?",
-                           reinforce=False, limit=1, mode="keyword")
+    services.do_remember(
+        app_name=APP,
+        user_id="conv",
+        cause="test",
+        candidates=[
+            *(Candidate(text=text, author="Melanie") for text in CHATTER),
+            Candidate(
+                text="Melanie: Yes, every Sunday!",
+                author="Melanie",
+                context="Caroline: Do you still go to the hiking club with your husband?",
+            ),
+        ],
+    )
+    hits = search_memories(
+        app_name=APP,
+        user_id="conv",
+        query="Does Melanie go hiking with her husband?",
+        reinforce=False,
+        limit=1,
+        mode="keyword",
+    )
     assert [hit.text for hit in hits] == ["Melanie: Yes, every Sunday!"]
     reply = Memory.objects.get(text="Melanie: Yes, every Sunday!")
     assert reply.context == "Caroline: Do you still go to the hiking club with your husband?"
@@ -48,32 +64,53 @@ def test_a_reply_is_found_by_a_question_about_what_it_answered():
 
 
 def test_editing_a_memory_keeps_its_context_searchable():
-    outcome = services.do_remember(app_name=APP, user_id="conv", cause="test", candidates=[
-        *(Candidate(text=text, author="Melanie") for text in CHATTER),
-        Candidate(text="Melanie: Yes, every Sunday!", author="Melanie",
-                  context="Caroline: Do you still go to the hiking club with your husband?"),
-    ])
+    outcome = services.do_remember(
+        app_name=APP,
+        user_id="conv",
+        cause="test",
+        candidates=[
+            *(Candidate(text=text, author="Melanie") for text in CHATTER),
+            Candidate(
+                text="Melanie: Yes, every Sunday!",
+                author="Melanie",
+                context="Caroline: Do you still go to the hiking club with your husband?",
+            ),
+        ],
+    )
     reply = Memory.objects.get(id=outcome.created[-1])
-    services.do_edit_memory(memory_id=reply.id, app_name=APP, user_id="conv", text="Melanie: Yes, every Saturday!", cause="test")
-    hits = search_memories(app_name=APP, user_id="conv", query="Does Melanie go hiking with her husband?",
-                           reinforce=False, limit=1, mode="keyword")
+    services.do_edit_memory(
+        memory_id=reply.id, app_name=APP, user_id="conv", text="Melanie: Yes, every Saturday!", cause="test"
+    )
+    hits = search_memories(
+        app_name=APP,
+        user_id="conv",
+        query="Does Melanie go hiking with her husband?",
+        reinforce=False,
+        limit=1,
+        mode="keyword",
+    )
     assert [hit.text for hit in hits] == ["Melanie: Yes, every Saturday!"]
 
 
 def test_a_question_naming_a_time_prefers_memories_from_then():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     def remember(text: str, when: datetime, user: str = "conv") -> None:
-        services.do_remember(app_name=APP, user_id=user, cause="test",
-                             candidates=[Candidate(text=text, author="Melanie", event_time=when)])
+        services.do_remember(
+            app_name=APP,
+            user_id=user,
+            cause="test",
+            candidates=[Candidate(text=text, author="Melanie", event_time=when)],
+        )
 
-    remember("Melanie: Camping!", datetime(2023, 6, 17, tzinfo=timezone.utc))
-    remember("Melanie: We went camping at the lake with the kids.", datetime(2023, 7, 9, tzinfo=timezone.utc))
-    remember("Melanie: Camping in July.", datetime(2023, 7, 9, tzinfo=timezone.utc), user="bob")
+    remember("Melanie: Camping!", datetime(2023, 6, 17, tzinfo=UTC))
+    remember("Melanie: We went camping at the lake with the kids.", datetime(2023, 7, 9, tzinfo=UTC))
+    remember("Melanie: Camping in July.", datetime(2023, 7, 9, tzinfo=UTC), user="bob")
 
     def first(question: str) -> str:
-        return search_memories(app_name=APP, user_id="conv", query=question, reinforce=False, limit=1,
-                               mode="keyword")[0].text
+        return search_memories(app_name=APP, user_id="conv", query=question, reinforce=False, limit=1, mode="keyword")[
+            0
+        ].text
 
     assert first("Where did Melanie go camping?") == "Melanie: Camping!"  # the shorter: BM25 alone
     assert first("Where did Melanie go camping in July?") == "Melanie: We went camping at the lake with the kids."

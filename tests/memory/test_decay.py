@@ -32,7 +32,11 @@ FACT_HALF_LIFE = 60
 @pytest.fixture(autouse=True)
 def half_lives(settings):
     settings.COGNIZES_MEMORY_HALF_LIFE_DAYS = {
-        "personal_info": 365, "instruction": 365, "preference": 180, "fact": FACT_HALF_LIFE, "key_detail": 30,
+        "personal_info": 365,
+        "instruction": 365,
+        "preference": 180,
+        "fact": FACT_HALF_LIFE,
+        "key_detail": 30,
     }
     settings.COGNIZES_MEMORY_FORGET_BELOW = 0.05
     settings.COGNIZES_MEMORY_PURGE_AFTER_DAYS = 30
@@ -45,7 +49,9 @@ def now() -> datetime:
 
 def remember(text: str, *, kind: str = "fact", importance: float = 0.5, **fields) -> Memory:
     outcome = do_remember(
-        app_name=APP, user_id="ada", candidates=[Candidate(text=text, kind=kind, importance=importance, **fields)],
+        app_name=APP,
+        user_id="ada",
+        candidates=[Candidate(text=text, kind=kind, importance=importance, **fields)],
         cause="test",
     )
     return Memory.objects.get(id=outcome.created[0])
@@ -130,7 +136,10 @@ def test_a_weak_memory_is_forgotten_with_a_revision_and_leaves_search(now):
     assert (forgotten.status, forgotten.forgotten_at) == (Status.FORGOTTEN, now)
     revision = forgotten.revisions.last()
     assert (revision.action, revision.cause, revision.status_before, revision.status_after) == (
-        RevisionAction.FORGET, "decay", Status.ACTIVE, Status.FORGOTTEN,
+        RevisionAction.FORGET,
+        "decay",
+        Status.ACTIVE,
+        Status.FORGOTTEN,
     )
     assert revision.text_before == revision.text_after == forgotten.text
     hits = search_memories(app_name=APP, user_id="ada", query="Ada's red Fiat car", reinforce=False)
@@ -255,7 +264,10 @@ def test_the_hourly_schedule_is_a_periodic_task_editable_in_the_admin(admin_clie
     task = PeriodicTask.objects.get(name="Forget weak and expired memories")
 
     assert (task.task, task.enabled, task.interval.every, task.interval.period) == (
-        "memory_app.forget", True, 1, "hours",
+        "memory_app.forget",
+        True,
+        1,
+        "hours",
     )
     from cognizes.celery import app
 

@@ -19,8 +19,12 @@ def remember(text: str, *, extra_scope=None, **options) -> services.Outcome:
     metadata = options.pop("metadata", {})
     kind = options.pop("kind", Kind.FACT)
     return services.do_remember(
-        app_name=APP, user_id="ada", candidates=[Candidate(text=text, metadata=metadata, kind=kind)], cause="test",
-        extra_scope=extra_scope, generation=Generation(**options),
+        app_name=APP,
+        user_id="ada",
+        candidates=[Candidate(text=text, metadata=metadata, kind=kind)],
+        cause="test",
+        extra_scope=extra_scope,
+        generation=Generation(**options),
     )
 
 
@@ -43,7 +47,9 @@ def test_a_merge_treats_metadata_by_the_strategy(strategy, expected):
 def test_require_exact_match_merges_only_memories_with_the_same_metadata():
     remember("I live in Lisbon.", metadata={"source": "chat"})
 
-    other = remember("I live in Lisbon.", metadata={"source": "email"}, metadata_merge=MetadataMerge.REQUIRE_EXACT_MATCH)
+    other = remember(
+        "I live in Lisbon.", metadata={"source": "email"}, metadata_merge=MetadataMerge.REQUIRE_EXACT_MATCH
+    )
     same = remember("I live in Lisbon.", metadata={"source": "chat"}, metadata_merge=MetadataMerge.REQUIRE_EXACT_MATCH)
 
     assert len(other.created) == 1 and len(same.updated) == 1

@@ -52,8 +52,12 @@ app.worker_main(["worker", "--pool", "solo", "-n", "doomed@%h", "--without-mingl
 
 def _worker(command: list[str], log: Path, **env: str) -> subprocess.Popen:
     return subprocess.Popen(
-        command, cwd=ROOT, env={**database_env(), "COGNIZES_JOB_LEASE_SECONDS": str(LEASE_SECONDS), **env},
-        stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+        command,
+        cwd=ROOT,
+        env={**database_env(), "COGNIZES_JOB_LEASE_SECONDS": str(LEASE_SECONDS), **env},
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
 
@@ -73,13 +77,28 @@ def test_a_job_whose_worker_was_sigkilled_is_finished_by_the_next_worker(transac
             os.killpg(doomed.pid, signal.SIGKILL)
 
     second = _worker(
-        [sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo", "-n", "second@%h",
-         "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "cognizes",
+            "worker",
+            "--pool",
+            "solo",
+            "-n",
+            "second@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+        ],
         tmp_path / "second.log",
     )
     try:
         took = wait_for(
-            lambda: ConsolidationJob.objects.get(pk=job.pk).status == JobStatus.DONE, 60,
+            lambda: ConsolidationJob.objects.get(pk=job.pk).status == JobStatus.DONE,
+            60,
             "the job is done after the second worker starts",
         )
     finally:
@@ -115,24 +134,47 @@ def test_a_job_whose_claimant_died_is_taken_over_without_beat(transactional_db, 
     for user in ("ada", "bob"):
         session_with_events(APP, user_id=user)
     worker = _worker(
-        [sys.executable, "-m", "celery", "-A", "cognizes", "worker", "--pool", "solo", "-n", "alone@%h",
-         "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
-        tmp_path / "worker.log", COGNIZES_JOB_RECOVERY_SECONDS="2",
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "cognizes",
+            "worker",
+            "--pool",
+            "solo",
+            "-n",
+            "alone@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+        ],
+        tmp_path / "worker.log",
+        COGNIZES_JOB_RECOVERY_SECONDS="2",
     )
     try:
         time.sleep(LEASE_SECONDS + 3)  # past the worker's first recovery: what follows is not found by it
         jobs = {}
         for user in ("ada", "bob"):
-            claimant = subprocess.run([sys.executable, "-c", DIES_AT_THE_COMMIT_POINT, APP, user], cwd=ROOT,
-                                      env={**database_env(), "COGNIZES_JOB_LEASE_SECONDS": "8"},
-                                      capture_output=True, text=True, timeout=120)
+            claimant = subprocess.run(
+                [sys.executable, "-c", DIES_AT_THE_COMMIT_POINT, APP, user],
+                cwd=ROOT,
+                env={**database_env(), "COGNIZES_JOB_LEASE_SECONDS": "8"},
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert claimant.returncode == 9, claimant.stderr
             jobs[user] = int(claimant.stdout.split()[0])
         assert set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.RUNNING}
         consolidation._send(consolidation.CONSOLIDATE, jobs["ada"])  # ada's message is redelivered; bob's is lost
 
-        took = wait_for(lambda: set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.DONE},
-                         40, "both jobs are done, no beat running")
+        took = wait_for(
+            lambda: set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.DONE},
+            40,
+            "both jobs are done, no beat running",
+        )
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(30)

@@ -25,14 +25,17 @@ from tests.processes import ROOT
 pytestmark = pytest.mark.django_db(transaction=True)
 
 APP = "model_app"
-MEMORIES = [{"text": "Ada lives in Lisbon.", "kind": "personal_info", "importance": 0.9, "supersedes": []},
-            {"text": "Ada plays the cello.", "kind": "hobbies", "importance": 0.6, "supersedes": []}]
+MEMORIES = [
+    {"text": "Ada lives in Lisbon.", "kind": "personal_info", "importance": 0.9, "supersedes": []},
+    {"text": "Ada plays the cello.", "kind": "hobbies", "importance": 0.6, "supersedes": []},
+]
 
 
 @pytest.fixture
 def model_server(tmp_path, settings):
     """Start the stand-in with a script of answers; settings point the extractor at it. Yields the request log."""
     with model_servers(tmp_path) as start_server:
+
         def start(*answers: tuple[int, str]) -> Path:
             server = start_server(*answers)
             settings.COGNIZES_MEMORY_MODEL = "openai/local-model"
@@ -55,17 +58,24 @@ def requests(log: Path) -> list[dict]:
 
 def test_a_litellm_model_extracts_with_the_apps_topics_and_examples(model_server):
     MemoryBankConfig.objects.create(
-        app_name=APP, custom_topics=[{"label": "hobbies", "description": "what the user does for fun"}],
-        examples=[{"conversation": [{"role": "user", "text": "I sail on weekends."}],
-                   "memories": [{"fact": "The user sails on weekends.", "topic": "hobbies"}]}],
+        app_name=APP,
+        custom_topics=[{"label": "hobbies", "description": "what the user does for fun"}],
+        examples=[
+            {
+                "conversation": [{"role": "user", "text": "I sail on weekends."}],
+                "memories": [{"fact": "The user sails on weekends.", "topic": "hobbies"}],
+            }
+        ],
     )
     log = model_server((200, "Here you go:\n```json\n" + json.dumps(MEMORIES) + "\n```"))
 
     job = run_a_job()
 
     assert job.status == JobStatus.DONE
-    assert sorted(Memory.objects.values_list("text", "topic")) == [("Ada lives in Lisbon.", ""),
-                                                                    ("Ada plays the cello.", "hobbies")]
+    assert sorted(Memory.objects.values_list("text", "topic")) == [
+        ("Ada lives in Lisbon.", ""),
+        ("Ada plays the cello.", "hobbies"),
+    ]
     [sent] = requests(log)
     system = next(m["content"] for m in sent["messages"] if m["role"] in ("system", "developer"))
     system = system if isinstance(system, str) else " ".join(part.get("text", "") for part in system)
@@ -74,11 +84,15 @@ def test_a_litellm_model_extracts_with_the_apps_topics_and_examples(model_server
     assert all(text in json.dumps(sent["messages"]) for text in TEXTS)
 
 
-@pytest.mark.parametrize("answers", [
-    [(200, "I'm sorry, I can't help with that.")],
-    [(200, '[{"text": "broken'), (200, "not json either"), (200, "{}")],
-    [(500, "the model server is overloaded")],
-], ids=["refused", "malformed", "server error"])
+@pytest.mark.parametrize(
+    "answers",
+    [
+        [(200, "I'm sorry, I can't help with that.")],
+        [(200, '[{"text": "broken'), (200, "not json either"), (200, "{}")],
+        [(500, "the model server is overloaded")],
+    ],
+    ids=["refused", "malformed", "server error"],
+)
 def test_a_model_that_fails_is_asked_again_then_the_offline_extractor_takes_the_job(model_server, answers):
     log = model_server(*answers)
 
@@ -98,10 +112,22 @@ def test_a_model_that_recovers_on_the_second_attempt_is_used(model_server):
 
 def test_the_environment_variable_chooses_the_model():
     done = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); from memory_app.extraction import get_extractor; "
-                               "e = get_extractor(); print(type(e).__name__, type(e.model).__name__, e.model.model)"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "cognizes.settings", "COGNIZES_MEMORY_MODEL": "openai/my-model",
-             "COGNIZES_MEMORY_MODEL_API_BASE": "http://127.0.0.1:9/v1"},
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from memory_app.extraction import get_extractor; "
+            "e = get_extractor(); print(type(e).__name__, type(e.model).__name__, e.model.model)",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "cognizes.settings",
+            "COGNIZES_MEMORY_MODEL": "openai/my-model",
+            "COGNIZES_MEMORY_MODEL_API_BASE": "http://127.0.0.1:9/v1",
+        },
     )
     assert done.stdout.split() == ["LlmExtractor", "LiteLlm", "openai/my-model"]

@@ -50,9 +50,25 @@ def test_whatever_a_person_says_is_kept_as_said_in_any_language(text):
     assert candidate.text == " ".join(text.split()) and candidate.event_ids == ("e0",)
 
 
-NOTHING = ["Hello", "ok", "Great, thanks a lot!", "👍🎉", "...", "Thank you so much :)", "谢谢！", "好的",
-           "ありがとうございます。", "감사합니다", "Спасибо большое!", "شكراً", "Merci beaucoup !", "¡Gracias!",
-           "Danke schön", "Obrigada!", "Hi! 😊"]
+NOTHING = [
+    "Hello",
+    "ok",
+    "Great, thanks a lot!",
+    "👍🎉",
+    "...",
+    "Thank you so much :)",
+    "谢谢！",
+    "好的",
+    "ありがとうございます。",
+    "감사합니다",
+    "Спасибо большое!",
+    "شكراً",
+    "Merci beaucoup !",
+    "¡Gracias!",
+    "Danke schön",
+    "Obrigada!",
+    "Hi! 😊",
+]
 
 
 @pytest.mark.parametrize("text", NOTHING)
@@ -80,8 +96,13 @@ def test_any_author_of_a_user_role_turn_is_a_person_and_the_agents_reply_is_cont
 
 
 def test_tool_traffic_fragments_and_failures_are_not_memories():
-    response = {"author": AGENT, "content": {"role": "user", "parts": [
-        {"function_response": {"name": "get_weather", "response": {"result": "I live in the cloud"}}}]}}
+    response = {
+        "author": AGENT,
+        "content": {
+            "role": "user",
+            "parts": [{"function_response": {"name": "get_weather", "response": {"result": "I live in the cloud"}}}],
+        },
+    }
     events = {
         "function response": response,
         "streamed fragment": turn("user", "I prefer te", partial=True),
@@ -119,8 +140,10 @@ ADDED = [  # (known, said later): both hold
     ("I have a dog named Rex.", "I have a cat named Miso."),
     ("I live in Paris.", "I live in Paris with my wife."),  # adds to it, replaces nothing
     ("Ana: That was fun, Tom!", "Ana: That sounds fun, Tom!"),  # names frame nothing: "that … fun" is no attribute
-    ("I live in Paris and I teach maths at a lycée near the Bastille, three days a week since 2019.",
-     "I live in Lyon."),  # holds more than the home: not replaced
+    (
+        "I live in Paris and I teach maths at a lycée near the Bastille, three days a week since 2019.",
+        "I live in Lyon.",
+    ),  # holds more than the home: not replaced
 ]
 
 
@@ -138,18 +161,27 @@ def test_what_adds_to_a_memory_replaces_nothing(known, said):
 
 
 def test_the_same_slot_twice_in_one_session_keeps_the_later_value():
-    texts = [c.text for c in kept(turn("user", "I prefer Fahrenheit."), turn(AGENT, "Okay."),
-                                  turn("user", "Hmm, no. I prefer Celsius."))]
+    texts = [
+        c.text
+        for c in kept(
+            turn("user", "I prefer Fahrenheit."), turn(AGENT, "Okay."), turn("user", "Hmm, no. I prefer Celsius.")
+        )
+    ]
     assert texts == ["Hmm, no. I prefer Celsius."]
 
 
 def test_kinds_follow_what_was_said():
-    candidates = kept(turn("user", "I prefer tea."), turn("user", "My name is Ada."), turn("user", "Always be brief."),
-                      turn("user", "I have two cats."))
+    candidates = kept(
+        turn("user", "I prefer tea."),
+        turn("user", "My name is Ada."),
+        turn("user", "Always be brief."),
+        turn("user", "I have two cats."),
+    )
     assert [c.kind for c in candidates] == [Kind.PREFERENCE, Kind.PERSONAL_INFO, Kind.INSTRUCTION, Kind.FACT]
 
 
 def test_a_memory_keeps_the_turn_it_answered_as_its_context():
-    [candidate] = kept(turn(AGENT, "Which team do you support, and since when?"),
-                       turn("user", "I support Benfica, since I was a kid."))
+    [candidate] = kept(
+        turn(AGENT, "Which team do you support, and since when?"), turn("user", "I support Benfica, since I was a kid.")
+    )
     assert candidate.context == "Which team do you support, and since when?"

@@ -3,7 +3,7 @@ pass that reads the scope index only (memory_app.search.ScopeFacts)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
@@ -17,20 +17,23 @@ def facts(count: int, table_rows: float) -> ScopeFacts:
     return ScopeFacts(authors=[], speakers=[], newest=None, count=count, table_rows=table_rows)
 
 
-@pytest.mark.parametrize("count, table_rows, walks", [
-    (13_000, 1_000_000, True),   # a heavy user among a million: the walk meets 50 of theirs in ~3,800 steps
-    (2_000, 1_000_000, False),   # a scan of 2,000 rows beats a walk of ~25,000 steps
-    (2_800, 200_000, False),
-    (30, 30, False),             # a small table: scanning is all there is to do
-    (13_000, -1, False),         # never analysed: no estimate to go by, the planner decides
-])
+@pytest.mark.parametrize(
+    "count, table_rows, walks",
+    [
+        (13_000, 1_000_000, True),  # a heavy user among a million: the walk meets 50 of theirs in ~3,800 steps
+        (2_000, 1_000_000, False),  # a scan of 2,000 rows beats a walk of ~25,000 steps
+        (2_800, 200_000, False),
+        (30, 30, False),  # a small table: scanning is all there is to do
+        (13_000, -1, False),  # never analysed: no estimate to go by, the planner decides
+    ],
+)
 def test_the_graph_is_walked_only_when_scanning_the_scope_would_cost_more(count, table_rows, walks):
     assert facts(count, table_rows).walk_the_graph(50) is walks
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("query", ["fact", "what did Ada say about the fact"], ids=["no names", "a name"])
-@pytest.mark.parametrize("as_of", [None, datetime(2030, 1, 1, tzinfo=dt_timezone.utc)], ids=["now", "as_of"])
+@pytest.mark.parametrize("as_of", [None, datetime(2030, 1, 1, tzinfo=UTC)], ids=["now", "as_of"])
 def test_the_pass_over_a_scope_reads_the_scope_index_only(as_of, query):
     """Search's first pass (authors, newest event, count) must not read a heap page per memory: for a heavy
     user that was a whole extra read of their scope before the search statement ran (bench/memory_scale.py)."""
@@ -64,8 +67,13 @@ def test_a_name_most_of_a_scope_carries_is_a_speaker_and_one_few_carry_is_not():
     from memory_app.search import _scope_facts
 
     Memory.objects.bulk_create(
-        Memory(app_name="party", user_id="group", author="user", text=f"{who}: turn {i}",
-               names=[who.casefold()] + (["sweden"] if i == 3 else []))
+        Memory(
+            app_name="party",
+            user_id="group",
+            author="user",
+            text=f"{who}: turn {i}",
+            names=[who.casefold()] + (["sweden"] if i == 3 else []),
+        )
         for i, who in enumerate(["Caroline", "Melanie"] * 15)
     )
     scope = {"app": "party", "user": "group", "extra_scope": "{}"}

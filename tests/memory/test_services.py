@@ -131,7 +131,11 @@ def test_update_forget_restore_and_rollback_each_write_a_revision():
     assert memory.text == "I have two cats." and memory.status == Status.ACTIVE
     assert texts(query="how many cats")[0] == "I have two cats."
     assert [r.action for r in MemoryRevision.objects.filter(memory_id=memory_id)] == [
-        "create", "update", "forget", "restore", "rollback"
+        "create",
+        "update",
+        "forget",
+        "restore",
+        "rollback",
     ]
 
 
@@ -176,7 +180,11 @@ def test_offline_extractor_keeps_the_users_statements_and_leaves_out_the_agent_t
         {"id": "2", "author": "agent", "content": {"parts": [{"function_call": {"name": "book", "args": {}}}]}},
         {"id": "3", "author": "agent", "content": {"parts": [{"function_response": {"name": "book", "response": {}}}]}},
         {"id": "4", "author": "user", "content": {"parts": [{"text": "ok"}]}},
-        {"id": "5", "author": "agent", "content": {"parts": [{"text": "thinking…", "thought": True}, {"text": "Booked seat 12A."}]}},
+        {
+            "id": "5",
+            "author": "agent",
+            "content": {"parts": [{"text": "thinking…", "thought": True}, {"text": "Booked seat 12A."}]},
+        },
         {"id": "6", "author": "agent", "partial": True, "content": {"parts": [{"text": "Boo"}]}},
     ]
 
@@ -197,7 +205,10 @@ def test_llm_extractor_reads_the_models_json_and_supersession():
     [candidate] = LlmExtractor(model).extract(events, known=[("m-1", "User prefers window seats.")])
 
     assert (candidate.text, candidate.kind, candidate.importance, candidate.supersedes) == (
-        "User prefers aisle seats.", "preference", 0.8, ("m-1",)
+        "User prefers aisle seats.",
+        "preference",
+        0.8,
+        ("m-1",),
     )
     assert "[m-1] User prefers window seats." in model.prompts[0]
     assert "user: Aisle now, please." in model.prompts[0]
@@ -216,7 +227,10 @@ def test_whole_number_weights_still_rank(settings):
 
     remember("I am allergic to peanuts.", "My car is blue.")
     hits = search_memories(
-        app_name=APP, user_id="ada", query="peanut allergy", reinforce=False,
+        app_name=APP,
+        user_id="ada",
+        query="peanut allergy",
+        reinforce=False,
         weights=SearchWeights(vector=1, keyword=1, rrf_k=60),
     )
     assert hits[0].text == "I am allergic to peanuts." and hits[0].score > 0
@@ -225,9 +239,14 @@ def test_whole_number_weights_still_rank(settings):
 def test_what_a_named_speaker_said_is_found_by_their_name():
     """A multi-party session writes its speakers' names as authors: "what did Caroline say?" must find her turns
     although the text does not name her (LoCoMo through sessions authored by the speaker: keyword hit@10 0.28 -> 0.78)."""
-    services.do_remember(app_name="party", user_id="group", cause="test", candidates=[
-        Candidate(text="I went to a support group yesterday.", author="Caroline"),
-        Candidate(text="I painted a lake last week.", author="Melanie"),
-    ])
+    services.do_remember(
+        app_name="party",
+        user_id="group",
+        cause="test",
+        candidates=[
+            Candidate(text="I went to a support group yesterday.", author="Caroline"),
+            Candidate(text="I painted a lake last week.", author="Melanie"),
+        ],
+    )
     found = search_memories(app_name="party", user_id="group", query="Caroline", mode="keyword", limit=5)
     assert [hit.text for hit in found] == ["I went to a support group yesterday."]

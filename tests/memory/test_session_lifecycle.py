@@ -27,16 +27,26 @@ BASE = f"/api/v1/apps/{APP}/users/ada"
 
 @pytest.fixture
 def memories():
-    """"I play the cello." said in s1 only; "I live in Lisbon." in s1 and again in s2."""
+    """ "I play the cello." said in s1 only; "I live in Lisbon." in s1 and again in s2."""
     session_with_events(APP, session_id="s1")
     session_with_events(APP, session_id="s2")
-    do_remember(app_name=APP, user_id="ada", cause="test", candidates=[
-        Candidate(text="I play the cello.", session_id="s1", event_ids=("e3",)),
-        Candidate(text="I live in Lisbon.", session_id="s1", event_ids=("e1",)),
-    ])
-    do_remember(app_name=APP, user_id="ada", cause="test", candidates=[
-        Candidate(text="I live in Lisbon.", session_id="s2", event_ids=("e9",)),
-    ])
+    do_remember(
+        app_name=APP,
+        user_id="ada",
+        cause="test",
+        candidates=[
+            Candidate(text="I play the cello.", session_id="s1", event_ids=("e3",)),
+            Candidate(text="I live in Lisbon.", session_id="s1", event_ids=("e1",)),
+        ],
+    )
+    do_remember(
+        app_name=APP,
+        user_id="ada",
+        cause="test",
+        candidates=[
+            Candidate(text="I live in Lisbon.", session_id="s2", event_ids=("e9",)),
+        ],
+    )
 
 
 def states() -> dict[str, tuple[str, list[str]]]:
@@ -77,8 +87,9 @@ def test_the_admin_action_on_sessions(admin_client, memories):
     from sessions_app.models import Session
 
     s2 = Session.objects.get(app_name=APP, session_id="s2")
-    admin_client.post("/admin/sessions_app/session/", {"action": "forget_session_memories",
-                                                       "_selected_action": [str(s2.pk)]})
+    admin_client.post(
+        "/admin/sessions_app/session/", {"action": "forget_session_memories", "_selected_action": [str(s2.pk)]}
+    )
     assert states() == {"I play the cello.": ("active", ["s1"]), "I live in Lisbon.": ("active", ["s1"])}
 
 
@@ -90,7 +101,9 @@ def test_deleting_sessions_from_the_admin_list_forgets_with_the_setting(
 
     s1 = Session.objects.get(app_name=APP, session_id="s1")
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post("/admin/sessions_app/session/", {"action": "delete_selected", "post": "yes",
-                                                           "_selected_action": [str(s1.pk)]})
+        admin_client.post(
+            "/admin/sessions_app/session/",
+            {"action": "delete_selected", "post": "yes", "_selected_action": [str(s1.pk)]},
+        )
     assert not Session.objects.filter(pk=s1.pk).exists()
     assert states() == {"I play the cello.": ("forgotten", ["s1"]), "I live in Lisbon.": ("active", ["s2"])}

@@ -16,7 +16,11 @@ APP = "stream_app"
 
 
 def said(text: str, event_id: str = "") -> dict:
-    return {"author": "user", "content": {"role": "user", "parts": [{"text": text}]}, **({"id": event_id} if event_id else {})}
+    return {
+        "author": "user",
+        "content": {"role": "user", "parts": [{"text": text}]},
+        **({"id": event_id} if event_id else {}),
+    }
 
 
 def ingest(*events: dict, stream: str = "", **options) -> ConsolidationJob:

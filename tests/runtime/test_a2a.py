@@ -32,8 +32,12 @@ async def _headers(app_name: str = "weather", **kwargs: Any) -> dict[str, str]:
 
 
 def _message(text: str, context_id: str = "") -> Message:
-    return Message(role=Role.ROLE_USER, message_id=f"m-{abs(hash((text, context_id)))}", context_id=context_id,
-                   parts=[Part(text=text)])
+    return Message(
+        role=Role.ROLE_USER,
+        message_id=f"m-{abs(hash((text, context_id)))}",
+        context_id=context_id,
+        parts=[Part(text=text)],
+    )
 
 
 def _texts(task) -> list[str]:
@@ -52,8 +56,11 @@ def _v03_message(text: str, context_id: str | None = None, **extra: Any) -> dict
 
 
 async def _events(app_name: str, user_id: str, session_id: str) -> list[Event]:
-    return await run_in_db_thread(lambda: list(Event.objects.filter(
-        session__app_name=app_name, session__user_id=user_id, session__session_id=session_id)))
+    return await run_in_db_thread(
+        lambda: list(
+            Event.objects.filter(session__app_name=app_name, session__user_id=user_id, session__session_id=session_id)
+        )
+    )
 
 
 async def test_the_agent_card_names_the_agent_its_url_skills_and_the_key_it_needs(weather_app, asgi_server):
@@ -61,11 +68,15 @@ async def test_the_agent_card_names_the_agent_its_url_skills_and_the_key_it_need
         card = (await http.get("/a2a/weather/.well-known/agent-card.json")).json()
 
     assert (card["name"], card["description"]) == (
-        "weather_assistant", "Tells the weather in a city, in the unit the user prefers.")
+        "weather_assistant",
+        "Tells the weather in a city, in the unit the user prefers.",
+    )
     assert card["supportedInterfaces"][0]["url"] == f"{asgi_server}/a2a/weather"
     assert card["capabilities"]["streaming"] is True
     assert card["securitySchemes"]["cognizesApiKey"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
-    assert card["securityRequirements"] == [{"schemes": {"cognizesApiKey": []}}]  # scopes as a list: a2a-go reads no other
+    assert card["securityRequirements"] == [
+        {"schemes": {"cognizesApiKey": []}}
+    ]  # scopes as a list: a2a-go reads no other
     # Skills a person recognises (ADK named the agent's own "model", and showed load_memory's "Args: query…").
     skills = {skill["name"]: skill["description"] for skill in card["skills"]}
     # The registry's tool too, and the handbook's search (the weather app's runner gives it).
@@ -78,11 +89,17 @@ async def test_the_agent_card_names_the_agent_its_url_skills_and_the_key_it_need
 async def test_a_conversation_over_a2a_is_a_cognizes_session_with_its_tasks(weather_app, asgi_server):
     async with httpx.AsyncClient(headers=await _headers(user_id="ada"), timeout=60) as http:
         client = await create_client(f"{asgi_server}/a2a/weather/", ClientConfig(httpx_client=http, streaming=False))
-        [told] = [r.task async for r in client.send_message(SendMessageRequest(message=_message("I prefer Fahrenheit.")))]
+        [told] = [
+            r.task async for r in client.send_message(SendMessageRequest(message=_message("I prefer Fahrenheit.")))
+        ]
         # The same context goes on in the same session, streamed this time.
         streaming = await create_client(f"{asgi_server}/a2a/weather/", ClientConfig(httpx_client=http))
-        updates = [r async for r in streaming.send_message(
-            SendMessageRequest(message=_message("What's the weather in Paris?", told.context_id)))]
+        updates = [
+            r
+            async for r in streaming.send_message(
+                SendMessageRequest(message=_message("What's the weather in Paris?", told.context_id))
+            )
+        ]
         fetched = await client.get_task(GetTaskRequest(id=told.id))
 
     assert told.status.state == TaskState.TASK_STATE_COMPLETED
@@ -99,7 +116,9 @@ async def test_a_conversation_over_a2a_is_a_cognizes_session_with_its_tasks(weat
 async def test_a2a_0_3_method_names_answer_and_tasks_belong_to_their_user(weather_app, asgi_server):
     ada, bob = await _headers(user_id="ada"), await _headers(user_id="bob")
     async with httpx.AsyncClient(base_url=f"{asgi_server}/a2a/weather/", timeout=60) as http:
-        sent = (await http.post("", json=_rpc("message/send", _v03_message("I prefer Fahrenheit.")), headers=ada)).json()
+        sent = (
+            await http.post("", json=_rpc("message/send", _v03_message("I prefer Fahrenheit.")), headers=ada)
+        ).json()
         task = sent["result"]
         got = (await http.post("", json=_rpc("tasks/get", {"id": task["id"]}), headers=ada)).json()
         bobs = (await http.post("", json=_rpc("tasks/get", {"id": task["id"]}), headers=bob)).json()
@@ -115,20 +134,28 @@ async def test_a2a_0_3_method_names_answer_and_tasks_belong_to_their_user(weathe
 async def test_tasks_outlive_the_process_that_ran_them_and_list_in_pages(weather_app, asgi_server):
     ada = await _headers(user_id="ada")
     async with httpx.AsyncClient(base_url=f"{asgi_server}/a2a/weather/", headers=ada, timeout=60) as http:
-        sent = [(await http.post("", json=_rpc("message/send", _v03_message(f"I prefer Fahrenheit. {n}"))))
-                .json()["result"] for n in range(3)]
+        sent = [
+            (await http.post("", json=_rpc("message/send", _v03_message(f"I prefer Fahrenheit. {n}")))).json()["result"]
+            for n in range(3)
+        ]
         forget_runners()  # as a restart, or another web process: a new runner, a new A2A server
         got = (await http.post("", json=_rpc("tasks/get", {"id": sent[0]["id"]}))).json()
         pages, token = [], ""
         while True:  # A2A 1.0's ListTasks, two at a time
-            listed = (await http.post("", json=_rpc("ListTasks", {"pageSize": 2, "pageToken": token}),
-                                      headers={"A2A-Version": "1.0"})).json()["result"]
+            listed = (
+                await http.post(
+                    "", json=_rpc("ListTasks", {"pageSize": 2, "pageToken": token}), headers={"A2A-Version": "1.0"}
+                )
+            ).json()["result"]
             pages.append([task["id"] for task in listed["tasks"]])
             token = listed.get("nextPageToken", "")
             if not token:
                 break
-        bobs = (await http.post("", json=_rpc("ListTasks", {}), headers={
-            **await _headers(user_id="bob"), "A2A-Version": "1.0"})).json()["result"]
+        bobs = (
+            await http.post(
+                "", json=_rpc("ListTasks", {}), headers={**await _headers(user_id="bob"), "A2A-Version": "1.0"}
+            )
+        ).json()["result"]
 
     assert got["result"]["status"]["state"] == "completed" and got["result"]["id"] == sent[0]["id"]
     assert [len(page) for page in pages] == [2, 1]
@@ -139,22 +166,26 @@ async def test_tasks_outlive_the_process_that_ran_them_and_list_in_pages(weather
 async def test_an_app_wide_key_names_its_user_in_a_header(weather_app, asgi_server):
     async with httpx.AsyncClient(base_url=f"{asgi_server}/a2a/weather/", headers=await _headers(), timeout=60) as http:
         unnamed = await http.post("", json=_rpc("message/send", _v03_message("hi")))
-        named = await http.post("", json=_rpc("message/send", _v03_message("I prefer Fahrenheit.", "c1")),
-                                headers={"X-User-Id": "carol"})
+        named = await http.post(
+            "", json=_rpc("message/send", _v03_message("I prefer Fahrenheit.", "c1")), headers={"X-User-Id": "carol"}
+        )
 
     assert unnamed.status_code == 400 and "X-User-Id" in unnamed.json()["error"]["message"]
     assert named.json()["result"]["status"]["state"] == "completed"
     assert len(await _events("weather", "carol", "c1")) == 2
 
 
-@pytest.mark.parametrize(("headers", "path", "status"), [
-    ({}, "/a2a/weather/", 401),
-    ({"Authorization": "Bearer not-a-key"}, "/a2a/weather/", 401),
-    ("other app", "/a2a/weather/", 404),
-    ("read-only", "/a2a/weather/", 403),
-    ("ada", "/a2a/nobody/", 404),
-    ("ada", "/a2a/weather/elsewhere", 404),
-])
+@pytest.mark.parametrize(
+    ("headers", "path", "status"),
+    [
+        ({}, "/a2a/weather/", 401),
+        ({"Authorization": "Bearer not-a-key"}, "/a2a/weather/", 401),
+        ("other app", "/a2a/weather/", 404),
+        ("read-only", "/a2a/weather/", 403),
+        ("ada", "/a2a/nobody/", 404),
+        ("ada", "/a2a/weather/elsewhere", 404),
+    ],
+)
 async def test_refused_calls_store_nothing(weather_app, asgi_server, headers, path, status):
     if isinstance(headers, str):
         app, kwargs = ("other", {}) if headers == "other app" else ("weather", {"user_id": "ada"})
@@ -167,17 +198,26 @@ async def test_refused_calls_store_nothing(weather_app, asgi_server, headers, pa
     assert await run_in_db_thread(Session.objects.count) == 0
 
 
-@pytest.mark.parametrize(("body", "code"), [
-    ("{not json", -32700),  # parse error
-    ('{"jsonrpc": "2.0", "id": 1, "method": "tasks/explode", "params": {}}', -32601),  # no such method
-    ('{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": 7}}', -32600),  # a2a-sdk: invalid
-    ("[" * 100_000 + "]" * 100_000, None),
-    ('{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {"kind": "message", "role": "user", '
-     '"messageId": "m", "contextId": "' + "c" * 5000 + '", "parts": [{"kind": "text", "text": "hi"}]}}}', -32602),
-    ('{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {"kind": "message", "role": "user", '
-     '"messageId": "m", "contextId": "c\\u0000", "parts": [{"kind": "text", "text": "hi"}]}}}', -32602),
-    ('{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t\\u0000"}}', -32602),
-])
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("{not json", -32700),  # parse error
+        ('{"jsonrpc": "2.0", "id": 1, "method": "tasks/explode", "params": {}}', -32601),  # no such method
+        ('{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": 7}}', -32600),  # a2a-sdk: invalid
+        ("[" * 100_000 + "]" * 100_000, None),
+        (
+            '{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {"kind": "message", "role": "user", '
+            '"messageId": "m", "contextId": "' + "c" * 5000 + '", "parts": [{"kind": "text", "text": "hi"}]}}}',
+            -32602,
+        ),
+        (
+            '{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {"kind": "message", "role": "user", '
+            '"messageId": "m", "contextId": "c\\u0000", "parts": [{"kind": "text", "text": "hi"}]}}}',
+            -32602,
+        ),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t\\u0000"}}', -32602),
+    ],
+)
 async def test_malformed_json_rpc_gets_a_json_rpc_error(weather_app, asgi_server, body, code):
     headers = {**await _headers(user_id="ada"), "Content-Type": "application/json"}
     async with httpx.AsyncClient(base_url=asgi_server, timeout=60) as http:
@@ -196,8 +236,11 @@ async def test_a_second_turn_of_a_busy_context_is_refused_and_a_running_task_can
     headers = await _headers("slow", user_id="ada")
     try:
         async with httpx.AsyncClient(base_url=f"{asgi_server}/a2a/slow/", headers=headers, timeout=60) as http:
-            started = (await http.post("", json=_rpc("message/send", _v03_message(
-                "one", "c1", configuration={"blocking": False})))).json()["result"]
+            started = (
+                await http.post(
+                    "", json=_rpc("message/send", _v03_message("one", "c1", configuration={"blocking": False}))
+                )
+            ).json()["result"]
             assert await eventually(lambda: _count("slow", "c1", 1), timeout=30), "the first turn did not start"
 
             busy = (await http.post("", json=_rpc("message/send", _v03_message("two", "c1")))).json()
@@ -222,8 +265,11 @@ async def _count(app_name: str, session_id: str, count: int) -> bool:
 
 async def test_adks_remote_agent_uses_a_cognizes_served_agent_as_its_sub_agent(weather_app, asgi_server):
     async with httpx.AsyncClient(headers=await _headers(user_id="ada"), timeout=60) as http:
-        remote = RemoteA2aAgent(name="weather_remote", httpx_client=http,
-                                agent_card=f"{asgi_server}/a2a/weather/.well-known/agent-card.json")
+        remote = RemoteA2aAgent(
+            name="weather_remote",
+            httpx_client=http,
+            agent_card=f"{asgi_server}/a2a/weather/.well-known/agent-card.json",
+        )
         runner = InMemoryRunner(agent=SequentialAgent(name="assistant", sub_agents=[remote]), app_name="caller")
         session = await runner.session_service.create_session(app_name="caller", user_id="dev")
         message = types.Content(role="user", parts=[types.Part(text="I prefer Fahrenheit.")])
@@ -233,8 +279,13 @@ async def test_adks_remote_agent_uses_a_cognizes_served_agent_as_its_sub_agent(w
     stored = await runner.session_service.get_session(app_name="caller", user_id="dev", session_id=session.id)
     # The answer once. ADK's RemoteA2aAgent also keeps the "working" status message before it as a
     # thought: ADK serving ADK does the same (closing note of issue 30), so that copy is ADK's.
-    answers = [p.text for e in stored.events if e.author == "weather_remote" and e.content
-               for p in e.content.parts or [] if p.text and not p.thought]
+    answers = [
+        p.text
+        for e in stored.events
+        if e.author == "weather_remote" and e.content
+        for p in e.content.parts or []
+        if p.text and not p.thought
+    ]
     assert answers == [PREFERENCE]
     served = await run_in_db_thread(lambda: list(Session.objects.filter(app_name="weather", user_id="ada")))
     assert len(served) == 1 and len(await _events("weather", "ada", served[0].session_id)) == 2

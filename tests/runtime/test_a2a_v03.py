@@ -29,8 +29,12 @@ def _client_python() -> Path:
     stamp = venv / "requirements.txt"
     if not stamp.exists() or stamp.read_text() != requirements:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=120)
-        installed = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-r", str(CLIENT / "requirements.txt")],
-                                   capture_output=True, text=True, timeout=240)
+        installed = subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", "-r", str(CLIENT / "requirements.txt")],
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         if installed.returncode != 0:
             pytest.skip(f"could not install a2a-sdk 0.3 from PyPI for the 0.3 client: {installed.stderr[-300:]}")
         stamp.write_text(requirements)
@@ -41,8 +45,12 @@ def test_an_a2a_0_3_client_reads_the_card_sends_streams_and_gets_its_task(weathe
     python = _client_python()
     _, key = do_create_api_key(name="a2a-0.3", app_name="weather")
 
-    done = subprocess.run([str(python), str(CLIENT / "client.py"), f"{asgi_server}/a2a/weather/", key, "ada"],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [str(python), str(CLIENT / "client.py"), f"{asgi_server}/a2a/weather/", key, "ada"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
     output = done.stdout + done.stderr
     assert done.returncode == 0, output

@@ -66,10 +66,16 @@ def test_api_server_runs_the_weather_agent_on_postgres(weather_app, tmp_path):
         created = request(f"{base}/apps/weather/users/ada/sessions", {"session_id": "s1"})
         assert created["id"] == "s1"
 
-        events = request(f"{base}/run", {
-            "app_name": "weather", "user_id": "ada", "session_id": "s1",
-            "new_message": {"role": "user", "parts": [{"text": "What's the weather in London?"}]},
-        }, timeout=STARTUP_SECONDS)
+        events = request(
+            f"{base}/run",
+            {
+                "app_name": "weather",
+                "user_id": "ada",
+                "session_id": "s1",
+                "new_message": {"role": "user", "parts": [{"text": "What's the weather in London?"}]},
+            },
+            timeout=STARTUP_SECONDS,
+        )
         # The extra plugins write after the turn, in the background: the tool calls audited,
         # the turn queued for memory consolidation.
         deadline = time.monotonic() + 30
@@ -101,25 +107,41 @@ def _jobs(session_id: str) -> int:
 
 @contextmanager
 def api_server(
-    *, log: Path, services_uri: str = "cognizes://", plugins: tuple[str, ...] = PLUGINS, env: dict[str, str] | None = None
+    *,
+    log: Path,
+    services_uri: str = "cognizes://",
+    plugins: tuple[str, ...] = PLUGINS,
+    env: dict[str, str] | None = None,
 ) -> Iterator[str]:
     """``adk api_server`` on the demo agents and the test database, on a free port; yields its URL."""
     port = free_port()
-    env = {key: value for key, value in {**database_env(), **(env or {})}.items()
-           if key not in {"GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"}}  # the offline model answers
+    env = {
+        key: value
+        for key, value in {**database_env(), **(env or {})}.items()
+        if key not in {"GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"}
+    }  # the offline model answers
     command = [
-        str(ADK), "api_server", "--session_service_uri", services_uri, "--memory_service_uri", services_uri,
+        str(ADK),
+        "api_server",
+        "--session_service_uri",
+        services_uri,
+        "--memory_service_uri",
+        services_uri,
         # Artifacts in PostgreSQL too (ADK's default would write demo_agents/weather/.adk/ into the repo).
-        "--artifact_service_uri", services_uri if services_uri == "cognizes://" else "memory://",
-        "--no-reload", "--port", str(port),
+        "--artifact_service_uri",
+        services_uri if services_uri == "cognizes://" else "memory://",
+        "--no-reload",
+        "--port",
+        str(port),
         *[option for plugin in plugins for option in ("--extra_plugins", plugin)],
         "demo_agents",
     ]
     base = f"http://127.0.0.1:{port}"
     # Output to a file, not a pipe nobody reads while the server runs (a full pipe blocks it).
     with log.open("w") as output:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=output,
-                                  stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT
+        )
     try:
         _wait_until_listed(base, server, log=log)
         yield base
@@ -145,12 +167,12 @@ def _wait_until_listed(base: str, server: subprocess.Popen, *, log: Path) -> Non
 
 def request(url: str, body: dict[str, Any] | None = None, *, timeout: float = 10) -> Any:
     request = urllib.request.Request(
-        url, data=None if body is None else json.dumps(body).encode(), headers={"Content-Type": "application/json"},
+        url,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.load(response)
     except urllib.error.HTTPError as error:
         raise AssertionError(f"{url}: {error.code} {error.read().decode()}") from None
-
-

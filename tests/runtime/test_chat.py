@@ -60,7 +60,7 @@ class Terminal:
             if not self._read(deadline):
                 pytest.fail(f"no {marker!r} in the chat's output:\n{self.output}")
         end += len(marker)
-        text, self._seen = self.output[self._seen:end], end
+        text, self._seen = self.output[self._seen : end], end
         return text
 
     def type(self, data: str) -> None:
@@ -76,7 +76,7 @@ class Terminal:
                 pytest.fail(f"the chat did not exit:\n{self.output}")
             time.sleep(0.05)
         self.status = os.waitstatus_to_exitcode(status[1])
-        return self.status, self.output[self._seen:]
+        return self.status, self.output[self._seen :]
 
     def close(self) -> None:
         if self.status is None:
@@ -143,7 +143,10 @@ def test_a_given_session_is_continued_and_ctrl_c_ends_the_chat(weather_app, term
     )
     hello = Event(author="user", invocation_id="i1", content=types.Content(role="user", parts=[types.Part(text="Hi")]))
     services.do_append_event(
-        app_name="weather", user_id="ada", session_id="c2", expected_version=created.version,
+        app_name="weather",
+        user_id="ada",
+        session_id="c2",
+        expected_version=created.version,
         event=to_new_event(hello),
     )
     chat = terminal("chat", "weather", "--user", "ada", "--session", "c2")

@@ -39,7 +39,10 @@ def test_the_demo_indexes_the_handbook_and_holds_three_conversations_once():
     [corpus] = Corpus.objects.filter(app_name="weather")
     documents = Document.objects.filter(corpus=corpus)
     assert sorted(documents.values_list("display_name", "status")) == [
-        ("cities.md", "active"), ("forecast.md", "active"), ("packing.md", "active")]
+        ("cities.md", "active"),
+        ("forecast.md", "active"),
+        ("packing.md", "active"),
+    ]
     assert all(document.chunk_count > 0 for document in documents)
     paris_in_autumn = "City climate notes › Paris › Autumn (September to November)"
     assert Chunk.objects.filter(corpus=corpus, heading=paris_in_autumn, text__contains=PACKING_ADVICE).exists()
@@ -70,4 +73,5 @@ async def test_the_agent_run_without_the_apps_runner_has_no_handbook_and_says_so
 
     assert [e.get_function_calls() for e in events] == [[]]
     assert events[-1].content.parts[0].text == (
-        "[offline model] I have no travel handbook to search here: ask me about the weather instead.")
+        "[offline model] I have no travel handbook to search here: ask me about the weather instead."
+    )

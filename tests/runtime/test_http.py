@@ -66,7 +66,9 @@ async def test_preference_told_over_http_is_recalled_in_a_new_session(weather_ap
         ]
 
         # s1, streamed turn.
-        async with client.stream("POST", "/sessions/s1/run/stream/", json={"message": "Fahrenheit, always."}) as response:
+        async with client.stream(
+            "POST", "/sessions/s1/run/stream/", json={"message": "Fahrenheit, always."}
+        ) as response:
             assert response.headers["content-type"].startswith("text/event-stream")
             streamed = [m async for m in messages(response)]
         assert [m.event for m in streamed] == ["event", "done"]
@@ -92,9 +94,14 @@ async def test_preference_told_over_http_is_recalled_in_a_new_session(weather_ap
         assert _texts(events)[-1] == "[offline model] It's 64°F and clear in Paris."
 
         # Audited and traced, as the API shows them.
-        executions = await eventually(lambda: _json(client.get(
-            f"{asgi_server}/api/v1/apps/weather/tool-executions/", params={"session_id": "s2", "tool_name": "get_weather"}
-        )))
+        executions = await eventually(
+            lambda: _json(
+                client.get(
+                    f"{asgi_server}/api/v1/apps/weather/tool-executions/",
+                    params={"session_id": "s2", "tool_name": "get_weather"},
+                )
+            )
+        )
         assert executions["results"][0]["arguments"] == {"city": "Paris", "unit": "fahrenheit"}
         traces = await eventually(lambda: _flushed_traces(client, "s2"))
         detail = (await client.get(f"/traces/{traces['results'][0]['trace_id']}/")).json()
@@ -125,7 +132,12 @@ def test_runs_are_refused_before_anything_runs_or_is_stored(weather_app):
 
     assert api.post(url, {"message": "   "}, format="json").status_code == 400
     assert api.post(url, {}, format="json").status_code == 400
-    assert api.post(url, {"message": "hi", "content": {"role": "user", "parts": [{"text": "hi"}]}}, format="json").status_code == 400
+    assert (
+        api.post(
+            url, {"message": "hi", "content": {"role": "user", "parts": [{"text": "hi"}]}}, format="json"
+        ).status_code
+        == 400
+    )
     assert api.post(url, {"content": {"role": "model", "parts": [{"text": "hi"}]}}, format="json").status_code == 400
     assert api.post(url, {"content": {"role": "user", "parts": "nope"}}, format="json").status_code == 400
     assert api.post(url, {"message": "x" * 40_000}, format="json").status_code == 400

@@ -29,7 +29,9 @@ def conversation():
             app_name=APP, user_id="ada", session_id="s1", state={"topic": "weather", "app:unit": "C"}
         )
         await service.append_event(session, text_event("What's the weather in Paris?"))
-        await service.append_event(session, text_event("Sunny, 21°C.", author="weather_agent", **{"user:city": "Paris"}))
+        await service.append_event(
+            session, text_event("Sunny, 21°C.", author="weather_agent", **{"user:city": "Paris"})
+        )
         await service.append_event(session, text_event("Thanks!"))
         return session
 
@@ -49,7 +51,10 @@ def post_state(client, state, *, loaded_version: int, **attributes):
         {
             "state": state if isinstance(state, str) else json.dumps(state),
             "loaded_version": loaded_version,
-            "display_name": "", "labels": "{}", "expire_time_0": "", "expire_time_1": "",
+            "display_name": "",
+            "labels": "{}",
+            "expire_time_0": "",
+            "expire_time_1": "",
             **attributes,
             "events-TOTAL_FORMS": count,
             "events-INITIAL_FORMS": count,
@@ -104,15 +109,27 @@ def test_editing_session_state_bumps_the_version_and_makes_agent_copies_stale(ad
 def test_name_labels_and_expiry_are_edited_without_a_new_version(admin_client, conversation):
     session = Session.objects.get(session_id="s1")
 
-    response = post_state(admin_client, session.state, loaded_version=session.version, display_name="Paris trip",
-                          labels='{"team": "travel"}', expire_time_0="2999-01-01", expire_time_1="12:00:00")
+    response = post_state(
+        admin_client,
+        session.state,
+        loaded_version=session.version,
+        display_name="Paris trip",
+        labels='{"team": "travel"}',
+        expire_time_0="2999-01-01",
+        expire_time_1="12:00:00",
+    )
 
     assert response.status_code == 302
     edited = Session.objects.get(session_id="s1")
     assert (edited.display_name, edited.labels, edited.expire_time.year) == ("Paris trip", {"team": "travel"}, 2999)
     assert edited.version == session.version  # an agent holding the session is not made stale
-    post_state(admin_client, session.state, loaded_version=session.version, expire_time_0="2001-01-01",
-               expire_time_1="00:00:00")
+    post_state(
+        admin_client,
+        session.state,
+        loaded_version=session.version,
+        expire_time_0="2001-01-01",
+        expire_time_1="00:00:00",
+    )
     assert not Session.objects.live().filter(session_id="s1").exists()  # expired: gone at once, as if deleted
 
 

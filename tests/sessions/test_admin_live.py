@@ -17,7 +17,7 @@ from tests.sessions.test_contract import text_event
 pytestmark = pytest.mark.django_db(transaction=True)
 
 APP = "admin_live"
-HOSTILE = '<img src=x onerror="document.title=\'pwned\'">'
+HOSTILE = "<img src=x onerror=\"document.title='pwned'\">"
 
 
 def _create(session_id: str, *texts: str):
@@ -84,7 +84,8 @@ def test_new_events_appear_on_an_open_change_page_in_order(asgi_server, browser,
         for row in panel.find_elements(By.CSS_SELECTOR, ".cz-live-event")
     ]
     assert [(version, author, preview) for version, _, author, preview in rows] == [
-        ("3", "user", "first live"), ("4", "weather_agent", HOSTILE),
+        ("3", "user", "first live"),
+        ("4", "weather_agent", HOSTILE),
     ]
     assert all(row[1].endswith("+00:00") for row in rows)
     assert panel.find_elements(By.TAG_NAME, "img") == [] and browser.title != "pwned"  # shown as text

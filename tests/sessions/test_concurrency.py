@@ -139,10 +139,7 @@ async def test_concurrent_creates_writing_user_keys_lose_none(service):
 
 async def test_concurrent_creates_of_one_id_have_exactly_one_winner(service):
     results = await asyncio.gather(
-        *(
-            service.create_session(app_name=APP, user_id="u1", session_id="same", state={"user:n": i})
-            for i in range(8)
-        ),
+        *(service.create_session(app_name=APP, user_id="u1", session_id="same", state={"user:n": i}) for i in range(8)),
         return_exceptions=True,
     )
 

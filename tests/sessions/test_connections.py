@@ -52,4 +52,3 @@ async def test_appends_and_reads_go_on_after_the_server_ends_every_connection_of
     stored = await service.get_session(app_name="conn_app", user_id="u", session_id=session.id)
     assert [e.content.parts[0].text for e in stored.events] == ["before", "after"]
     assert stored.state == {"n": 2}
-

@@ -91,7 +91,10 @@ async def test_events_come_back_in_order_with_every_field(service):
         author="agent",
         invocation_id="inv-9",
         branch="root.child",
-        content=types.Content(role="model", parts=[call, types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG\x00\xff"))]),
+        content=types.Content(
+            role="model",
+            parts=[call, types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG\x00\xff"))],
+        ),
         actions=EventActions(state_delta={"k": [1, {"n": None}]}, transfer_to_agent="child", escalate=True),
         custom_metadata={"trace": "t-1"},
         long_running_tool_ids={"c1"},

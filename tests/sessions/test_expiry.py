@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import override_settings
@@ -12,7 +12,6 @@ from google.adk.agents import LlmAgent
 
 from cognizes.adk import PostgresSessionService, runner_for
 from cognizes.infra.db_threads import run_in_db_thread
-
 from sessions_app import services
 from sessions_app.models import Event, Session
 from sessions_app.tasks import remove_expired
@@ -23,20 +22,31 @@ APP = "expiry_app"
 
 
 def create(session_id: str, *, expires_in: timedelta | None) -> services.StoredSession:
-    expire_time = datetime.now(timezone.utc) + expires_in if expires_in is not None else None
+    expire_time = datetime.now(UTC) + expires_in if expires_in is not None else None
     return services.do_create_session(
-        app_name=APP, user_id="ada", session_id=session_id, delta=services.StateDelta(session={"a": 1}),
-        now=time.time(), attributes=services.SessionAttributes(expire_time=expire_time),
+        app_name=APP,
+        user_id="ada",
+        session_id=session_id,
+        delta=services.StateDelta(session={"a": 1}),
+        now=time.time(),
+        attributes=services.SessionAttributes(expire_time=expire_time),
     )
 
 
 def append(session_id: str, version: int) -> int:
     event = services.NewEvent(
-        event_id=f"e{version}", invocation_id="i", author="user", branch=None, timestamp=time.time(),
-        data_json="{}", preview="", state_delta=services.StateDelta(),
+        event_id=f"e{version}",
+        invocation_id="i",
+        author="user",
+        branch=None,
+        timestamp=time.time(),
+        data_json="{}",
+        preview="",
+        state_delta=services.StateDelta(),
     )
-    return services.do_append_event(app_name=APP, user_id="ada", session_id=session_id, expected_version=version,
-                                    event=event)
+    return services.do_append_event(
+        app_name=APP, user_id="ada", session_id=session_id, expected_version=version, event=event
+    )
 
 
 def test_an_expired_session_is_invisible_and_refuses_writes():
@@ -73,7 +83,7 @@ def test_an_expired_sessions_id_can_be_used_again():
 def test_the_hourly_task_removes_expired_sessions_with_their_events():
     create("old", expires_in=timedelta(hours=1))
     append("old", 1)
-    Session.objects.filter(session_id="old").update(expire_time=datetime.now(timezone.utc) - timedelta(seconds=1))
+    Session.objects.filter(session_id="old").update(expire_time=datetime.now(UTC) - timedelta(seconds=1))
     create("kept", expires_in=None)
 
     remove_expired()
@@ -98,13 +108,18 @@ def test_the_native_api_does_not_show_expired_sessions():
 
 async def test_sessions_created_through_adk_take_the_services_ttl(transactional_db):
     """runner_for(session_ttl=…) / PostgresSessionService(ttl=…): ADK's create_session has no TTL of its own."""
+
     async def expiry(service: PostgresSessionService, session_id: str) -> timedelta | None:
         await service.create_session(app_name="ttl_app", user_id="ada", session_id=session_id)
         expires = await run_in_db_thread(lambda: Session.objects.get(session_id=session_id).expire_time)
-        return expires - datetime.now(timezone.utc) if expires else None
+        return expires - datetime.now(UTC) if expires else None
 
     assert await expiry(PostgresSessionService(), "forever") is None  # the setting is unset by default
-    assert timedelta(minutes=59) < await expiry(PostgresSessionService(ttl=timedelta(hours=1)), "hour") <= timedelta(hours=1)
+    assert (
+        timedelta(minutes=59)
+        < await expiry(PostgresSessionService(ttl=timedelta(hours=1)), "hour")
+        <= timedelta(hours=1)
+    )
     with override_settings(COGNIZES_SESSION_TTL_SECONDS=60):
         assert timedelta(seconds=55) < await expiry(PostgresSessionService(), "minute") <= timedelta(seconds=60)
     runner = runner_for(LlmAgent(name="a", model="gemini-2.5-flash"), app_name="ttl_app", session_ttl=timedelta(days=1))

@@ -11,9 +11,9 @@ import pytest
 from cognizes.access.services import do_create_api_key
 from cognizes.adk import PostgresSessionService
 from cognizes.infra.db_threads import run_in_db_thread
+from tests.polling import eventually
 from tests.processes import run_python
 from tests.sessions.test_contract import text_event
-from tests.polling import eventually
 from tests.sse import messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -77,7 +77,12 @@ async def test_a_follower_gets_every_event_in_order_from_this_and_another_proces
     assert [m.event for m in received] == ["event"] * 6
     assert [m.id for m in received] == ["2", "3", "4", "5", "6", "7"]  # version 1: the creation
     assert [m.data["event"]["content"]["parts"][0]["text"] for m in received] == [
-        "before anyone followed", "here 0", "here 1", "here 2", "there 0", "there 1",
+        "before anyone followed",
+        "here 0",
+        "here 1",
+        "here 2",
+        "there 0",
+        "there 1",
     ]
 
 

@@ -42,14 +42,20 @@ def _new_event(text: str, **state) -> services.NewEvent:
 def _append_and_read(session_id: str, count: int) -> services.StoredSession:
     version = services.get_session(app_name=APP, user_id="u", session_id=session_id).version
     for n in range(count):
-        version = services.do_append_event(app_name=APP, user_id="u", session_id=session_id,
-                                           expected_version=version, event=_new_event(f"turn {n}", n=n))
+        version = services.do_append_event(
+            app_name=APP,
+            user_id="u",
+            session_id=session_id,
+            expected_version=version,
+            event=_new_event(f"turn {n}", n=n),
+        )
     return services.get_session(app_name=APP, user_id="u", session_id=session_id)
 
 
 def test_an_append_and_a_read_are_prepared_once_and_django_queries_never():
-    session = services.do_create_session(app_name=APP, user_id="u", session_id="s1", delta=services.StateDelta(),
-                                         now=1.0)
+    session = services.do_create_session(
+        app_name=APP, user_id="u", session_id="s1", delta=services.StateDelta(), now=1.0
+    )
     stored = _append_and_read(session.session_id, 3)
     prepared = _prepared_statements()
     stored_again = _append_and_read(session.session_id, 3)
@@ -83,14 +89,21 @@ async def test_refused_appends_leave_the_prepared_statements_usable():
 
 
 def test_an_append_rolled_back_with_its_transaction_is_gone_and_the_next_one_lands():
-    session = services.do_create_session(app_name=APP, user_id="u", session_id="s2", delta=services.StateDelta(),
-                                         now=1.0)
+    session = services.do_create_session(
+        app_name=APP, user_id="u", session_id="s2", delta=services.StateDelta(), now=1.0
+    )
     with pytest.raises(RuntimeError), transaction.atomic():
-        services.do_append_event(app_name=APP, user_id="u", session_id="s2", expected_version=session.version,
-                                 event=_new_event("rolled back", n=1))
+        services.do_append_event(
+            app_name=APP,
+            user_id="u",
+            session_id="s2",
+            expected_version=session.version,
+            event=_new_event("rolled back", n=1),
+        )
         raise RuntimeError("the caller's transaction fails after the append")
-    version = services.do_append_event(app_name=APP, user_id="u", session_id="s2", expected_version=session.version,
-                                       event=_new_event("kept", n=2))
+    version = services.do_append_event(
+        app_name=APP, user_id="u", session_id="s2", expected_version=session.version, event=_new_event("kept", n=2)
+    )
 
     stored = services.get_session(app_name=APP, user_id="u", session_id="s2")
     assert (version, stored.version, stored.state) == (session.version + 1, session.version + 1, {"n": 2})
@@ -98,7 +111,9 @@ def test_an_append_rolled_back_with_its_transaction_is_gone_and_the_next_one_lan
 
 
 def test_with_prepared_statements_off_as_behind_a_transaction_pooler_nothing_is_prepared():
-    wrapper = DatabaseWrapper({**connection.settings_dict, "PREPARED_STATEMENTS": False}, alias="default")  # not registered: a second connection
+    wrapper = DatabaseWrapper(
+        {**connection.settings_dict, "PREPARED_STATEMENTS": False}, alias="default"
+    )  # not registered: a second connection
     try:
         for _ in range(3):
             with wrapper.prepared_cursor() as cursor:
@@ -114,8 +129,8 @@ def test_with_prepared_statements_off_as_behind_a_transaction_pooler_nothing_is_
 
 async def test_the_services_threads_answer_from_prepared_statements_after_their_connections_end():
     """The server forgetting every statement (its connections ended) is the client's cue to prepare anew."""
-    from tests.sessions.test_connections import _backend_pid, _terminate
     from cognizes.infra.db_threads import run_in_db_thread
+    from tests.sessions.test_connections import _backend_pid, _terminate
 
     service = PostgresSessionService()
     session = await service.create_session(app_name=APP, user_id="u", state={})

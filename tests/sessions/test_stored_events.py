@@ -51,16 +51,39 @@ def test_events_of_every_kind_read_back_as_adk_builds_them():
 
 def test_rarer_fields_read_back_as_adk_builds_them():
     events = [
-        Event(author="agent", invocation_id="i", actions=EventActions(
-            requested_tool_confirmations={"c1": ToolConfirmation(hint="ok?", payload={"x": 1})},
-            compaction=EventCompaction(start_timestamp=1.0, end_timestamp=2.0, compacted_content=types.Content(
-                role="model", parts=[types.Part(text="s", thought_signature=b"\x01\x02")])),
-            end_of_agent=True, agent_state={"step": 2})),
-        Event(author="agent", invocation_id="i", citation_metadata=types.CitationMetadata(
-            citations=[types.Citation(uri="https://e.x", start_index=1, end_index=4)])),
-        Event(author="agent", invocation_id="i", output={"any": ["thing", 1, 2.5]}, isolation_scope="c1",
-              partial=False, finish_reason=types.FinishReason.STOP, avg_logprobs=-0.5,
-              input_transcription=types.Transcription(text="hola", finished=True)),
+        Event(
+            author="agent",
+            invocation_id="i",
+            actions=EventActions(
+                requested_tool_confirmations={"c1": ToolConfirmation(hint="ok?", payload={"x": 1})},
+                compaction=EventCompaction(
+                    start_timestamp=1.0,
+                    end_timestamp=2.0,
+                    compacted_content=types.Content(
+                        role="model", parts=[types.Part(text="s", thought_signature=b"\x01\x02")]
+                    ),
+                ),
+                end_of_agent=True,
+                agent_state={"step": 2},
+            ),
+        ),
+        Event(
+            author="agent",
+            invocation_id="i",
+            citation_metadata=types.CitationMetadata(
+                citations=[types.Citation(uri="https://e.x", start_index=1, end_index=4)]
+            ),
+        ),
+        Event(
+            author="agent",
+            invocation_id="i",
+            output={"any": ["thing", 1, 2.5]},
+            isolation_scope="c1",
+            partial=False,
+            finish_reason=types.FinishReason.STOP,
+            avg_logprobs=-0.5,
+            input_transcription=types.Transcription(text="hola", finished=True),
+        ),
     ]
     assert_same([stored(e) for e in events])
 
@@ -76,23 +99,42 @@ def test_jsonb_text_as_postgresql_returns_it_reads_back_as_adk_builds_it(db):
 
 def test_a_part_given_null_fields_keeps_adks_fields_set():
     # Part.__init__ leaves null arguments out of the fields set; plain validation would not.
-    text = json.dumps({"author": "u", "invocation_id": "i", "id": "e1", "timestamp": 1.0,
-                       "content": {"role": "user", "parts": [{"text": "hi", "inline_data": None}]}})
+    text = json.dumps(
+        {
+            "author": "u",
+            "invocation_id": "i",
+            "id": "e1",
+            "timestamp": 1.0,
+            "content": {"role": "user", "parts": [{"text": "hi", "inline_data": None}]},
+        }
+    )
     assert_same([text])
     assert events_from_json([text])[0].content.parts[0].model_fields_set == {"text"}
 
 
 def test_convenience_keys_are_moved_as_adk_moves_them():
-    text = json.dumps({"author": "u", "invocation_id": "i", "id": "e1", "timestamp": 1.0,
-                       "message": "hi", "state": {"k": 1}, "node_path": "a/b"})
+    text = json.dumps(
+        {
+            "author": "u",
+            "invocation_id": "i",
+            "id": "e1",
+            "timestamp": 1.0,
+            "message": "hi",
+            "state": {"k": 1},
+            "node_path": "a/b",
+        }
+    )
     assert_same([text])
     event = events_from_json([text])[0]
     assert (event.content.parts[0].text, event.actions.state_delta, event.node_info.path) == ("hi", {"k": 1}, "a/b")
 
 
 def test_a_bad_row_is_refused_with_adks_error():
-    bad = [json.dumps({"author": "u", "timestamp": "not a time"}), "{not json", json.dumps(
-        {"author": "u", "content": {"role": "user", "parts": [{"no_such_field": 1}]}})]
+    bad = [
+        json.dumps({"author": "u", "timestamp": "not a time"}),
+        "{not json",
+        json.dumps({"author": "u", "content": {"role": "user", "parts": [{"no_such_field": 1}]}}),
+    ]
     for text in bad:
         with pytest.raises(pydantic.ValidationError) as ours:
             events_from_json([text])
@@ -125,8 +167,11 @@ async def _stored_texts(session_id: str) -> list[str]:
 
     def read() -> list[str]:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT e.data::text FROM events e JOIN sessions s ON s.id = e.session_id "
-                           "WHERE s.app_name = %s AND s.session_id = %s ORDER BY e.version", [APP, session_id])
+            cursor.execute(
+                "SELECT e.data::text FROM events e JOIN sessions s ON s.id = e.session_id "
+                "WHERE s.app_name = %s AND s.session_id = %s ORDER BY e.version",
+                [APP, session_id],
+            )
             return [text for (text,) in cursor.fetchall()]
 
     return await run_in_db_thread(read)

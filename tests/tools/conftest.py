@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import socket
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -82,7 +83,11 @@ def weather_document(base_url: str) -> dict[str, Any]:
                 }
             },
             "/broken": {
-                "get": {"operationId": "getBroken", "summary": "Always fails.", "responses": {"200": {"description": "-"}}}
+                "get": {
+                    "operationId": "getBroken",
+                    "summary": "Always fails.",
+                    "responses": {"200": {"description": "-"}},
+                }
             },
         },
         "components": {

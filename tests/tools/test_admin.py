@@ -33,9 +33,7 @@ def test_a_bad_upload_shows_the_error_and_imports_nothing(admin_client):
 def test_disable_action_and_edit_form_bump_versions_and_the_marker(admin_client):
     services.do_import_openapi(app_name=APP, document=weather_document("https://w.example"))
     weather = Tool.objects.get(name="get_weather")
-    admin_client.post(
-        "/admin/tools_app/tool/", {"action": "disable", "_selected_action": [weather.pk]}, follow=True
-    )
+    admin_client.post("/admin/tools_app/tool/", {"action": "disable", "_selected_action": [weather.pk]}, follow=True)
     weather.refresh_from_db()
     assert (weather.enabled, weather.version) == (False, 2)
 
@@ -43,18 +41,34 @@ def test_disable_action_and_edit_form_bump_versions_and_the_marker(admin_client)
     assert page.status_code == 200 and "parameters schema" in page.content.decode().lower()
     before = services.get_registry_version(app_name=APP)
     form = {
-        field: value for field, value in {
-            "app_name": APP, "name": "get_weather", "description": "Weather now.", "kind": "openapi",
-            "openapi_operation": json.dumps(weather.openapi_operation), "callable_path": "", "enabled": "on",
-            "base_url": "", "auth_scheme": "none", "auth_secret_source": "app", "auth_secret_name": "",
+        field: value
+        for field, value in {
+            "app_name": APP,
+            "name": "get_weather",
+            "description": "Weather now.",
+            "kind": "openapi",
+            "openapi_operation": json.dumps(weather.openapi_operation),
+            "callable_path": "",
+            "enabled": "on",
+            "base_url": "",
+            "auth_scheme": "none",
+            "auth_secret_source": "app",
+            "auth_secret_name": "",
             "auth_header_name": "X-API-Key",
-            "timeout_seconds": "5", "versions-TOTAL_FORMS": "0", "versions-INITIAL_FORMS": "0",
+            "timeout_seconds": "5",
+            "versions-TOTAL_FORMS": "0",
+            "versions-INITIAL_FORMS": "0",
         }.items()
     }
     response = admin_client.post(f"/admin/tools_app/tool/{weather.pk}/change/", form)
     assert response.status_code == 302, response.content.decode()[:2000]
     weather.refresh_from_db()
-    assert (weather.description, weather.enabled, weather.version, weather.timeout_seconds) == ("Weather now.", True, 3, 5.0)
+    assert (weather.description, weather.enabled, weather.version, weather.timeout_seconds) == (
+        "Weather now.",
+        True,
+        3,
+        5.0,
+    )
     assert services.get_registry_version(app_name=APP) == before + 1
 
 
@@ -94,8 +108,9 @@ def test_staff_with_add_tool_imports_but_changes_existing_tools_only_with_change
     services.do_import_openapi(app_name=APP, document=weather_document("https://old.example"))
     staff = _staff(django_user_model, client, "add_tool", "view_tool")
     document = weather_document("https://w.example")
-    document["paths"]["/forecast"] = {"get": {"operationId": "getForecast", "summary": "Tomorrow.",
-                                              "responses": {"200": {"description": "-"}}}}
+    document["paths"]["/forecast"] = {
+        "get": {"operationId": "getForecast", "summary": "Tomorrow.", "responses": {"200": {"description": "-"}}}
+    }
     upload = SimpleUploadedFile("weather.json", json.dumps(document).encode())
 
     response = staff.post("/admin/tools_app/tool/import/", {"app_name": APP, "document": upload}, follow=True)
@@ -104,7 +119,8 @@ def test_staff_with_add_tool_imports_but_changes_existing_tools_only_with_change
     assert response.status_code == 200 and "Created 1, changed 0, unchanged 0, rejected 3." in page
     assert "may not change" in page
     assert Tool.objects.get(app_name=APP, name="get_weather").openapi_operation["servers"] == [
-        {"url": "https://old.example"}]
+        {"url": "https://old.example"}
+    ]
     assert Tool.objects.filter(app_name=APP).count() == 4
 
 
@@ -132,8 +148,14 @@ def test_a_secret_added_in_the_admin_is_stored_encrypted_and_never_shown_again(a
     assert admin_client.post(change, {"value": "rotated"}).status_code == 302
     assert encryption.decrypt(AppSecret.objects.get().ciphertext) == "rotated"
 
-    services.do_create_tool(app_name=APP, name="convert", kind="python", callable_path="tests.tools.callables.convert_currency",
-                            auth_scheme="bearer", auth_secret_name="TOKEN")
+    services.do_create_tool(
+        app_name=APP,
+        name="convert",
+        kind="python",
+        callable_path="tests.tools.callables.convert_currency",
+        auth_scheme="bearer",
+        auth_secret_name="TOKEN",
+    )
     kept = admin_client.post(f"/admin/tools_app/appsecret/{secret.pk}/delete/", {"post": "yes"}, follow=True)
     assert "is sent by tool convert" in kept.content.decode() and AppSecret.objects.exists()
 
@@ -142,15 +164,30 @@ def test_an_mcp_servers_headers_are_write_only_in_the_admin(admin_client):
     from tools_app import mcp_servers
     from tools_app.models import McpServer
 
-    server = mcp_servers.do_create_mcp_server(app_name=APP, name="up", url="https://mcp.example/mcp",
-                                              headers={"X-Tenant": "tenant-credential-9"})
+    server = mcp_servers.do_create_mcp_server(
+        app_name=APP, name="up", url="https://mcp.example/mcp", headers={"X-Tenant": "tenant-credential-9"}
+    )
     change = f"/admin/tools_app/mcpserver/{server.pk}/change/"
     page = admin_client.get(change).content.decode()
     assert "tenant-credential-9" not in page and "X-Tenant: ••••••••" in page
-    form = {"app_name": APP, "name": "up", "description": "", "url": "https://mcp.example/mcp",
-            "transport": "streamable_http", "headers": "", "allowed_tools": "[]", "denied_tools": "[]",
-            "tool_name_prefix": "", "enabled": "on", "auth_scheme": "none", "auth_secret_source": "app",
-            "auth_secret_name": "", "auth_header_name": "X-API-Key", "timeout_seconds": "5", "list_cache_seconds": "60"}
+    form = {
+        "app_name": APP,
+        "name": "up",
+        "description": "",
+        "url": "https://mcp.example/mcp",
+        "transport": "streamable_http",
+        "headers": "",
+        "allowed_tools": "[]",
+        "denied_tools": "[]",
+        "tool_name_prefix": "",
+        "enabled": "on",
+        "auth_scheme": "none",
+        "auth_secret_source": "app",
+        "auth_secret_name": "",
+        "auth_header_name": "X-API-Key",
+        "timeout_seconds": "5",
+        "list_cache_seconds": "60",
+    }
 
     assert admin_client.post(change, form).status_code == 302  # headers left empty: kept
     assert McpServer.objects.get().headers == {"X-Tenant": "tenant-credential-9"}
@@ -162,8 +199,9 @@ def test_an_mcp_servers_headers_are_write_only_in_the_admin(admin_client):
 
 def test_disabling_a_row_whose_secret_the_operator_no_longer_allows_says_why_instead_of_failing(admin_client):
     services.do_import_openapi(app_name=APP, document=weather_document("https://w.example"))
-    Tool.objects.filter(name="get_weather").update(auth_scheme="bearer", auth_secret_source="env",
-                                                   auth_secret_name="SECRET_KEY")  # as the data migration leaves it
+    Tool.objects.filter(name="get_weather").update(
+        auth_scheme="bearer", auth_secret_source="env", auth_secret_name="SECRET_KEY"
+    )  # as the data migration leaves it
     ids = list(Tool.objects.values_list("pk", flat=True))
 
     response = admin_client.post("/admin/tools_app/tool/", {"action": "disable", "_selected_action": ids}, follow=True)
@@ -172,4 +210,7 @@ def test_disabling_a_row_whose_secret_the_operator_no_longer_allows_says_why_ins
     assert response.status_code == 200 and "Disabled 2 tools." in page
     assert "was left as it is" in page and "COGNIZES_ENV_SECRETS" in page
     assert sorted(Tool.objects.values_list("name", "enabled")) == [
-        ("get_broken", False), ("get_weather", True), ("make_transfer", False)]
+        ("get_broken", False),
+        ("get_weather", True),
+        ("make_transfer", False),
+    ]

@@ -54,7 +54,10 @@ async def executions() -> list[ToolExecution]:
 async def register(weather_api: str) -> None:
     await run_in_db_thread(services.do_import_openapi, app_name=APP, document=weather_document(weather_api))
     await run_in_db_thread(
-        services.do_create_tool, app_name=APP, name="convert_currency", kind="python",
+        services.do_create_tool,
+        app_name=APP,
+        name="convert_currency",
+        kind="python",
         callable_path="tests.tools.callables.convert_currency",
     )
 
@@ -75,11 +78,16 @@ async def test_an_agent_calls_openapi_and_python_tools_and_each_call_is_audited(
     assert weather.result == {"city": "Paris", "temp": 21}
     assert (weather.app_name, weather.user_id, weather.session_id) == (APP, "ada", session_id)
     assert (currency.tool_name, currency.status, currency.result) == (
-        "convert_currency", "succeeded", {"amount": 12.5, "currency": "USD"},
+        "convert_currency",
+        "succeeded",
+        {"amount": 12.5, "currency": "USD"},
     )
     session = await agent.sessions.get_session(app_name=APP, user_id="ada", session_id=session_id)
     calls = [(e.invocation_id, c.id) for e in session.events for c in e.get_function_calls()]
-    assert [(weather.invocation_id, weather.function_call_id), (currency.invocation_id, currency.function_call_id)] == calls
+    assert [
+        (weather.invocation_id, weather.function_call_id),
+        (currency.invocation_id, currency.function_call_id),
+    ] == calls
     assert weather.invocation_id != currency.invocation_id
     assert weather.duration_ms > 0
 
@@ -141,7 +149,9 @@ async def test_a_tool_needing_approval_runs_only_once_a_person_approves(weather_
     assert not [r for r in WeatherApi.requests if r[0] == "POST"]
     approval = await run_in_db_thread(ToolApproval.objects.get)
     assert (approval.tool_name, approval.arguments, approval.status) == (
-        "make_transfer", {"amount": 50, "to": "bob"}, ApprovalStatus.PENDING,
+        "make_transfer",
+        {"amount": 50, "to": "bob"},
+        ApprovalStatus.PENDING,
     )
     assert await approval_message(app_name=APP, user_id="ada", session_id=session_id) is None
 
@@ -152,7 +162,8 @@ async def test_a_tool_needing_approval_runs_only_once_a_person_approves(weather_
     assert events[-1].content.parts[0].text == 'Done: {"to": "bob", "transferred": 50}'
     assert [r[:2] for r in WeatherApi.requests] == [("POST", "/transfers")]
     assert [(e.status, e.function_call_id) for e in await executions()] == [
-        ("pending_approval", approval.function_call_id), ("succeeded", approval.function_call_id),
+        ("pending_approval", approval.function_call_id),
+        ("succeeded", approval.function_call_id),
     ]
     assert await approval_message(app_name=APP, user_id="ada", session_id=session_id) is None
 
@@ -172,7 +183,6 @@ async def test_a_rejected_call_never_reaches_the_api(weather_api):
     assert events[-1].content.parts[0].text == 'Done: {"error": "This tool call is rejected."}'
     assert WeatherApi.requests == []
     assert [e.status for e in await executions()] == ["pending_approval", "rejected"]
-
 
 
 def a_code_defined_tool_whose_name_is_longer_than_the_audit_column_allows_by_design(text: str) -> dict:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -51,7 +51,9 @@ def test_create_a_python_tool_and_refuse_one_off_the_allow_list(api):
     assert created.json()["parameters_schema"]["properties"].keys() == {"amount", "currency"}
 
     refused = api.post(
-        f"{BASE}/tools/", {"name": "x", "kind": "python", "callable_path": "tests.tools.callables.not_allowed"}, format="json"
+        f"{BASE}/tools/",
+        {"name": "x", "kind": "python", "callable_path": "tests.tools.callables.not_allowed"},
+        format="json",
     )
     assert refused.status_code == 400
     assert "callable_path" in refused.json()["error"]["details"]
@@ -67,8 +69,15 @@ def test_a_bad_document_is_a_400_naming_the_problem(api):
 
 def _execution(user_id: str, tool_name: str = "get_weather", status: str = "succeeded") -> None:
     services.do_record_execution(
-        app_name=APP, user_id=user_id, session_id=f"{user_id}-s1", tool_name=tool_name, status=status,
-        started_at=datetime(2026, 1, 1, tzinfo=timezone.utc), duration_ms=3.0, arguments={"city": "Rome"}, result={},
+        app_name=APP,
+        user_id=user_id,
+        session_id=f"{user_id}-s1",
+        tool_name=tool_name,
+        status=status,
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        duration_ms=3.0,
+        arguments={"city": "Rome"},
+        result={},
     )
 
 
@@ -77,7 +86,9 @@ def test_executions_are_read_only_filterable_and_a_user_key_sees_only_its_user(a
     _execution("bob", status="failed")
 
     assert api.get(f"{BASE}/tool-executions/").json()["count"] == 2
-    assert [e["user_id"] for e in api.get(f"{BASE}/tool-executions/", {"status": "failed"}).json()["results"]] == ["bob"]
+    assert [e["user_id"] for e in api.get(f"{BASE}/tool-executions/", {"status": "failed"}).json()["results"]] == [
+        "bob"
+    ]
     ada = client_for(APP, user_id="ada")
     assert [e["user_id"] for e in ada.get(f"{BASE}/tool-executions/").json()["results"]] == ["ada"]
     assert api.post(f"{BASE}/tool-executions/", {}, format="json").status_code == 405
@@ -94,11 +105,23 @@ def test_other_apps_and_user_keys_cannot_touch_the_registry(api):
 
 def test_a_person_approves_a_paused_call_once(api):
     approval = services.do_record_approval_request(
-        app_name=APP, user_id="ada", session_id="s1", request_id="req-1", function_call_id="call-1",
-        tool_name="make_transfer", arguments={"amount": 5},
+        app_name=APP,
+        user_id="ada",
+        session_id="s1",
+        request_id="req-1",
+        function_call_id="call-1",
+        tool_name="make_transfer",
+        arguments={"amount": 5},
     )
-    assert [a["status"] for a in api.get(f"{BASE}/tool-approvals/", {"status": "pending"}).json()["results"]] == ["pending"]
-    assert client_for(APP, user_id="bob").post(f"{BASE}/tool-approvals/{approval.id}/", {"approved": True}, format="json").status_code == 404
+    assert [a["status"] for a in api.get(f"{BASE}/tool-approvals/", {"status": "pending"}).json()["results"]] == [
+        "pending"
+    ]
+    assert (
+        client_for(APP, user_id="bob")
+        .post(f"{BASE}/tool-approvals/{approval.id}/", {"approved": True}, format="json")
+        .status_code
+        == 404
+    )
 
     decided = api.post(f"{BASE}/tool-approvals/{approval.id}/", {"approved": True}, format="json")
     assert decided.json()["status"] == "approved" and decided.json()["decided_by"].startswith("api:")

@@ -20,17 +20,20 @@ from mcp.client.streamable_http import streamable_http_client
 
 from cognizes.access.services import do_create_api_key
 from cognizes.infra.db_threads import run_in_db_thread
+from tests.api.test_body_limits import _exchange, _head
 from tests.tools.conftest import WeatherApi, weather_document
 from tests.tools.fake_llm import ToolCallingLlm
-from tests.api.test_body_limits import _exchange, _head
 from tools_app import direct, secrets, services
 from tools_app.models import Tool, ToolApproval, ToolExecution
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 APP = "travel_app"
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-           "MCP-Protocol-Version": "2025-11-25"}
+HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "MCP-Protocol-Version": "2025-11-25",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -76,13 +79,21 @@ async def test_the_sdk_client_lists_the_registry_live_and_calls_with_the_rows_se
 ):
     await _register(weather_api)
     await run_in_db_thread(secrets.do_set_secret, app_name=APP, name="WEATHER_TOKEN", value="s3cret")
-    await run_in_db_thread(services.do_update_tool, await _tool("get_weather"),
-                           changes={"auth_scheme": "bearer", "auth_secret_name": "WEATHER_TOKEN"})
+    await run_in_db_thread(
+        services.do_update_tool,
+        await _tool("get_weather"),
+        changes={"auth_scheme": "bearer", "auth_secret_name": "WEATHER_TOKEN"},
+    )
     async with httpx2.AsyncClient(headers=await _key(user_id="ada")) as http:
         async with Client(streamable_http_client(f"{asgi_server}/mcp/{APP}/", http_client=http)) as client:
             before = [tool.name for tool in (await client.list_tools()).tools]
-            await run_in_db_thread(services.do_create_tool, app_name=APP, name="convert_currency", kind="python",
-                                   callable_path="tests.tools.callables.convert_currency")
+            await run_in_db_thread(
+                services.do_create_tool,
+                app_name=APP,
+                name="convert_currency",
+                kind="python",
+                callable_path="tests.tools.callables.convert_currency",
+            )
             listed = {tool.name: tool for tool in (await client.list_tools()).tools}
             weather = await client.call_tool("get_weather", {"city": "Paris"})
             money = await client.call_tool("convert_currency", {"amount": 10, "currency": "USD"})
@@ -95,23 +106,38 @@ async def test_the_sdk_client_lists_the_registry_live_and_calls_with_the_rows_se
     assert (weather.is_error, weather.structured_content) == (False, {"city": "Paris", "temp": 21})
     assert (money.is_error, money.structured_content) == (False, {"amount": 12.5, "currency": "USD"})
     assert [(method, path, headers.get("Authorization")) for method, path, headers in WeatherApi.requests] == [
-        ("GET", "/weather/Paris", "Bearer s3cret")]
+        ("GET", "/weather/Paris", "Bearer s3cret")
+    ]
     first, second = await _executions()
     assert (first.app_name, first.user_id, first.session_id, first.tool_name, first.tool_version, first.status) == (
-        APP, "ada", "mcp", "get_weather", 2, "succeeded")
+        APP,
+        "ada",
+        "mcp",
+        "get_weather",
+        2,
+        "succeeded",
+    )
     assert (first.arguments, first.result) == ({"city": "Paris"}, {"city": "Paris", "temp": 21})
     assert first.client.startswith("mcp/") and first.client.endswith("(MCP 2026-07-28)")  # the SDK's own client
     assert (second.tool_name, second.arguments, second.status) == (
-        "convert_currency", {"amount": 10, "currency": "USD"}, "succeeded")
+        "convert_currency",
+        {"amount": 10, "currency": "USD"},
+        "succeeded",
+    )
 
 
 async def test_adk_mcp_toolset_calls_a_registry_tool_inside_a_real_agent_turn(asgi_server, weather_api, monkeypatch):
     monkeypatch.setenv("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")  # no ADC mTLS probe for a plain HTTP server
     await _register(weather_api)
-    toolset = McpToolset(connection_params=StreamableHTTPConnectionParams(
-        url=f"{asgi_server}/mcp/{APP}/", headers=await _key(user_id="grace")), tool_filter=["get_weather"])
-    runner = InMemoryRunner(LlmAgent(name="remote_traveller", model=ToolCallingLlm(), tools=[toolset]),
-                            app_name="elsewhere")
+    toolset = McpToolset(
+        connection_params=StreamableHTTPConnectionParams(
+            url=f"{asgi_server}/mcp/{APP}/", headers=await _key(user_id="grace")
+        ),
+        tool_filter=["get_weather"],
+    )
+    runner = InMemoryRunner(
+        LlmAgent(name="remote_traveller", model=ToolCallingLlm(), tools=[toolset]), app_name="elsewhere"
+    )
     try:
         session = await runner.session_service.create_session(app_name="elsewhere", user_id="someone")
         message = types.Content(role="user", parts=[types.Part(text='get_weather {"city": "Oslo"}')])
@@ -120,11 +146,18 @@ async def test_adk_mcp_toolset_calls_a_registry_tool_inside_a_real_agent_turn(as
         await toolset.close()
 
     answer = events[-1].content.parts[0].text
-    assert answer.startswith("Done: ") and json.loads(answer[len("Done: "):])["structuredContent"] == {
-        "city": "Oslo", "temp": 21}
+    assert answer.startswith("Done: ") and json.loads(answer[len("Done: ") :])["structuredContent"] == {
+        "city": "Oslo",
+        "temp": 21,
+    }
     [execution] = await _executions()
     assert (execution.app_name, execution.user_id, execution.tool_name, execution.arguments, execution.status) == (
-        APP, "grace", "get_weather", {"city": "Oslo"}, "succeeded")  # the key's app and user, not the client's
+        APP,
+        "grace",
+        "get_weather",
+        {"city": "Oslo"},
+        "succeeded",
+    )  # the key's app and user, not the client's
     assert execution.client.endswith("(MCP 2025-11-25)")  # ADK's client speaks the handshake revision
 
 
@@ -166,7 +199,11 @@ async def test_a_call_needing_approval_answers_so_and_runs_once_a_person_approve
     assert paused["isError"] and "waits for a person to approve" in paused["content"][0]["text"]
     assert again["isError"] and f"approval {approval.id}" in again["content"][0]["text"]
     assert (approval.tool_name, approval.arguments, approval.user_id, approval.session_id) == (
-        "make_transfer", {"amount": 5, "to": "bob"}, "ada", "mcp")
+        "make_transfer",
+        {"amount": 5, "to": "bob"},
+        "ada",
+        "mcp",
+    )
     assert (ran["isError"], ran["structuredContent"]) == (False, {"transferred": 5, "to": "bob"})
     assert once_more["isError"] and "waits for a person" in once_more["content"][0]["text"]
     assert [path for _, path, _ in WeatherApi.requests] == ["/transfers"]
@@ -177,13 +214,20 @@ async def test_a_call_needing_approval_answers_so_and_runs_once_a_person_approve
 
 
 async def test_a_python_tool_needing_approval_runs_once_approved_too(asgi_server):
-    await run_in_db_thread(services.do_create_tool, app_name=APP, name="wire_money", kind="python",
-                           callable_path="tests.tools.callables.wire_money", requires_approval=True)
+    await run_in_db_thread(
+        services.do_create_tool,
+        app_name=APP,
+        name="wire_money",
+        kind="python",
+        callable_path="tests.tools.callables.wire_money",
+        requires_approval=True,
+    )
     key, wire = await _key(user_id="ada"), _call("wire_money", {"amount": 7, "to": "bob"})
 
     paused = (await _post(asgi_server, wire, key)).json()["result"]
-    await run_in_db_thread(services.do_decide_approval, await run_in_db_thread(ToolApproval.objects.get),
-                           approved=True, actor="grace")
+    await run_in_db_thread(
+        services.do_decide_approval, await run_in_db_thread(ToolApproval.objects.get), approved=True, actor="grace"
+    )
     ran = (await _post(asgi_server, wire, key)).json()["result"]
 
     assert paused["isError"] and (ran["isError"], ran["structuredContent"]) == (False, {"sent": 7, "to": "bob"})
@@ -195,8 +239,9 @@ async def test_a_rejected_call_never_reaches_the_api(asgi_server, weather_api):
     await run_in_db_thread(services.do_update_tool, await _tool("make_transfer"), changes={"requires_approval": True})
     key, transfer = await _key(user_id="ada"), _call("make_transfer", {"amount": 500, "to": "eve"})
     await _post(asgi_server, transfer, key)
-    await run_in_db_thread(services.do_decide_approval, await run_in_db_thread(ToolApproval.objects.get),
-                           approved=False, actor="grace")
+    await run_in_db_thread(
+        services.do_decide_approval, await run_in_db_thread(ToolApproval.objects.get), approved=False, actor="grace"
+    )
 
     rejected = (await _post(asgi_server, transfer, key)).json()["result"]
 
@@ -222,11 +267,17 @@ async def test_bad_requests_get_a_json_rpc_error_or_a_4xx_and_change_nothing(asg
     missing = await _post(asgi_server, _call("make_transfer", {"amount": 5}), key)
     assert error(missing) == (200, -32602) and "'to' is a required property" in missing.text
     assert error(await _post(asgi_server, _rpc("tools/call", {"name": "get_weather", "arguments": "x"}), key)) == (
-        200, -32602)
+        200,
+        -32602,
+    )
     huge = json.dumps(_call("get_weather", {"city": "x" * (10 * 1024 * 1024)})).encode()
     raw_key = key["Authorization"].split()[1]
-    status, body, _ = await asyncio.to_thread(_exchange, asgi_server, _head(
-        "POST", f"/mcp/{APP}/", raw_key, Accept=HEADERS["Accept"], Content_Length=str(len(huge))), [huge])
+    status, body, _ = await asyncio.to_thread(
+        _exchange,
+        asgi_server,
+        _head("POST", f"/mcp/{APP}/", raw_key, Accept=HEADERS["Accept"], Content_Length=str(len(huge))),
+        [huge],
+    )
     assert (status, body["error"]["message"]) == (413, "The request body is larger than 1048576 bytes.")
     async with httpx.AsyncClient(base_url=asgi_server) as http:
         stream = await http.get(f"/mcp/{APP}/", headers={**HEADERS, **key})
@@ -259,5 +310,8 @@ async def test_an_upstream_that_is_down_or_slow_is_a_tool_error_and_an_audit_row
     assert "timed out" in hung["content"][0]["text"]
     executions = await _executions()
     assert [(e.tool_name, e.status) for e in executions] == [
-        ("get_weather", "failed"), ("get_weather", "failed"), ("get_broken", "failed")]
+        ("get_weather", "failed"),
+        ("get_weather", "failed"),
+        ("get_broken", "failed"),
+    ]
     assert executions[1].duration_ms < 5000 and "timed out" in executions[1].error

@@ -67,14 +67,16 @@ def listener() -> Iterator[tuple[int, list[str]]]:
 
 @pytest.mark.django_db(transaction=True)  # the toolset's spans are stored
 async def test_an_mcp_server_whose_name_rebinds_to_loopback_after_the_check_is_never_reached(
-        listener, monkeypatch, settings):
+    listener, monkeypatch, settings
+):
     """Before: the URL was checked (a public address), then the MCP client resolved it again (127.0.0.1)."""
     settings.COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = False
     port, reached = listener
     resolver = Resolver("rebind.test", PUBLIC, "127.0.0.1")
     monkeypatch.setattr(socket, "getaddrinfo", resolver)
-    toolset = RegistryMcpToolset(McpServer(app_name="shop", name="rebinding", url=f"http://rebind.test:{port}/mcp",
-                                           timeout_seconds=2))
+    toolset = RegistryMcpToolset(
+        McpServer(app_name="shop", name="rebinding", url=f"http://rebind.test:{port}/mcp", timeout_seconds=2)
+    )
 
     tools = await toolset.get_tools()
 
@@ -183,8 +185,9 @@ async def test_an_openapi_tool_whose_name_rebinds_to_loopback_is_not_reached_eit
     settings.COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = False
     monkeypatch.setenv("GOOGLE_API_USE_CLIENT_CERTIFICATE", "false")
     port, reached = listener
-    await run_in_db_thread(services.do_import_openapi, app_name="shop",
-                           document=weather_document(f"http://rebind.test:{port}"))
+    await run_in_db_thread(
+        services.do_import_openapi, app_name="shop", document=weather_document(f"http://rebind.test:{port}")
+    )
     row = await run_in_db_thread(lambda: Tool.objects.get(app_name="shop", name="get_weather"))
     resolver = Resolver("rebind.test", PUBLIC, "127.0.0.1")
     monkeypatch.setattr(socket, "getaddrinfo", resolver)

@@ -25,7 +25,10 @@ def test_an_import_creates_one_tool_per_operation_and_reports_it():
     assert sorted(report.created) == ["get_broken", "get_weather", "make_transfer"]
     weather = Tool.objects.get(app_name=APP, name="get_weather")
     assert (weather.kind, weather.version, weather.enabled, weather.description) == (
-        "openapi", 1, True, "Current weather in a city.",
+        "openapi",
+        1,
+        True,
+        "Current weather in a city.",
     )
     assert list(weather.openapi_operation["paths"]) == ["/weather/{city}"]
     assert weather.parameters_schema["properties"]["city"]["type"] == "string"
@@ -38,7 +41,11 @@ def test_a_second_import_reports_changed_and_unchanged_and_bumps_only_changed_ve
 
     report = services.do_import_openapi(app_name=APP, document=json.dumps(document))
 
-    assert (report.created, report.changed, sorted(report.unchanged)) == ([], ["get_broken"], ["get_weather", "make_transfer"])
+    assert (report.created, report.changed, sorted(report.unchanged)) == (
+        [],
+        ["get_broken"],
+        ["get_weather", "make_transfer"],
+    )
     assert dict(Tool.objects.values_list("name", "version")) == {"get_broken": 2, "get_weather": 1, "make_transfer": 1}
     assert [v.version for v in Tool.objects.get(name="get_broken").versions.all()] == [2, 1]
 
@@ -50,8 +57,13 @@ def test_a_second_import_reports_changed_and_unchanged_and_bumps_only_changed_ve
         pytest.param({"swagger": "2.0", "paths": {}}, "Only OpenAPI 3", id="swagger-2"),
         pytest.param({"openapi": "3.0.0", "info": {}, "paths": {}}, "'paths' is missing", id="no-paths"),
         pytest.param(
-            {"openapi": "3.0.0", "info": {}, "paths": {"/a": {"get": {"operationId": "x", "parameters": [{"in": "path"}]}}}},
-            "GET /a", id="broken-operation",
+            {
+                "openapi": "3.0.0",
+                "info": {},
+                "paths": {"/a": {"get": {"operationId": "x", "parameters": [{"in": "path"}]}}},
+            },
+            "GET /a",
+            id="broken-operation",
         ),
     ],
 )
@@ -103,8 +115,15 @@ def test_every_change_bumps_the_tool_version_and_the_apps_registry_marker():
 def test_results_past_the_size_limit_are_cut_and_the_full_size_kept(settings):
     settings.COGNIZES_TOOL_RESULT_MAX_BYTES = 50
     execution = services.do_record_execution(
-        app_name=APP, user_id="ada", session_id="s", tool_name="t", status="succeeded",
-        started_at="2026-01-01T00:00:00Z", duration_ms=1.0, arguments={}, result={"text": "x" * 500},
+        app_name=APP,
+        user_id="ada",
+        session_id="s",
+        tool_name="t",
+        status="succeeded",
+        started_at="2026-01-01T00:00:00Z",
+        duration_ms=1.0,
+        arguments={},
+        result={"text": "x" * 500},
     )
     execution = ToolExecution.objects.get(pk=execution.pk)
     assert execution.result_truncated and execution.result_size == len(json.dumps({"text": "x" * 500}))

@@ -29,8 +29,9 @@ def _sent_headers(app_name: str = APP) -> dict[str, dict[str, str]]:
 
 
 def _tool_sending(name: str) -> None:
-    services.do_create_tool(app_name=APP, name="convert", kind="python", callable_path=CALLABLE,
-                            auth_scheme="bearer", auth_secret_name=name)
+    services.do_create_tool(
+        app_name=APP, name="convert", kind="python", callable_path=CALLABLE, auth_scheme="bearer", auth_secret_name=name
+    )
 
 
 @pytest.mark.django_db
@@ -100,7 +101,9 @@ def test_a_malformed_key_is_a_configuration_error_that_does_not_print_it(setting
 
 @pytest.mark.django_db(transaction=True)
 def test_the_data_migration_makes_named_variables_env_references_sent_only_where_the_operator_allows(
-    settings, monkeypatch, capsys,
+    settings,
+    monkeypatch,
+    capsys,
 ):
     before, latest = ("tools_app", "0003_mcp_server"), ("tools_app", "0005_secret_names_become_env_references")
     executor = MigrationExecutor(connection)
@@ -108,13 +111,31 @@ def test_the_data_migration_makes_named_variables_env_references_sent_only_where
     try:
         old = executor.loader.project_state([before]).apps
         OldTool, OldServer = old.get_model("tools_app", "Tool"), old.get_model("tools_app", "McpServer")
-        OldTool.objects.create(app_name=APP, name="forecast", kind="python", callable_path=CALLABLE,
-                               auth_scheme="bearer", auth_secret_name="OPENWEATHER_KEY")
+        OldTool.objects.create(
+            app_name=APP,
+            name="forecast",
+            kind="python",
+            callable_path=CALLABLE,
+            auth_scheme="bearer",
+            auth_secret_name="OPENWEATHER_KEY",
+        )
         OldTool.objects.create(app_name=APP, name="plain", kind="python", callable_path=CALLABLE)
-        OldTool.objects.create(app_name="appb", name="leak", kind="python", callable_path=CALLABLE,
-                               auth_scheme="bearer", auth_secret_name="SECRET_KEY")
-        OldServer.objects.create(app_name=APP, name="acme", url="https://mcp.acme.example/mcp",
-                                 auth_scheme="api_key_header", auth_header_name="X-Api-Key", auth_secret_name="ACME_KEY")
+        OldTool.objects.create(
+            app_name="appb",
+            name="leak",
+            kind="python",
+            callable_path=CALLABLE,
+            auth_scheme="bearer",
+            auth_secret_name="SECRET_KEY",
+        )
+        OldServer.objects.create(
+            app_name=APP,
+            name="acme",
+            url="https://mcp.acme.example/mcp",
+            auth_scheme="api_key_header",
+            auth_header_name="X-Api-Key",
+            auth_secret_name="ACME_KEY",
+        )
         settings.COGNIZES_ENV_SECRETS = {APP: ["OPENWEATHER_KEY", "ACME_KEY"]}
 
         executor = MigrationExecutor(connection)
@@ -126,14 +147,20 @@ def test_the_data_migration_makes_named_variables_env_references_sent_only_where
     printed = capsys.readouterr().out
     assert "COGNIZES_ENV_SECRETS=appb=SECRET_KEY" in printed and "OPENWEATHER_KEY" not in printed
     assert dict(Tool.objects.values_list("name", "auth_secret_source")) == {
-        "forecast": "env", "plain": "app", "leak": "env"}
+        "forecast": "env",
+        "plain": "app",
+        "leak": "env",
+    }
     assert McpServer.objects.get().auth_secret_source == "env"
     assert not AppSecret.objects.exists()  # no value of the environment was copied into the database
     monkeypatch.setenv("OPENWEATHER_KEY", "ow-123")
     monkeypatch.setenv("ACME_KEY", "acme-456")
     monkeypatch.setenv("SECRET_KEY", "operator-signing-key")
-    assert _sent_headers() == {"forecast": {"Authorization": "Bearer ow-123"}, "plain": {},
-                               "acme": {"X-Api-Key": "acme-456"}}
+    assert _sent_headers() == {
+        "forecast": {"Authorization": "Bearer ow-123"},
+        "plain": {},
+        "acme": {"X-Api-Key": "acme-456"},
+    }
     assert _sent_headers("appb") == {"leak": {}}
 
 
@@ -145,12 +172,19 @@ def test_the_settings_read_the_allow_list_per_app_and_the_keys_newest_first():
 
     from tests.processes import ROOT
 
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "cognizes.settings",
-           "COGNIZES_ENV_SECRETS": " weather = OPENWEATHER_KEY, ACME_KEY ;travel=ACME_KEY;;",
-           "COGNIZES_SECRET_KEYS": "new-key, old-key"}
-    script = ("import json; from django.conf import settings; "
-              "print(json.dumps([settings.COGNIZES_ENV_SECRETS, settings.COGNIZES_SECRET_KEYS]))")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "cognizes.settings",
+        "COGNIZES_ENV_SECRETS": " weather = OPENWEATHER_KEY, ACME_KEY ;travel=ACME_KEY;;",
+        "COGNIZES_SECRET_KEYS": "new-key, old-key",
+    }
+    script = (
+        "import json; from django.conf import settings; "
+        "print(json.dumps([settings.COGNIZES_ENV_SECRETS, settings.COGNIZES_SECRET_KEYS]))"
+    )
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
 
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [
-        {"weather": ["OPENWEATHER_KEY", "ACME_KEY"], "travel": ["ACME_KEY"]}, ["new-key", "old-key"]]
+        {"weather": ["OPENWEATHER_KEY", "ACME_KEY"], "travel": ["ACME_KEY"]},
+        ["new-key", "old-key"],
+    ]

@@ -49,8 +49,9 @@ async def _weather_tool(weather_api: str, app_name: str = APP) -> None:
 
 
 async def _call_weather(app_name: str = APP) -> None:
-    outcome = await direct.call_tool(name="get_weather", arguments={"city": "Paris"},
-                                     caller=direct.Caller(app_name=app_name, user_id="ada"))
+    outcome = await direct.call_tool(
+        name="get_weather", arguments={"city": "Paris"}, caller=direct.Caller(app_name=app_name, user_id="ada")
+    )
     assert outcome.status == "succeeded", outcome.result
 
 
@@ -60,7 +61,10 @@ def _sent() -> list[str]:
 
 
 async def test_a_key_naming_the_servers_own_secrets_gets_a_400_and_nothing_is_sent(
-    asgi_server, weather_api, monkeypatch, settings,
+    asgi_server,
+    weather_api,
+    monkeypatch,
+    settings,
 ):
     monkeypatch.setenv("SECRET_KEY", OPERATOR_SECRET)
     settings.COGNIZES_ENV_SECRETS = {APP: ["OPENWEATHER_KEY"], OTHER: ["SECRET_KEY"]}
@@ -74,8 +78,13 @@ async def test_a_key_naming_the_servers_own_secrets_gets_a_400_and_nothing_is_se
             refused = await _api(asgi_server, "PATCH", tool, key, auth)
             assert refused.status_code == 400, refused.text
             assert name in str(refused.json()["error"]["details"]["auth_secret_name"])
-            server = await _api(asgi_server, "POST", f"/api/v1/apps/{APP}/mcp-servers/", key,
-                                {"name": "leak", "url": f"{weather_api}/mcp", **auth})
+            server = await _api(
+                asgi_server,
+                "POST",
+                f"/api/v1/apps/{APP}/mcp-servers/",
+                key,
+                {"name": "leak", "url": f"{weather_api}/mcp", **auth},
+            )
             assert server.status_code == 400 and "auth_secret_name" in server.json()["error"]["details"]
     row = await run_in_db_thread(Tool.objects.get)
     assert (row.auth_scheme, row.version) == ("none", 1)
@@ -85,14 +94,17 @@ async def test_a_key_naming_the_servers_own_secrets_gets_a_400_and_nothing_is_se
     assert WeatherApi.requests and not any(OPERATOR_SECRET in value for value in _sent())
 
 
-async def test_a_row_naming_a_variable_not_allowed_is_never_read_at_call_time(weather_api, monkeypatch, settings, caplog):
+async def test_a_row_naming_a_variable_not_allowed_is_never_read_at_call_time(
+    weather_api, monkeypatch, settings, caplog
+):
     """A row written before the fix (or before the operator took a name off the list) sends nothing."""
     caplog.set_level(logging.WARNING, logger="tools_app.secret_headers")
     monkeypatch.setenv("SECRET_KEY", OPERATOR_SECRET)
     settings.COGNIZES_ENV_SECRETS = {OTHER: ["SECRET_KEY"]}  # another app's allowance is not this app's
     await _weather_tool(weather_api)
-    await run_in_db_thread(lambda: Tool.objects.update(auth_scheme="bearer", auth_secret_source="env",
-                                                       auth_secret_name="SECRET_KEY"))
+    await run_in_db_thread(
+        lambda: Tool.objects.update(auth_scheme="bearer", auth_secret_source="env", auth_secret_name="SECRET_KEY")
+    )
 
     await _call_weather()
 
@@ -102,14 +114,26 @@ async def test_a_row_naming_a_variable_not_allowed_is_never_read_at_call_time(we
 
 
 async def test_an_allowed_variable_is_sent_and_stops_when_the_operator_withdraws_it(
-    asgi_server, weather_api, monkeypatch, settings,
+    asgi_server,
+    weather_api,
+    monkeypatch,
+    settings,
 ):
     monkeypatch.setenv("OPENWEATHER_KEY", "from-the-operator")
     settings.COGNIZES_ENV_SECRETS = {APP: ["OPENWEATHER_KEY"]}
     await _weather_tool(weather_api)
-    patched = await _api(asgi_server, "PATCH", f"/api/v1/apps/{APP}/tools/get_weather/", await _key(), {
-        "auth_scheme": "api_key_header", "auth_header_name": "X-Api-Key", "auth_secret_source": "env",
-        "auth_secret_name": "OPENWEATHER_KEY"})
+    patched = await _api(
+        asgi_server,
+        "PATCH",
+        f"/api/v1/apps/{APP}/tools/get_weather/",
+        await _key(),
+        {
+            "auth_scheme": "api_key_header",
+            "auth_header_name": "X-Api-Key",
+            "auth_secret_source": "env",
+            "auth_secret_name": "OPENWEATHER_KEY",
+        },
+    )
     assert patched.status_code == 200, patched.text
     await _call_weather()
     assert WeatherApi.requests[-1][2]["X-Api-Key"] == "from-the-operator"
@@ -121,13 +145,20 @@ async def test_an_allowed_variable_is_sent_and_stops_when_the_operator_withdraws
 
 
 async def test_a_stored_secret_is_sent_to_its_tool_and_is_in_no_column_response_or_admin_page(
-    asgi_server, weather_api, admin_client,
+    asgi_server,
+    weather_api,
+    admin_client,
 ):
     key = await _key()
     await _weather_tool(weather_api)
     stored = await _api(asgi_server, "PUT", f"/api/v1/apps/{APP}/secrets/OPENWEATHER_KEY/", key, {"value": SECRET})
-    tool = await _api(asgi_server, "PATCH", f"/api/v1/apps/{APP}/tools/get_weather/", key,
-                      {"auth_scheme": "bearer", "auth_secret_name": "OPENWEATHER_KEY"})
+    tool = await _api(
+        asgi_server,
+        "PATCH",
+        f"/api/v1/apps/{APP}/tools/get_weather/",
+        key,
+        {"auth_scheme": "bearer", "auth_secret_name": "OPENWEATHER_KEY"},
+    )
     assert (stored.status_code, tool.status_code) == (201, 200), tool.text
 
     await _call_weather()
@@ -135,17 +166,28 @@ async def test_a_stored_secret_is_sent_to_its_tool_and_is_in_no_column_response_
     assert WeatherApi.requests[-1][2]["Authorization"] == f"Bearer {SECRET}"
     raw = await run_in_db_thread(_raw_secret_rows)
     assert raw and not any(SECRET in str(value) for row in raw for value in row)
-    responses = [stored, tool] + [await _api(asgi_server, "GET", path, key) for path in (
-        f"/api/v1/apps/{APP}/secrets/", f"/api/v1/apps/{APP}/secrets/OPENWEATHER_KEY/",
-        f"/api/v1/apps/{APP}/tools/", f"/api/v1/apps/{APP}/tools/get_weather/")]
+    responses = [stored, tool] + [
+        await _api(asgi_server, "GET", path, key)
+        for path in (
+            f"/api/v1/apps/{APP}/secrets/",
+            f"/api/v1/apps/{APP}/secrets/OPENWEATHER_KEY/",
+            f"/api/v1/apps/{APP}/tools/",
+            f"/api/v1/apps/{APP}/tools/get_weather/",
+        )
+    ]
     assert all(r.status_code == 200 or r.status_code == 201 for r in responses)
     assert not any(SECRET in r.text for r in responses)
     assert [s["name"] for s in responses[2].json()["results"]] == ["OPENWEATHER_KEY"]
     assert set(responses[3].json()) == {"name", "created_at", "updated_at"}
     secret_id = (await run_in_db_thread(AppSecret.objects.get)).pk
-    pages = [await run_in_db_thread(admin_client.get, path) for path in (
-        "/admin/tools_app/appsecret/", f"/admin/tools_app/appsecret/{secret_id}/change/",
-        f"/admin/tools_app/tool/{(await run_in_db_thread(Tool.objects.get)).pk}/change/")]
+    pages = [
+        await run_in_db_thread(admin_client.get, path)
+        for path in (
+            "/admin/tools_app/appsecret/",
+            f"/admin/tools_app/appsecret/{secret_id}/change/",
+            f"/admin/tools_app/tool/{(await run_in_db_thread(Tool.objects.get)).pk}/change/",
+        )
+    ]
     assert [page.status_code for page in pages] == [200, 200, 200]
     assert not any(SECRET in page.content.decode() for page in pages)
     assert "••••••••" in pages[1].content.decode() and 'type="password"' in pages[1].content.decode()
@@ -162,8 +204,13 @@ async def test_a_replaced_secret_reaches_the_running_tools_and_one_in_use_is_not
     path = f"/api/v1/apps/{APP}/secrets/OPENWEATHER_KEY/"
     await _weather_tool(weather_api)
     await _api(asgi_server, "PUT", path, key, {"value": "first"})
-    await _api(asgi_server, "PATCH", f"/api/v1/apps/{APP}/tools/get_weather/", key,
-               {"auth_scheme": "bearer", "auth_secret_name": "OPENWEATHER_KEY"})
+    await _api(
+        asgi_server,
+        "PATCH",
+        f"/api/v1/apps/{APP}/tools/get_weather/",
+        key,
+        {"auth_scheme": "bearer", "auth_secret_name": "OPENWEATHER_KEY"},
+    )
     await _call_weather()
 
     replaced = await _api(asgi_server, "PUT", path, key, {"value": "second"})
@@ -184,10 +231,20 @@ async def test_another_app_can_neither_use_nor_see_nor_change_a_secret(asgi_serv
     other = await _key(OTHER)
     path = f"/api/v1/apps/{APP}/secrets/OPENWEATHER_KEY/"
 
-    uses = await _api(asgi_server, "PATCH", f"/api/v1/apps/{OTHER}/tools/get_weather/", other,
-                      {"auth_scheme": "bearer", "auth_secret_name": "OPENWEATHER_KEY"})
-    server = await _api(asgi_server, "POST", f"/api/v1/apps/{OTHER}/mcp-servers/", other, {
-        "name": "up", "url": f"{weather_api}/mcp", "auth_scheme": "bearer", "auth_secret_name": "OPENWEATHER_KEY"})
+    uses = await _api(
+        asgi_server,
+        "PATCH",
+        f"/api/v1/apps/{OTHER}/tools/get_weather/",
+        other,
+        {"auth_scheme": "bearer", "auth_secret_name": "OPENWEATHER_KEY"},
+    )
+    server = await _api(
+        asgi_server,
+        "POST",
+        f"/api/v1/apps/{OTHER}/mcp-servers/",
+        other,
+        {"name": "up", "url": f"{weather_api}/mcp", "auth_scheme": "bearer", "auth_secret_name": "OPENWEATHER_KEY"},
+    )
 
     assert uses.status_code == 400 and "App 'appb' has no secret named 'OPENWEATHER_KEY'" in uses.text
     assert server.status_code == 400
@@ -210,8 +267,13 @@ async def test_only_a_key_of_the_whole_app_writes_secrets_and_no_key_reads_a_ser
     assert (await _api(asgi_server, "PUT", path, key, {"value": "x"})).status_code == 201
     assert (await _api(asgi_server, "DELETE", path, user_key)).status_code == 403
     assert (await _api(asgi_server, "DELETE", path, read_only)).status_code == 403
-    created = await _api(asgi_server, "POST", f"/api/v1/apps/{APP}/mcp-servers/", key, {
-        "name": "up", "url": "https://mcp.example/mcp", "headers": {"X-Tenant": "tenant-credential-9"}})
+    created = await _api(
+        asgi_server,
+        "POST",
+        f"/api/v1/apps/{APP}/mcp-servers/",
+        key,
+        {"name": "up", "url": "https://mcp.example/mcp", "headers": {"X-Tenant": "tenant-credential-9"}},
+    )
     assert created.status_code == 201, created.text
     for reader in (key, user_key, read_only):
         for listed in ("", "up/"):
@@ -220,10 +282,18 @@ async def test_only_a_key_of_the_whole_app_writes_secrets_and_no_key_reads_a_ser
             assert "X-Tenant" in answer.text  # the names are shown, not the values
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"value": ""}, "value"), ({"value": "a\r\nX-Injected: 1"}, "value"), ({"value": "x" * 8193}, "value"),
-    ({"value": "nul\x00"}, "value"), ({}, "value"), ({"value": ["a"]}, "value"),
-], ids=["empty", "header injection", "too long", "NUL", "missing", "not text"])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"value": ""}, "value"),
+        ({"value": "a\r\nX-Injected: 1"}, "value"),
+        ({"value": "x" * 8193}, "value"),
+        ({"value": "nul\x00"}, "value"),
+        ({}, "value"),
+        ({"value": ["a"]}, "value"),
+    ],
+    ids=["empty", "header injection", "too long", "NUL", "missing", "not text"],
+)
 async def test_a_bad_secret_is_a_400_naming_the_field_that_never_echoes_the_value(asgi_server, body, field):
     refused = await _api(asgi_server, "PUT", f"/api/v1/apps/{APP}/secrets/TOKEN/", await _key(), body)
 
@@ -239,7 +309,9 @@ async def test_a_bad_secret_name_is_a_400(asgi_server):
         refused = await _api(asgi_server, "PUT", f"/api/v1/apps/{APP}/secrets/{name}/", key, {"value": "v"})
         error = refused.json()["error"]
         assert refused.status_code == 400 and ("name" in (error["details"] or {}) or "at most" in error["message"]), (
-            name, refused.text)
+            name,
+            refused.text,
+        )
 
 
 async def test_bad_auth_fields_of_a_row_are_400s_naming_the_field(asgi_server, weather_api):
@@ -249,8 +321,10 @@ async def test_bad_auth_fields_of_a_row_are_400s_naming_the_field(asgi_server, w
     tool = f"/api/v1/apps/{APP}/tools/get_weather/"
     for bad, field in [
         ({"auth_secret_source": "file"}, "auth_secret_source"),
-        ({"auth_scheme": "api_key_header", "auth_secret_name": "TOKEN", "auth_header_name": "X Api\r\nKey"},
-         "auth_header_name"),
+        (
+            {"auth_scheme": "api_key_header", "auth_secret_name": "TOKEN", "auth_header_name": "X Api\r\nKey"},
+            "auth_header_name",
+        ),
         ({"auth_scheme": "bearer", "auth_secret_name": "../TOKEN"}, "auth_secret_name"),
         ({"auth_scheme": "bearer", "auth_secret_name": ""}, "auth_secret_name"),
     ]:

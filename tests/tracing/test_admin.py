@@ -44,7 +44,9 @@ def test_the_trace_page_draws_every_span_nested_under_its_parent(staff):
 
 
 def test_session_and_trace_pages_link_to_each_other(staff):
-    sessions.do_create_session(app_name="shop", user_id="ada", session_id="s1", delta=sessions.StateDelta(), now=time.time())
+    sessions.do_create_session(
+        app_name="shop", user_id="ada", session_id="s1", delta=sessions.StateDelta(), now=time.time()
+    )
     trace_id = record_trace(session_id="s1")
     session = Session.objects.get(session_id="s1")
 

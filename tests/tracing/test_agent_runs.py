@@ -44,7 +44,9 @@ async def test_a_run_with_a_tool_is_one_trace_of_nested_spans():
     children = sorted((s for s in spans.values() if s.parent_span_id == agent.span_id), key=lambda s: s.start_time)
     assert agent.name == "invoke_agent weather_agent"
     assert [s.name for s in children] == [
-        "generate_content scripted-offline", "execute_tool remember_city", "generate_content scripted-offline",
+        "generate_content scripted-offline",
+        "execute_tool remember_city",
+        "generate_content scripted-offline",
     ]
     model_call, tool_call, _ = children
     assert agent.attributes["gen_ai.agent.name"] == "weather_agent"

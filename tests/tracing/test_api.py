@@ -47,7 +47,9 @@ def test_a_trace_comes_with_its_spans_in_start_order(session):
     assert response.status_code == 200
     spans = response.json()["spans"]
     assert [s["name"] for s in spans] == [
-        "invoke_agent weather_agent", "generate_content scripted-offline", "execute_tool remember_city",
+        "invoke_agent weather_agent",
+        "generate_content scripted-offline",
+        "execute_tool remember_city",
     ]
     assert [s["parent_span_id"] for s in spans] == ["", "1" * 16, "1" * 16]
     assert spans[2]["attributes"]["gen_ai.tool.name"] == "remember_city"
@@ -56,8 +58,10 @@ def test_a_trace_comes_with_its_spans_in_start_order(session):
 
 @pytest.mark.parametrize(
     "client_args",
-    [pytest.param({"app_name": "other"}, id="key-of-another-app"),
-     pytest.param({"app_name": "shop", "user_id": "bob"}, id="key-of-another-user")],
+    [
+        pytest.param({"app_name": "other"}, id="key-of-another-app"),
+        pytest.param({"app_name": "shop", "user_id": "bob"}, id="key-of-another-user"),
+    ],
 )
 def test_another_tenant_finds_neither_the_trace_nor_the_list(session, client_args):
     trace_id = record_trace(session_id=session)

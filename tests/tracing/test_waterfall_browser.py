@@ -25,7 +25,9 @@ def test_the_waterfall_renders_the_spans_of_a_trace(browser, live_server, admin_
 
     rows = browser.find_elements(By.CSS_SELECTOR, ".cz-span")
     assert [row.find_element(By.CSS_SELECTOR, ".cz-name").text for row in rows] == [
-        "invoke_agent weather_agent", "generate_content scripted-offline", "execute_tool remember_city",
+        "invoke_agent weather_agent",
+        "generate_content scripted-offline",
+        "execute_tool remember_city",
     ]
     track = rows[0].find_element(By.CSS_SELECTOR, ".cz-track").rect
     assert track["width"] > window_width * 0.3  # the bars' column is a good part of the page (it was a 2 px sliver)

@@ -56,8 +56,12 @@ def rag(request, server):
     if request.param == "express":
         client = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url})
     else:
-        client = agentplatform.Client(project="my-project", location="us-central1", credentials=Credentials(
-            token=server.key), http_options={"base_url": server.base_url})
+        client = agentplatform.Client(
+            project="my-project",
+            location="us-central1",
+            credentials=Credentials(token=server.key),
+            http_options={"base_url": server.base_url},
+        )
     return client.rag
 
 
@@ -94,7 +98,9 @@ class GrpcEndpoint:
 
     def memories(self, channel=None):
         from google.cloud.aiplatform_v1beta1.services.memory_bank_service import MemoryBankServiceClient
-        from google.cloud.aiplatform_v1beta1.services.memory_bank_service.transports import MemoryBankServiceGrpcTransport
+        from google.cloud.aiplatform_v1beta1.services.memory_bank_service.transports import (
+            MemoryBankServiceGrpcTransport,
+        )
 
         return MemoryBankServiceClient(transport=MemoryBankServiceGrpcTransport(channel=channel or self.channel()))
 
@@ -139,10 +145,14 @@ def self_signed_certificate(directory, name: str = "localhost", *, ip: str | Non
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     names = [x509.DNSName(name), *([x509.IPAddress(ipaddress.ip_address(ip))] if ip else [])]
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     certificate = (
-        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -150,8 +160,9 @@ def self_signed_certificate(directory, name: str = "localhost", *, ip: str | Non
     )
     cert_path, key_path = directory / "cert.pem", directory / "key.pem"
     cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return str(cert_path), str(key_path)
 
 

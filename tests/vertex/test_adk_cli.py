@@ -28,8 +28,9 @@ def test_the_uri_builds_adks_vertex_services_on_the_named_server(monkeypatch):
     assert memory._endpoint.base_url == "https://memory.example:443/"
 
 
-@pytest.mark.parametrize("uri", ["cognizes+vertex://127.0.0.1:8000", "cognizes+vertex://127.0.0.1:8000/abc",
-                                 "cognizes+vertex:///123"])
+@pytest.mark.parametrize(
+    "uri", ["cognizes+vertex://127.0.0.1:8000", "cognizes+vertex://127.0.0.1:8000/abc", "cognizes+vertex:///123"]
+)
 def test_a_uri_without_host_or_numeric_engine_is_refused(monkeypatch, uri):
     monkeypatch.setenv("COGNIZES_API_KEY", "cgz_0_x")
     register()
@@ -50,13 +51,20 @@ def test_api_server_runs_the_weather_agent_through_the_vertex_surface(weather_ap
     _, key = do_create_api_key(name="adk", app_name="weather")
     uri = f"cognizes+vertex://{asgi_server.removeprefix('http://')}/{engine.engine_id}"
 
-    with api_server(log=tmp_path / "adk.log", services_uri=uri, plugins=("cognizes.adk.AuditPlugin",),
-                    env={"COGNIZES_API_KEY": key}) as base:
+    with api_server(
+        log=tmp_path / "adk.log", services_uri=uri, plugins=("cognizes.adk.AuditPlugin",), env={"COGNIZES_API_KEY": key}
+    ) as base:
         created = request(f"{base}/apps/weather/users/ada/sessions", {"session_id": "s1"})
-        events = request(f"{base}/run", {
-            "app_name": "weather", "user_id": "ada", "session_id": created["id"],
-            "new_message": {"role": "user", "parts": [{"text": "What's the weather in London?"}]},
-        }, timeout=60)
+        events = request(
+            f"{base}/run",
+            {
+                "app_name": "weather",
+                "user_id": "ada",
+                "session_id": created["id"],
+                "new_message": {"role": "user", "parts": [{"text": "What's the weather in London?"}]},
+            },
+            timeout=60,
+        )
 
     assert events[-1]["content"]["parts"][-1]["text"] == "[offline model] It's 15°C and cloudy in London."
     # Stored through the Vertex surface in Cognizes' own rows, the user's message first.

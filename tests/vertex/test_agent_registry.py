@@ -19,8 +19,8 @@ from google.adk.runners import InMemoryRunner
 from google.genai import types
 
 from cognizes.access.services import do_create_api_key
-from cognizes.vertex import AgentRegistry
 from cognizes.infra.db_threads import run_in_db_thread
+from cognizes.vertex import AgentRegistry
 from sessions_app.models import Session
 from tests.runtime.conftest import weather_app  # noqa: F401  (the fixture: the demo app, served)
 from tests.vertex.test_official_clients import CLIENTS, _go, _run
@@ -57,7 +57,8 @@ def _get(base: str, path: str, key: str | None, **params) -> httpx.Response:
 
 
 def test_the_apps_agent_is_a_record_embedding_the_card_it_serves_and_its_registry_an_mcp_server(
-    weather_app, asgi_server  # noqa: F811
+    weather_app,
+    asgi_server,
 ):
     registry = _registry(asgi_server, _key(user_id="ada"))
 
@@ -68,16 +69,28 @@ def test_the_apps_agent_is_a_record_embedding_the_card_it_serves_and_its_registr
 
     assert "nextPageToken" not in listed
     assert (agent["name"], agent["agentId"], agent["displayName"], agent["location"]) == (
-        f"{PARENT}/agents/weather", "weather", "weather_assistant", "us-central1")
+        f"{PARENT}/agents/weather",
+        "weather",
+        "weather_assistant",
+        "us-central1",
+    )
     assert agent["card"] == {"type": "A2A_AGENT_CARD", "content": served_card}  # the very card A2A serves
-    assert agent["protocols"] == [{"type": "A2A_AGENT", "protocolVersion": "1.0", "interfaces": [
-        {"url": f"{asgi_server}/a2a/weather", "protocolBinding": "JSONRPC"}]}]
+    assert agent["protocols"] == [
+        {
+            "type": "A2A_AGENT",
+            "protocolVersion": "1.0",
+            "interfaces": [{"url": f"{asgi_server}/a2a/weather", "protocolBinding": "JSONRPC"}],
+        }
+    ]
     assert [skill["name"] for skill in agent["skills"]] == [skill["name"] for skill in served_card["skills"]]
     assert "attributes" not in agent  # the app has no Vertex engine yet
     assert registry.get_agent_info(agent["name"]) == agent
     [server] = servers
     assert (server["name"], server["mcpServerId"], server["displayName"]) == (
-        f"{PARENT}/mcpServers/weather-tools", "weather-tools", "weather")
+        f"{PARENT}/mcpServers/weather-tools",
+        "weather-tools",
+        "weather",
+    )
     assert server["interfaces"] == [{"url": f"{asgi_server}/mcp/weather/", "protocolBinding": "JSONRPC"}]
     assert [tool["name"] for tool in server["tools"]] == ["get_weather"]
     assert server["tools"][0]["description"].startswith("Current weather in a city")
@@ -86,16 +99,23 @@ def test_the_apps_agent_is_a_record_embedding_the_card_it_serves_and_its_registr
 
 
 def test_lists_come_in_pages_and_another_source_of_mcp_servers_is_one_call(
-    weather_app, asgi_server, monkeypatch  # noqa: F811
+    weather_app,
+    asgi_server,
+    monkeypatch,
 ):
     monkeypatch.setattr(agent_registry, "MCP_SERVER_SOURCES", list(agent_registry.MCP_SERVER_SOURCES))
 
     @agent_registry.mcp_server_source
     async def elsewhere(place: agent_registry.Place) -> list[dict]:
-        return [{"name": f"{place.parent}/mcpServers/{place.app_name}-{n}", "mcpServerId": f"{place.app_name}-{n}",
-                 "displayName": f"Ville {n}", "interfaces": [{"url": f"https://mcp.example/{n}",
-                                                              "protocolBinding": "JSONRPC"}]}
-                for n in ("außen", "東京")]
+        return [
+            {
+                "name": f"{place.parent}/mcpServers/{place.app_name}-{n}",
+                "mcpServerId": f"{place.app_name}-{n}",
+                "displayName": f"Ville {n}",
+                "interfaces": [{"url": f"https://mcp.example/{n}", "protocolBinding": "JSONRPC"}],
+            }
+            for n in ("außen", "東京")
+        ]
 
     registry = _registry(asgi_server, _key())
     first = registry.list_mcp_servers(page_size=2)
@@ -130,7 +150,8 @@ def test_the_filters_clients_send(weather_app, asgi_server):  # noqa: F811
     assert agent_ids('agentId!="weather"') == []
     [agent] = registry.list_agents()["agents"]
     assert agent["attributes"][agent_registry.RUNTIME_REFERENCE]["uri"] == (
-        f"//aiplatform.googleapis.com/{PARENT}/reasoningEngines/{engine.engine_id}")
+        f"//aiplatform.googleapis.com/{PARENT}/reasoningEngines/{engine.engine_id}"
+    )
     tools = registry.list_mcp_servers(filter_str='tools.name:"get_weather"')["mcpServers"]
     assert [s["mcpServerId"] for s in tools] == ["weather-tools"]
     assert registry.list_mcp_servers(filter_str='tools.name="nothing"') == {"mcpServers": []}
@@ -148,15 +169,19 @@ def test_googles_errors_and_a_key_sees_only_its_apps_records(weather_app, asgi_s
 
     missing = _get(asgi_server, "agents/nobody", key)
     assert missing.status_code == 404
-    assert missing.json()["error"] == {"code": 404, "message": f"{PARENT}/agents/nobody does not exist.",
-                                       "status": "NOT_FOUND"}
+    assert missing.json()["error"] == {
+        "code": 404,
+        "message": f"{PARENT}/agents/nobody does not exist.",
+        "status": "NOT_FOUND",
+    }
     assert _get(asgi_server, "mcpServers/nobody-tools", key).json()["error"]["status"] == "NOT_FOUND"
     assert _get(asgi_server, "endpoints/some-model", key).status_code == 404
     # Another app's key: none of the weather app's records, each a 404 as if it did not exist.
     assert _get(asgi_server, "agents", other).json() == {"agents": []}
     assert _get(asgi_server, "agents/weather", other).status_code == 404
     assert [s["mcpServerId"] for s in _get(asgi_server, "mcpServers", other).json()["mcpServers"]] == [
-        "other_app-tools"]
+        "other_app-tools"
+    ]
     assert _get(asgi_server, "mcpServers/weather-tools", other).status_code == 404
     unauthenticated = _get(asgi_server, "agents", None)
     assert (unauthenticated.status_code, unauthenticated.json()["error"]["status"]) == (401, "UNAUTHENTICATED")
@@ -182,8 +207,9 @@ class DiscoveringLlm(BaseLlm):
 
     model: str = "discovering-offline"
 
-    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
-                                     ) -> AsyncGenerator[LlmResponse, None]:
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
         last = llm_request.contents[-1]
         if any(part.function_response for part in last.parts or []):
             call = types.FunctionCall(name="transfer_to_agent", args={"agent_name": "weather_assistant"})
@@ -193,40 +219,57 @@ class DiscoveringLlm(BaseLlm):
 
 
 async def test_a_local_agent_discovers_a_cognizes_agent_and_mcp_server_and_uses_both_in_one_turn(
-    weather_app, asgi_server, caplog  # noqa: F811
+    weather_app,
+    asgi_server,
+    caplog,
 ):
     key = await run_in_db_thread(_key, user_id="ada")
     registry = _registry(asgi_server, key)
     remote = registry.get_remote_a2a_agent(f"{PARENT}/agents/weather")
     tools = registry.get_mcp_toolset(f"{PARENT}/mcpServers/weather-tools")
     assert [tool.name for tool in await tools.get_tools()] == ["get_weather"]  # the key goes outside a turn too
-    runner = InMemoryRunner(LlmAgent(name="traveller", model=DiscoveringLlm(), tools=[tools], sub_agents=[remote]),
-                            app_name="elsewhere")
+    runner = InMemoryRunner(
+        LlmAgent(name="traveller", model=DiscoveringLlm(), tools=[tools], sub_agents=[remote]), app_name="elsewhere"
+    )
     try:
         session = await runner.session_service.create_session(app_name="elsewhere", user_id="someone")
         message = types.Content(role="user", parts=[types.Part(text="I prefer Fahrenheit.")])
         with caplog.at_level(logging.WARNING):
-            events = [e async for e in runner.run_async(user_id="someone", session_id=session.id,
-                                                        new_message=message)]
+            events = [e async for e in runner.run_async(user_id="someone", session_id=session.id, new_message=message)]
     finally:
         await tools.close()
 
-    responses = [part.function_response for e in events if e.content for part in e.content.parts or []
-                 if part.function_response and part.function_response.name == "weather_get_weather"]
+    responses = [
+        part.function_response
+        for e in events
+        if e.content
+        for part in e.content.parts or []
+        if part.function_response and part.function_response.name == "weather_get_weather"
+    ]
     [weather] = responses
     assert json.loads(weather.response["content"][0]["text"])["temperature"] == 64  # 18°C in Paris, from Cognizes
-    texts = [part.text for e in events if e.author == "weather_assistant" and e.content
-             for part in e.content.parts or [] if part.text and not part.thought]
+    texts = [
+        part.text
+        for e in events
+        if e.author == "weather_assistant" and e.content
+        for part in e.content.parts or []
+        if part.text and not part.thought
+    ]
     assert texts == [PREFERENCE]  # the Cognizes agent answered over A2A
     [execution] = await run_in_db_thread(lambda: list(ToolExecution.objects.all()))
     assert (execution.app_name, execution.user_id, execution.tool_name, execution.status) == (
-        "weather", "ada", "get_weather", "succeeded")
+        "weather",
+        "ada",
+        "get_weather",
+        "succeeded",
+    )
     assert await run_in_db_thread(Session.objects.filter(app_name="weather", user_id="ada").count) == 1
     assert not [r for r in caplog.records if "bindings" in r.getMessage()]  # ADK read the (empty) bindings
 
 
 def test_adk_for_go_discovers_the_agent_and_mcp_server_through_its_registry_client_and_uses_both(
-    weather_app, asgi_server  # noqa: F811
+    weather_app,
+    asgi_server,
 ):
     """tests/clients/go/registry: ADK for Go's agentregistry, its HTTP client sending to Cognizes (README)."""
     binary = _go("./registry", CLIENTS / "go" / "cognizes-go-registry")
@@ -235,5 +278,10 @@ def test_adk_for_go_discovers_the_agent_and_mcp_server_through_its_registry_clie
     assert "ok: the Cognizes agent answered over A2A" in output
     [execution] = ToolExecution.objects.filter(client__contains="(MCP ")  # the Go agent's call (its own turn's too)
     assert (execution.app_name, execution.user_id, execution.tool_name, execution.arguments, execution.status) == (
-        "weather", "ada", "get_weather", {"city": "Paris", "unit": "fahrenheit"}, "succeeded")
+        "weather",
+        "ada",
+        "get_weather",
+        {"city": "Paris", "unit": "fahrenheit"},
+        "succeeded",
+    )
     assert Session.objects.filter(app_name="weather", user_id="ada").count() == 1  # the A2A conversation

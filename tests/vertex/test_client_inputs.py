@@ -26,17 +26,23 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def project(server, key: str | None = None) -> httpx.Client:
     """Project mode as ADK for Java sends it: the key as an OAuth token, paths under projects/p/locations/l."""
-    return httpx.Client(base_url=f"{server.base_url}v1beta1/projects/p/locations/us-central1/",
-                        headers={"Authorization": f"Bearer {key or server.key}"})
+    return httpx.Client(
+        base_url=f"{server.base_url}v1beta1/projects/p/locations/us-central1/",
+        headers={"Authorization": f"Bearer {key or server.key}"},
+    )
 
 
 def java_event(text: str, delta: dict, *, millis: int) -> dict:
     """An event as ADK for Java's SessionJsonConverter writes it (no id, no rawEvent)."""
     return {
-        "author": "user", "invocationId": "e-1",
+        "author": "user",
+        "invocationId": "e-1",
         "timestamp": {"seconds": millis // 1000, "nanos": (millis % 1000) * 1_000_000},
-        "eventMetadata": {"partial": False, "turnComplete": True,
-                          "usageMetadata": {"promptTokenCount": 3, "totalTokenCount": 5}},
+        "eventMetadata": {
+            "partial": False,
+            "turnComplete": True,
+            "usageMetadata": {"promptTokenCount": 3, "totalTokenCount": 5},
+        },
         "actions": {"stateDelta": delta, "endOfAgent": True, "agentState": {"step": 2}},
         "content": {"role": "user", "parts": [{"text": text}]},
     }
@@ -44,8 +50,9 @@ def java_event(text: str, delta: dict, *, millis: int) -> dict:
 
 def test_adk_java_session_round_trip_keeps_every_event_and_state_key(server):
     with project(server) as http:
-        created = http.post(f"reasoningEngines/{server.engine_id}/sessions",
-                            json={"userId": "jo", "sessionState": {"k": "v"}})
+        created = http.post(
+            f"reasoningEngines/{server.engine_id}/sessions", json={"userId": "jo", "sessionState": {"k": "v"}}
+        )
         assert created.status_code == 200, created.text
         parts = created.json()["name"].split("/")
         session_id, operation_id = parts[-3], parts[-1]  # how ADK for Java reads them
@@ -53,17 +60,24 @@ def test_adk_java_session_round_trip_keeps_every_event_and_state_key(server):
         assert polled.status_code == 200 and polled.json()["done"] is True, polled.text
 
         millis = int(time.time() * 1000)
-        first = http.post(f"reasoningEngines/{server.engine_id}/sessions/{session_id}:appendEvent",
-                          json=java_event("bonjour", {"count": 1, "temp:scratch": "x", "user:lang": "fr"}, millis=millis))
-        second = http.post(f"reasoningEngines/{server.engine_id}/sessions/{session_id}:appendEvent",
-                           json=java_event("encore", {"count": 2}, millis=millis + 5))
+        first = http.post(
+            f"reasoningEngines/{server.engine_id}/sessions/{session_id}:appendEvent",
+            json=java_event("bonjour", {"count": 1, "temp:scratch": "x", "user:lang": "fr"}, millis=millis),
+        )
+        second = http.post(
+            f"reasoningEngines/{server.engine_id}/sessions/{session_id}:appendEvent",
+            json=java_event("encore", {"count": 2}, millis=millis + 5),
+        )
         assert (first.status_code, second.status_code) == (200, 200), first.text + second.text
 
         session = http.get(f"reasoningEngines/{server.engine_id}/sessions/{session_id}").json()
         events = http.get(f"reasoningEngines/{server.engine_id}/sessions/{session_id}/events").json()["sessionEvents"]
     assert session["sessionState"] == {"k": "v", "count": 2, "user:lang": "fr"}
     assert [e["content"]["parts"][0]["text"] for e in events] == ["bonjour", "encore"]
-    assert events[0]["timestamp"] == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}000Z"
+    assert (
+        events[0]["timestamp"]
+        == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}000Z"
+    )
     stored = Event.model_validate(StoredEvent.objects.order_by("version").first().data)
     assert stored.usage_metadata.total_token_count == 5 and stored.actions.end_of_agent is True
     assert stored.actions.agent_state == {"step": 2}
@@ -78,8 +92,10 @@ def test_a_duration_is_taken_as_a_string_or_as_seconds_and_nanos(server, ttl):
     assert abs(time.mktime(time.strptime(expires[:19], "%Y-%m-%dT%H:%M:%S")) - time.mktime(time.gmtime()) - 3600) < 60
 
 
-@pytest.mark.parametrize("bad", [{"seconds": 1.5}, {"seconds": 1, "nanos": 10**9}, {"seconds": 1, "millis": 2},
-                                 {"seconds": 10**12}, "yesterday"])
+@pytest.mark.parametrize(
+    "bad",
+    [{"seconds": 1.5}, {"seconds": 1, "nanos": 10**9}, {"seconds": 1, "millis": 2}, {"seconds": 10**12}, "yesterday"],
+)
 def test_a_malformed_timestamp_is_a_400_and_stores_nothing(server, bad):
     with project(server) as http:
         http.post(f"reasoningEngines/{server.engine_id}/sessions?sessionId=s1", json={"userId": "jo"})
@@ -95,7 +111,9 @@ def test_operations_are_found_by_id_alone_at_the_location_and_in_express_mode(se
         operation_id = name.rsplit("/", 1)[1]
         at_location = http.get(f"operations/{operation_id}").json()
     express = httpx.get(f"{server.base_url}v1beta1/operations/{operation_id}", headers={"x-goog-api-key": server.key})
-    future = httpx.get(f"{server.base_url}v1beta1/operations/{time.time_ns() + 10**15}", headers={"x-goog-api-key": server.key})
+    future = httpx.get(
+        f"{server.base_url}v1beta1/operations/{time.time_ns() + 10**15}", headers={"x-goog-api-key": server.key}
+    )
     anonymous = httpx.get(f"{server.base_url}v1beta1/operations/{operation_id}")
 
     assert at_location == {"name": f"projects/p/locations/us-central1/operations/{operation_id}", "done": True}
@@ -105,8 +123,10 @@ def test_operations_are_found_by_id_alone_at_the_location_and_in_express_mode(se
 
 
 def test_a_generation_is_followed_at_the_location_by_its_app_only(server, celery_worker):
-    body = {"scope": {"user_id": "jo"},
-            "directContentsSource": {"events": [{"content": {"role": "user", "parts": [{"text": "I live in Oslo."}]}}]}}
+    body = {
+        "scope": {"user_id": "jo"},
+        "directContentsSource": {"events": [{"content": {"role": "user", "parts": [{"text": "I live in Oslo."}]}}]},
+    }
     with project(server) as http:
         operation = http.post(f"reasoningEngines/{server.engine_id}/memories:generate", json=body).json()
         operation_id = operation["name"].rsplit("/", 1)[1]
@@ -131,22 +151,32 @@ def test_a_delete_is_done_with_an_empty_response_that_grpc_clients_unpack(server
 
 
 def engine_spellings(server) -> list[str]:
-    return [APP, str(server.engine_id), f"reasoningEngines/{server.engine_id}",
-            f"projects/p/locations/us-central1/reasoningEngines/{server.engine_id}"]
+    return [
+        APP,
+        str(server.engine_id),
+        f"reasoningEngines/{server.engine_id}",
+        f"projects/p/locations/us-central1/reasoningEngines/{server.engine_id}",
+    ]
 
 
 def test_a_scope_names_the_engine_by_app_engine_id_or_resource_name_and_comes_back_as_given(server):
     with project(server) as http:
         for spelling in engine_spellings(server):
             scope = {"app_name": spelling, "user_id": "jo"}
-            created = http.post(f"reasoningEngines/{server.engine_id}/memories",
-                                json={"fact": f"Fact under {spelling}.", "scope": scope})
+            created = http.post(
+                f"reasoningEngines/{server.engine_id}/memories",
+                json={"fact": f"Fact under {spelling}.", "scope": scope},
+            )
             assert created.status_code == 200, created.text
             assert created.json()["response"]["scope"] == scope
-        bare = http.post(f"reasoningEngines/{server.engine_id}/memories:retrieve", json={
-            "scope": {"user_id": "jo"}, "similaritySearchParams": {"searchQuery": "fact", "topK": 10}}).json()
-        wrong = http.post(f"reasoningEngines/{server.engine_id}/memories:retrieve", json={
-            "scope": {"app_name": "123456789", "user_id": "jo"}, "similaritySearchParams": {"searchQuery": "x"}})
+        bare = http.post(
+            f"reasoningEngines/{server.engine_id}/memories:retrieve",
+            json={"scope": {"user_id": "jo"}, "similaritySearchParams": {"searchQuery": "fact", "topK": 10}},
+        ).json()
+        wrong = http.post(
+            f"reasoningEngines/{server.engine_id}/memories:retrieve",
+            json={"scope": {"app_name": "123456789", "user_id": "jo"}, "similaritySearchParams": {"searchQuery": "x"}},
+        )
 
     assert len(bare["retrievedMemories"]) == 4  # one scope, however the app was named
     assert all(hit["memory"]["scope"] == {"user_id": "jo"} for hit in bare["retrievedMemories"])
@@ -181,14 +211,27 @@ def test_enums_are_taken_by_number_wherever_vertex_takes_them(server):
     with project(server) as http:
         engine = f"reasoningEngines/{server.engine_id}"
         bank = {"customizationConfigs": [{"memoryTopics": [{"managedMemoryTopic": {"managedTopicEnum": 4}}]}]}
-        patched = http.patch(engine, params={"updateMask": "contextSpec.memoryBankConfig"},
-                             json={"contextSpec": {"memoryBankConfig": bank}})
-        http.post(f"{engine}/memories", json={"fact": "Always answer in French.", "scope": {"user_id": "jo"},
-                                              "metadata": {"source": {"stringValue": "chat"}}})
-        retrieved = http.post(f"{engine}/memories:retrieve", json={
-            "scope": {"user_id": "jo"}, "memoryTypes": [1],
-            "filterGroups": [{"filters": [{"key": "source", "value": {"stringValue": "chat"}, "op": 1}]}],
-        })
+        patched = http.patch(
+            engine,
+            params={"updateMask": "contextSpec.memoryBankConfig"},
+            json={"contextSpec": {"memoryBankConfig": bank}},
+        )
+        http.post(
+            f"{engine}/memories",
+            json={
+                "fact": "Always answer in French.",
+                "scope": {"user_id": "jo"},
+                "metadata": {"source": {"stringValue": "chat"}},
+            },
+        )
+        retrieved = http.post(
+            f"{engine}/memories:retrieve",
+            json={
+                "scope": {"user_id": "jo"},
+                "memoryTypes": [1],
+                "filterGroups": [{"filters": [{"key": "source", "value": {"stringValue": "chat"}, "op": 1}]}],
+            },
+        )
         unknown = http.post(f"{engine}/memories:retrieve", json={"scope": {"user_id": "jo"}, "memoryTypes": [99]})
 
     assert patched.status_code == 200, patched.text

@@ -58,8 +58,9 @@ def express(base_url: str, key: str):
 
 
 def project(base_url: str, key: str):
-    return agentplatform.Client(project="my-project", location="us-central1", credentials=Credentials(key),
-                                http_options={"base_url": base_url})
+    return agentplatform.Client(
+        project="my-project", location="us-central1", credentials=Credentials(key), http_options={"base_url": base_url}
+    )
 
 
 def texts(events: list[dict]) -> list[str]:
@@ -85,8 +86,11 @@ def test_a_two_turn_conversation_through_stream_query_remembers_the_first_turn(w
     told = list(remote.stream_query(user_id="ada", session_id=session["id"], message="I prefer Fahrenheit."))
     assert texts(told) == ["[offline model] Got it: from now on I'll give temperatures in Fahrenheit."]
     assert told[-1]["author"] == "weather_assistant" and told[-1]["invocation_id"]  # ADK's own dump, snake_case
-    wait_for(lambda: ConsolidationJob.objects.filter(session_id=session["id"], status=JobStatus.DONE).exists(),
-             60, "the worker consolidating the first turn")
+    wait_for(
+        lambda: ConsolidationJob.objects.filter(session_id=session["id"], status=JobStatus.DONE).exists(),
+        60,
+        "the worker consolidating the first turn",
+    )
 
     asked = list(remote.stream_query(user_id="ada", message="What's the weather in Paris?"))  # a new session
     assert [name for name, _ in calls(asked)] == ["load_memory", "get_weather"]
@@ -101,18 +105,23 @@ def test_a_two_turn_conversation_through_stream_query_remembers_the_first_turn(w
     assert vertex.json()["userId"] == "ada"
     assert len(remote.list_sessions(user_id="ada")["sessions"]) == 2
     second = Session.objects.exclude(session_id=session["id"]).get(user_id="ada")
-    wait_for(lambda: ToolExecution.objects.filter(session_id=second.session_id, tool_name="get_weather").exists(),
-             30, "the audit row of get_weather")
+    wait_for(
+        lambda: ToolExecution.objects.filter(session_id=second.session_id, tool_name="get_weather").exists(),
+        30,
+        "the audit row of get_weather",
+    )
     trace.get_tracer_provider().force_flush()
-    traced = httpx.get(f"{base_url}api/v1/apps/weather/users/ada/sessions/{second.session_id}/traces/",
-                       headers=headers).json()
+    traced = httpx.get(
+        f"{base_url}api/v1/apps/weather/users/ada/sessions/{second.session_id}/traces/", headers=headers
+    ).json()
     assert traced["results"], "the turn's trace"
 
 
 def test_every_class_method_adk_lists_answers_in_the_shapes_the_sdk_reads(weather):
     base_url, engine_id, key = weather
     remote = project(base_url, key).runtimes.get(
-        name=f"projects/my-project/locations/us-central1/reasoningEngines/{engine_id}")
+        name=f"projects/my-project/locations/us-central1/reasoningEngines/{engine_id}"
+    )
     assert remote.api_resource.name.startswith("projects/my-project/")
     assert all(callable(getattr(remote, name)) for name in ADK_METHODS)
 
@@ -133,17 +142,32 @@ def test_every_class_method_adk_lists_answers_in_the_shapes_the_sdk_reads(weathe
 
     # A streamed turn, then memory.
     session = remote.create_session(user_id="ada")
-    events = asyncio.run(_collect(remote.async_stream_query(
-        user_id="ada", session_id=session["id"], message={"role": "user", "parts": [{"text": "Celsius please"}]})))
+    events = asyncio.run(
+        _collect(
+            remote.async_stream_query(
+                user_id="ada", session_id=session["id"], message={"role": "user", "parts": [{"text": "Celsius please"}]}
+            )
+        )
+    )
     assert "Celsius" in texts(events)[-1]
-    assert asyncio.run(remote.async_add_session_to_memory(session=remote.get_session(
-        user_id="ada", session_id=session["id"]))) is None
+    assert (
+        asyncio.run(
+            remote.async_add_session_to_memory(session=remote.get_session(user_id="ada", session_id=session["id"]))
+        )
+        is None
+    )
     assert ConsolidationJob.objects.filter(session_id=session["id"]).exists()
     assert asyncio.run(remote.async_search_memory(user_id="ada", query="unit")) == {"memories": []}  # not yet run
 
     # Artifacts.
-    assert asyncio.run(remote.async_save_artifact(user_id="ada", filename="notes.txt", artifact="pack a coat",
-                                                  session_id=session["id"])) == 0
+    assert (
+        asyncio.run(
+            remote.async_save_artifact(
+                user_id="ada", filename="notes.txt", artifact="pack a coat", session_id=session["id"]
+            )
+        )
+        == 0
+    )
     ask = {"user_id": "ada", "filename": "notes.txt", "session_id": session["id"]}
     assert asyncio.run(remote.async_load_artifact(**ask))["text"] == "pack a coat"  # a Part, as AdkApp dumps one
     assert asyncio.run(remote.async_list_artifact_keys(user_id="ada", session_id=session["id"])) == ["notes.txt"]
@@ -156,11 +180,21 @@ def test_every_class_method_adk_lists_answers_in_the_shapes_the_sdk_reads(weathe
 
     # Streams on a session made for the call and deleted after it: session_events, and AgentSpace's envelope.
     before = Session.objects.count()
-    replayed = asyncio.run(_collect(remote.async_stream_query(user_id="ada", message="Fahrenheit", session_events=[
-        {"author": "user", "content": {"role": "user", "parts": [{"text": "hello"}]}}])))
+    replayed = asyncio.run(
+        _collect(
+            remote.async_stream_query(
+                user_id="ada",
+                message="Fahrenheit",
+                session_events=[{"author": "user", "content": {"role": "user", "parts": [{"text": "hello"}]}}],
+            )
+        )
+    )
     assert "Fahrenheit" in texts(replayed)[-1]
-    request = {"userId": "ada", "message": {"role": "user", "parts": [{"text": "Celsius"}]},
-               "authorizations": {"calendar": {"access_token": "secret-token"}}}
+    request = {
+        "userId": "ada",
+        "message": {"role": "user", "parts": [{"text": "Celsius"}]},
+        "authorizations": {"calendar": {"access_token": "secret-token"}},
+    }
     enveloped = asyncio.run(_collect(remote.streaming_agent_run_with_events(request_json=json.dumps(request))))
     assert [sorted(item) for item in enveloped] == [["artifacts", "events", "session_id"]]
     assert "Celsius" in texts(enveloped[0]["events"])[-1]
@@ -172,8 +206,9 @@ def test_python_aiplatforms_agent_engines_client_builds_the_same_methods(weather
     import vertexai
 
     base_url, engine_id, key = weather
-    client = vertexai.Client(project="my-project", location="us-central1", credentials=Credentials(key),
-                             http_options={"base_url": base_url})
+    client = vertexai.Client(
+        project="my-project", location="us-central1", credentials=Credentials(key), http_options={"base_url": base_url}
+    )
     remote = client.agent_engines.get(name=f"projects/my-project/locations/us-central1/reasoningEngines/{engine_id}")
     session = remote.create_session(user_id="ada")
     events = list(remote.stream_query(user_id="ada", session_id=session["id"], message="Fahrenheit, always."))
@@ -190,12 +225,17 @@ def test_a_busy_session_is_a_409_and_a_turn_whose_client_leaves_runs_to_its_end(
     path = f"v1beta1/reasoningEngines/{do_get_or_create_engine(app_name='slow').engine_id}"
     engine = f"{asgi_server}/{path}"
     key = do_create_api_key(name="slow", app_name="slow")[1]
-    made = _post(asgi_server + "/", f"{path}:query",
-                 {"classMethod": "create_session", "input": {"user_id": "ada", "session_id": "s1"}}, key)
+    made = _post(
+        asgi_server + "/",
+        f"{path}:query",
+        {"classMethod": "create_session", "input": {"user_id": "ada", "session_id": "s1"}},
+        key,
+    )
     assert made.status_code == 200, made.text
     turn = {"classMethod": "stream_query", "input": {"user_id": "ada", "session_id": "s1", "message": "one"}}
-    with httpx.stream("POST", f"{engine}:streamQuery?alt=sse", json=turn, headers={"x-goog-api-key": key},
-                      timeout=60) as response:
+    with httpx.stream(
+        "POST", f"{engine}:streamQuery?alt=sse", json=turn, headers={"x-goog-api-key": key}, timeout=60
+    ) as response:
         assert response.status_code == 200
         wait_for(lambda: Event.objects.filter(session__session_id="s1").exists(), 30, "the turn starting")
     # The client has left mid-turn: the turn goes on, and holds the session until it ends.
@@ -230,38 +270,84 @@ HOSTILE = [
     ({"classMethod": "create_session", "input": {"user_id": "ada", "ttl": "60s"}}, 400, "ttl and expire_time"),
     ({"classMethod": "get_session", "input": {"user_id": "ada"}}, 400, "session_id is required"),
     ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": "hi"}}, 400, "call it with :streamQuery"),
-    ({"classMethod": "async_save_artifact", "input": {"user_id": "ada", "filename": "x", "artifact": 3}}, 400,
-     "artifact must be an object or string"),
+    (
+        {"classMethod": "async_save_artifact", "input": {"user_id": "ada", "filename": "x", "artifact": 3}},
+        400,
+        "artifact must be an object or string",
+    ),
     ({"class_method": "get_session", "input": {"user_id": "ada", "session_id": "bobs"}}, 404, "no"),
 ]
 HOSTILE_STREAMS = [
     ({"classMethod": "get_session", "input": {"user_id": "ada", "session_id": "x"}}, 400, "call it with :query"),
     ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": "  "}}, 400, "The message is empty"),
     ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": ["hi"]}}, 400, "message must be"),
-    ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": {"role": "model", "parts": [{"text": "x"}]}}},
-     400, "role 'user'"),
-    ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": "hi", "session_id": "bobs"}}, 404,
-     "user 'ada' has no session 'bobs'"),
+    (
+        {
+            "classMethod": "stream_query",
+            "input": {"user_id": "ada", "message": {"role": "model", "parts": [{"text": "x"}]}},
+        },
+        400,
+        "role 'user'",
+    ),
+    (
+        {"classMethod": "stream_query", "input": {"user_id": "ada", "message": "hi", "session_id": "bobs"}},
+        404,
+        "user 'ada' has no session 'bobs'",
+    ),
     ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": "x" * (10 * 1024 * 1024)}}, 413, ""),
-    ({"classMethod": "stream_query", "input": {"user_id": "ada", "message": "hi", "run_config": {"max_llm_calls": "x"}}},
-     400, "run_config"),
+    (
+        {
+            "classMethod": "stream_query",
+            "input": {"user_id": "ada", "message": "hi", "run_config": {"max_llm_calls": "x"}},
+        },
+        400,
+        "run_config",
+    ),
     ({"classMethod": "streaming_agent_run_with_events", "input": {"request_json": "{not json"}}, 400, "not JSON"),
-    ({"classMethod": "streaming_agent_run_with_events", "input": {"request_json": json.dumps(
-        {"user_id": "ada", "message": {"role": "user", "parts": [{"text": "hi\x00"}]}})}}, 400, "NUL"),
-    ({"classMethod": "streaming_agent_run_with_events", "input": {"request_json": json.dumps(
-        {"user_id": "ada", "message": {"role": "user", "parts": [{"text": "hi"}]}, "artifacts": [{"file_name": "a"}]})}},
-     400, "artifacts are not taken"),
+    (
+        {
+            "classMethod": "streaming_agent_run_with_events",
+            "input": {
+                "request_json": json.dumps(
+                    {"user_id": "ada", "message": {"role": "user", "parts": [{"text": "hi\x00"}]}}
+                )
+            },
+        },
+        400,
+        "NUL",
+    ),
+    (
+        {
+            "classMethod": "streaming_agent_run_with_events",
+            "input": {
+                "request_json": json.dumps(
+                    {
+                        "user_id": "ada",
+                        "message": {"role": "user", "parts": [{"text": "hi"}]},
+                        "artifacts": [{"file_name": "a"}],
+                    }
+                )
+            },
+        },
+        400,
+        "artifacts are not taken",
+    ),
 ]
 
 
 def test_hostile_input_is_a_4xx_in_googles_shape_and_nothing_is_stored(weather):
     base_url, engine_id, key = weather
-    httpx.post(f"{base_url}api/v1/apps/weather/users/bob/sessions/", json={"id": "bobs"},
-               headers={"Authorization": f"Bearer {key}"}).raise_for_status()
+    httpx.post(
+        f"{base_url}api/v1/apps/weather/users/bob/sessions/",
+        json={"id": "bobs"},
+        headers={"Authorization": f"Bearer {key}"},
+    ).raise_for_status()
     engine = f"v1beta1/reasoningEngines/{engine_id}"
     answers = [(_post(base_url, f"{engine}:query", body, key), status, text) for body, status, text in HOSTILE]
-    answers += [(_post(base_url, f"{engine}:streamQuery", body, key, params={"alt": "sse"}), status, text)
-                for body, status, text in HOSTILE_STREAMS]
+    answers += [
+        (_post(base_url, f"{engine}:streamQuery", body, key, params={"alt": "sse"}), status, text)
+        for body, status, text in HOSTILE_STREAMS
+    ]
 
     for answer, status, text in answers:
         error = answer.json()["error"]
@@ -302,14 +388,19 @@ def test_an_engine_without_an_agent_stays_bare_and_a_failing_agent_is_an_error_i
     shop_key = do_create_api_key(name="shop", app_name=APP)[1]
     bare = httpx.get(f"{base_url}v1beta1/reasoningEngines/{shop}", headers={"x-goog-api-key": shop_key}).json()
     assert "spec" not in bare and bare["displayName"] == APP
-    refused = _post(base_url, f"v1beta1/reasoningEngines/{shop}:query",
-                    {"classMethod": "list_sessions", "input": {"user_id": "ada"}}, shop_key)
+    refused = _post(
+        base_url,
+        f"v1beta1/reasoningEngines/{shop}:query",
+        {"classMethod": "list_sessions", "input": {"user_id": "ada"}},
+        shop_key,
+    )
     assert refused.status_code == 400 and "hosts no agent" in refused.json()["error"]["message"]
 
     settings.COGNIZES_AGENTS = {**settings.COGNIZES_AGENTS, "broken": "tests.runtime.test_http.broken_runner"}
     broken = do_get_or_create_engine(app_name="broken").engine_id
     remote = express(base_url, do_create_api_key(name="b", app_name="broken")[1]).runtimes.get(
-        name=f"reasoningEngines/{broken}")
+        name=f"reasoningEngines/{broken}"
+    )
     with pytest.raises(APIError) as failed:
         list(remote.stream_query(user_id="ada", message="hello"))
     assert failed.value.code == 500 and "the model service is unreachable" in str(failed.value)

@@ -29,34 +29,51 @@ class EngineClient(httpx.Client):
     def get(self, **kwargs):
         return super().get(self.url, **kwargs)
 
+
 BANK = {
-    "customizationConfigs": [{
-        "memoryTopics": [
-            {"managedMemoryTopic": {"managedTopicEnum": "USER_PREFERENCES"}},
-            {"customMemoryTopic": {"label": "pets", "description": "the user's animals"}},
-        ],
-        "generateMemoriesExamples": [{
-            "conversationSource": {"events": [{"content": {"role": "user", "parts": [{"text": "My cat is Miso."}]}}]},
-            "generatedMemories": [{"fact": "The user has a cat called Miso.",
-                                   "topics": [{"customMemoryTopicLabel": "pets"}]}],
-        }],
-    }],
-    "ttlConfig": {"defaultTtl": "86400s", "memoryRevisionDefaultTtl": "604800s", "granularTtlConfig": {"createTtl": "3600s"}},
+    "customizationConfigs": [
+        {
+            "memoryTopics": [
+                {"managedMemoryTopic": {"managedTopicEnum": "USER_PREFERENCES"}},
+                {"customMemoryTopic": {"label": "pets", "description": "the user's animals"}},
+            ],
+            "generateMemoriesExamples": [
+                {
+                    "conversationSource": {
+                        "events": [{"content": {"role": "user", "parts": [{"text": "My cat is Miso."}]}}]
+                    },
+                    "generatedMemories": [
+                        {"fact": "The user has a cat called Miso.", "topics": [{"customMemoryTopicLabel": "pets"}]}
+                    ],
+                }
+            ],
+        }
+    ],
+    "ttlConfig": {
+        "defaultTtl": "86400s",
+        "memoryRevisionDefaultTtl": "604800s",
+        "granularTtlConfig": {"createTtl": "3600s"},
+    },
 }
 
 
 def test_patching_the_engine_sets_the_apps_memory_bank_config(server):
     with EngineClient(server) as http:
-        patched = http.patch(params={"updateMask": "context_spec.memory_bank_config"},
-                             json={"contextSpec": {"memoryBankConfig": BANK}})
+        patched = http.patch(
+            params={"updateMask": "context_spec.memory_bank_config"}, json={"contextSpec": {"memoryBankConfig": BANK}}
+        )
         engine = http.get().json()
 
     assert patched.status_code == 200 and patched.json()["done"] is True
     config = MemoryBankConfig.objects.get(app_name=APP)
     assert config.managed_topics == ["preference"]
     assert config.custom_topics == [{"label": "pets", "description": "the user's animals"}]
-    assert config.examples == [{"conversation": [{"role": "user", "text": "My cat is Miso."}],
-                                "memories": [{"fact": "The user has a cat called Miso.", "topic": "pets"}]}]
+    assert config.examples == [
+        {
+            "conversation": [{"role": "user", "text": "My cat is Miso."}],
+            "memories": [{"fact": "The user has a cat called Miso.", "topic": "pets"}],
+        }
+    ]
     assert (config.default_ttl, config.create_ttl) == (timedelta(days=1), timedelta(hours=1))
     assert config.revision_ttl == timedelta(days=7)
     assert engine["name"] == f"reasoningEngines/{server.engine_id}" and engine["displayName"] == APP
@@ -78,17 +95,27 @@ def test_the_agentplatform_sdk_reads_the_engine(server):
 def test_custom_topics_of_the_config_label_memories(server):
     with EngineClient(server) as http:
         http.patch(json={"contextSpec": {"memoryBankConfig": BANK}})
-    memories = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url}).memory_banks.memories
+    memories = agentplatform.Client(
+        api_key=server.key, http_options={"base_url": server.base_url}
+    ).memory_banks.memories
     engine = f"reasoningEngines/{server.engine_id}"
 
-    created = memories.create(name=engine, fact="Ada's dog is Biscuit.", scope={"user_id": "ada"},
-                              config={"topics": [{"custom_memory_topic_label": "pets"}]}).response
+    created = memories.create(
+        name=engine,
+        fact="Ada's dog is Biscuit.",
+        scope={"user_id": "ada"},
+        config={"topics": [{"custom_memory_topic_label": "pets"}]},
+    ).response
 
     assert created.topics[0].custom_memory_topic_label == "pets"
     assert created.expire_time is not None  # createTtl of the config
     with pytest.raises(ClientError) as unknown:
-        memories.create(name=engine, fact="x y", scope={"user_id": "ada"},
-                        config={"topics": [{"custom_memory_topic_label": "gossip"}]})
+        memories.create(
+            name=engine,
+            fact="x y",
+            scope={"user_id": "ada"},
+            config={"topics": [{"custom_memory_topic_label": "gossip"}]},
+        )
     assert unknown.value.code == 400
 
 
@@ -112,8 +139,11 @@ def test_an_unusable_config_gets_400_and_changes_nothing(server, bank):
 
 
 def test_keys_that_may_not_change_the_engine_are_refused(server):
-    for key, status in ((server.key_for(read_only=True), 403), (server.key_for(user_id="ada"), 400),
-                        (server.key_for(app_name="other_app"), 404)):
+    for key, status in (
+        (server.key_for(read_only=True), 403),
+        (server.key_for(user_id="ada"), 400),
+        (server.key_for(app_name="other_app"), 404),
+    ):
         with EngineClient(server, key) as http:
             assert http.patch(json={"contextSpec": {"memoryBankConfig": BANK}}).status_code == status
     assert not MemoryBankConfig.objects.filter(app_name=APP).exists()

@@ -27,13 +27,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def client(server, key: str | None = None, *, project: bool = False) -> httpx.Client:
     prefix = "projects/p/locations/us-central1/" if project else ""
-    return httpx.Client(base_url=f"{server.base_url}v1beta1/{prefix}reasoningEngines/{server.engine_id}/",
-                        headers={"x-goog-api-key": key or server.key})
+    return httpx.Client(
+        base_url=f"{server.base_url}v1beta1/{prefix}reasoningEngines/{server.engine_id}/",
+        headers={"x-goog-api-key": key or server.key},
+    )
 
 
 def append(http: httpx.Client, session_id: str, text: str) -> None:
-    response = http.post(f"sessions/{session_id}:appendEvent", json={
-        "author": "user", "invocationId": "i1", "content": {"role": "user", "parts": [{"text": text}]}})
+    response = http.post(
+        f"sessions/{session_id}:appendEvent",
+        json={"author": "user", "invocationId": "i1", "content": {"role": "user", "parts": [{"text": text}]}},
+    )
     assert response.status_code == 200, response.text
 
 
@@ -57,7 +61,8 @@ def test_a_row_changed_in_place_is_listed_as_it_is_now(server):
 
         assert texts(http, "s1") == ["après привет"]
         assert http.get("sessions/s1/events").json()["sessionEvents"][0]["rawEvent"]["content"]["parts"] == [
-            {"text": "après привет"}]
+            {"text": "après привет"}
+        ]
 
 
 def test_each_spelling_of_the_engine_gets_its_own_names(server):
@@ -69,17 +74,18 @@ def test_each_spelling_of_the_engine_gets_its_own_names(server):
             (by_project,) = project.get("sessions/s1/events").json()["sessionEvents"]
             assert by_express["name"].startswith(f"reasoningEngines/{server.engine_id}/sessions/s1/events/")
             assert by_project["name"] == "projects/p/locations/us-central1/" + by_express["name"]
-            assert {k: v for k, v in by_project.items() if k != "name"} == \
-                {k: v for k, v in by_express.items() if k != "name"}
+            assert {k: v for k, v in by_project.items() if k != "name"} == {
+                k: v for k, v in by_express.items() if k != "name"
+            }
 
 
 def test_users_with_the_same_session_id_each_list_their_own_events(server):
     """Same engine, same session id, same URL, same event versions: only the session row tells them apart."""
     for user in ("alice", "bob"):
-        services.do_create_session(app_name=APP, user_id=user, session_id="shared", delta=services.StateDelta(),
-                                   now=time.time())
-    with client(server, server.key_for(user_id="alice")) as alice, \
-            client(server, server.key_for(user_id="bob")) as bob:
+        services.do_create_session(
+            app_name=APP, user_id=user, session_id="shared", delta=services.StateDelta(), now=time.time()
+        )
+    with client(server, server.key_for(user_id="alice")) as alice, client(server, server.key_for(user_id="bob")) as bob:
         append(alice, "shared", "alice's secret")
         append(bob, "shared", "bob's secret")
         for _ in range(2):
@@ -92,8 +98,12 @@ NAME = "reasoningEngines/1/sessions/s"
 
 def stored(version: int, text: str, raw: dict | None = None) -> StoredEventText:
     """An event as find_event_page reads it: its JSON text as PostgreSQL writes jsonb."""
-    data = {"id": f"e{version}", "author": "user", "timestamp": 1796032800.25 + version,
-            "content": {"role": "user", "parts": [{"text": text}]}}
+    data = {
+        "id": f"e{version}",
+        "author": "user",
+        "timestamp": 1796032800.25 + version,
+        "content": {"role": "user", "parts": [{"text": text}]},
+    }
     return StoredEventText(version, json.dumps(data, ensure_ascii=False), raw and json.dumps(raw))
 
 

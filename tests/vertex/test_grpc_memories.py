@@ -24,10 +24,14 @@ SESSIONS = "/google.cloud.aiplatform.v1beta1.SessionService/"
 
 
 def retrieve(client, grpc_server, query: str, user: str = "gina") -> list[str]:
-    found = client.retrieve_memories(request={
-        "parent": grpc_server.engine, "scope": {"user_id": user},
-        "similarity_search_params": {"search_query": query, "top_k": 5},
-    }, metadata=grpc_server.metadata())
+    found = client.retrieve_memories(
+        request={
+            "parent": grpc_server.engine,
+            "scope": {"user_id": user},
+            "similarity_search_params": {"search_query": query, "top_k": 5},
+        },
+        metadata=grpc_server.metadata(),
+    )
     return [hit.memory.fact for hit in found.retrieved_memories]
 
 
@@ -45,7 +49,8 @@ def test_every_memory_method_over_grpc(grpc_server):
     assert retrieve(client, grpc_server, "where do I live?", user="someone else") == []
 
     updated = client.update_memory(
-        memory=Memory(name=created.name, fact="I live in Porto."), update_mask=field_mask_pb2.FieldMask(paths=["fact"]),
+        memory=Memory(name=created.name, fact="I live in Porto."),
+        update_mask=field_mask_pb2.FieldMask(paths=["fact"]),
         metadata=meta,
     ).result(timeout=10)
     assert updated.fact == "I live in Porto." and StoredMemory.objects.get().text == "I live in Porto."
@@ -57,16 +62,25 @@ def test_every_memory_method_over_grpc(grpc_server):
 
 def test_generation_over_grpc_runs_on_a_worker_and_the_client_waits_for_it(grpc_server, celery_worker):
     client = grpc_server.memories()
-    operation = client.generate_memories(request={
-        "parent": grpc_server.engine, "scope": {"user_id": "gina"},
-        "direct_contents_source": {"events": [{"content": {"role": "user", "parts": [{"text": "My favourite colour is green."}]}}]},
-    }, metadata=grpc_server.metadata())
+    operation = client.generate_memories(
+        request={
+            "parent": grpc_server.engine,
+            "scope": {"user_id": "gina"},
+            "direct_contents_source": {
+                "events": [{"content": {"role": "user", "parts": [{"text": "My favourite colour is green."}]}}]
+            },
+        },
+        metadata=grpc_server.metadata(),
+    )
 
     generated = operation.result(timeout=60)  # the GAPIC polls GetOperation until the job is done
 
     assert isinstance(generated, memory_bank_service.GenerateMemoriesResponse)
     assert [m.memory.fact for m in generated.generated_memories] == ["My favourite colour is green."]
-    assert generated.generated_memories[0].action == memory_bank_service.GenerateMemoriesResponse.GeneratedMemory.Action.CREATED
+    assert (
+        generated.generated_memories[0].action
+        == memory_bank_service.GenerateMemoriesResponse.GeneratedMemory.Action.CREATED
+    )
     assert retrieve(client, grpc_server, "favourite colour") == ["My favourite colour is green."]
 
 
@@ -93,19 +107,36 @@ def test_hostile_calls_get_a_status_each_store_nothing_and_the_server_keeps_serv
     meta = grpc_server.metadata()
     sent = {
         "garbage": (SESSIONS + "CreateSession", b"\xff\xfe\x00garbage\x07" * 10, meta),
-        "wrong type": (SESSIONS + "AppendEvent", operations_pb2.GetOperationRequest(name="x").SerializeToString(), meta),
+        "wrong type": (
+            SESSIONS + "AppendEvent",
+            operations_pb2.GetOperationRequest(name="x").SerializeToString(),
+            meta,
+        ),
         "unknown method": (SESSIONS + "ForkSession", b"", meta),
         "unknown service": ("/google.cloud.aiplatform.v1beta1.ReasoningEngineService/ListReasoningEngines", b"", meta),
-        "too big": (SESSIONS + "CreateSession", memory_bank_service.CreateMemoryRequest.serialize(
-            memory_bank_service.CreateMemoryRequest(parent=grpc_server.engine, memory=Memory(fact="x" * 10 * 2**20))), meta),
-        "no key": (SESSIONS + "CreateSession", session_service.CreateSessionRequest.serialize(
-            session_service.CreateSessionRequest(parent=grpc_server.engine, session={"user_id": "gina"})), []),
+        "too big": (
+            SESSIONS + "CreateSession",
+            memory_bank_service.CreateMemoryRequest.serialize(
+                memory_bank_service.CreateMemoryRequest(parent=grpc_server.engine, memory=Memory(fact="x" * 10 * 2**20))
+            ),
+            meta,
+        ),
+        "no key": (
+            SESSIONS + "CreateSession",
+            session_service.CreateSessionRequest.serialize(
+                session_service.CreateSessionRequest(parent=grpc_server.engine, session={"user_id": "gina"})
+            ),
+            [],
+        ),
     }[case]
     method, payload, metadata = sent
     expected = {
-        "garbage": grpc.StatusCode.INVALID_ARGUMENT, "wrong type": grpc.StatusCode.INVALID_ARGUMENT,
-        "unknown method": grpc.StatusCode.UNIMPLEMENTED, "unknown service": grpc.StatusCode.UNIMPLEMENTED,
-        "too big": grpc.StatusCode.RESOURCE_EXHAUSTED, "no key": grpc.StatusCode.UNAUTHENTICATED,
+        "garbage": grpc.StatusCode.INVALID_ARGUMENT,
+        "wrong type": grpc.StatusCode.INVALID_ARGUMENT,
+        "unknown method": grpc.StatusCode.UNIMPLEMENTED,
+        "unknown service": grpc.StatusCode.UNIMPLEMENTED,
+        "too big": grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "no key": grpc.StatusCode.UNAUTHENTICATED,
     }[case]
     call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
 

@@ -19,7 +19,8 @@ from google.longrunning import operations_pb2
 from google.protobuf import empty_pb2, field_mask_pb2, struct_pb2
 
 from cognizes.adk import PostgresSessionService
-from sessions_app.models import Event as StoredEvent, Session as StoredSession
+from sessions_app.models import Event as StoredEvent
+from sessions_app.models import Session as StoredSession
 from tests.vertex.conftest import APP
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,8 +29,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def event(text: str, delta: dict, **fields) -> SessionEvent:
     state = struct_pb2.Struct()
     state.update(delta)
-    return SessionEvent(author="user", invocation_id="inv-1", timestamp=datetime.datetime.now(datetime.timezone.utc),
-                        content={"role": "user", "parts": [{"text": text}]}, actions={"state_delta": state}, **fields)
+    return SessionEvent(
+        author="user",
+        invocation_id="inv-1",
+        timestamp=datetime.datetime.now(datetime.UTC),
+        content={"role": "user", "parts": [{"text": text}]},
+        actions={"state_delta": state},
+        **fields,
+    )
 
 
 def create(client, grpc_server, user: str, session_id: str | None = None, **fields):
@@ -41,7 +48,9 @@ def create(client, grpc_server, user: str, session_id: str | None = None, **fiel
 
 def test_every_session_method_over_grpc_on_the_rows_adk_reads(grpc_server):
     client, meta = grpc_server.sessions(), grpc_server.metadata()
-    operation = create(client, grpc_server, "gina", "g1", session_state={"k": "v", "user:lang": "it"}, display_name="first")
+    operation = create(
+        client, grpc_server, "gina", "g1", session_state={"k": "v", "user:lang": "it"}, display_name="first"
+    )
 
     assert "/sessions/g1/operations/" in operation.operation.name  # ADK-Go reads the session id from it
     assert operation.done() and operation.result().user_id == "gina"
@@ -49,12 +58,18 @@ def test_every_session_method_over_grpc_on_the_rows_adk_reads(grpc_server):
     assert client.get_session(name=name, metadata=meta).session_state["k"] == "v"
     listed = client.list_sessions(request={"parent": grpc_server.engine, "filter": 'userId="gina"'}, metadata=meta)
     assert [s.name for s in listed] == [name]
-    assert list(client.list_sessions(request={"parent": grpc_server.engine, "filter": 'user_id="nobody"'}, metadata=meta)) == []
+    assert (
+        list(client.list_sessions(request={"parent": grpc_server.engine, "filter": 'user_id="nobody"'}, metadata=meta))
+        == []
+    )
 
-    client.append_event(name=name, event=event("ciao", {"count": 1, "temp:scratch": 1, "app:tier": "gold"}), metadata=meta)
+    client.append_event(
+        name=name, event=event("ciao", {"count": 1, "temp:scratch": 1, "app:tier": "gold"}), metadata=meta
+    )
     client.append_event(name=name, event=event("ancora", {"count": 2}), metadata=meta)
     updated = client.update_session(
-        session=Session(name=name, display_name="renamed"), update_mask=field_mask_pb2.FieldMask(paths=["display_name"]),
+        session=Session(name=name, display_name="renamed"),
+        update_mask=field_mask_pb2.FieldMask(paths=["display_name"]),
         metadata=meta,
     )
     events = list(client.list_events(parent=name, metadata=meta))
@@ -93,7 +108,9 @@ def test_operations_are_read_and_waited_for_over_grpc(grpc_server):
     operation = create(grpc_server.sessions(), grpc_server, "gina", "g1").operation
     stub = operations_pb2_grpc.OperationsStub(grpc.insecure_channel(grpc_server.target))
     got = stub.GetOperation(operations_pb2.GetOperationRequest(name=operation.name), metadata=grpc_server.metadata())
-    waited = stub.WaitOperation(operations_pb2.WaitOperationRequest(name=operation.name), metadata=grpc_server.metadata())
+    waited = stub.WaitOperation(
+        operations_pb2.WaitOperationRequest(name=operation.name), metadata=grpc_server.metadata()
+    )
 
     assert got.done and waited.done
     assert Session.deserialize(got.response.value).name.endswith("/sessions/g1")
@@ -103,7 +120,8 @@ def test_operations_are_read_and_waited_for_over_grpc(grpc_server):
 def test_a_call_without_a_valid_key_is_unauthenticated_and_stores_nothing(grpc_server, key):
     with pytest.raises(exceptions.Unauthenticated):
         grpc_server.sessions(grpc.insecure_channel(grpc_server.target)).create_session(
-            request={"parent": grpc_server.engine, "session": Session(user_id="gina")}, metadata=grpc_server.metadata(key)
+            request={"parent": grpc_server.engine, "session": Session(user_id="gina")},
+            metadata=grpc_server.metadata(key),
         )
     assert StoredSession.objects.count() == 0
 
@@ -149,11 +167,16 @@ def test_with_a_certificate_the_server_speaks_tls_and_takes_the_key_as_call_cred
     endpoint, certificate = grpc_tls_server
     with open(certificate, "rb") as pem:
         tls = grpc.ssl_channel_credentials(root_certificates=pem.read())
-    api_key = grpc.metadata_call_credentials(lambda context, callback: callback([("x-goog-api-key", endpoint.key)], None))
+    api_key = grpc.metadata_call_credentials(
+        lambda context, callback: callback([("x-goog-api-key", endpoint.key)], None)
+    )
     secure = grpc.secure_channel(endpoint.target, grpc.composite_channel_credentials(tls, api_key))
 
-    created = endpoint.sessions(secure).create_session(request={"parent": endpoint.engine, "session": Session(user_id="gina")})
+    created = endpoint.sessions(secure).create_session(
+        request={"parent": endpoint.engine, "session": Session(user_id="gina")}
+    )
     assert created.result().user_id == "gina"
     with pytest.raises(exceptions.ServiceUnavailable):  # a plaintext client cannot talk to it
         endpoint.sessions(grpc.insecure_channel(endpoint.target)).get_session(
-            name=created.result().name, metadata=endpoint.metadata(), retry=None, timeout=5)
+            name=created.result().name, metadata=endpoint.metadata(), retry=None, timeout=5
+        )

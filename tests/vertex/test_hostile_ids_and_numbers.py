@@ -24,7 +24,8 @@ from knowledge_app import services as knowledge
 from knowledge_app.models import Corpus, Document
 from memory_app.models import Memory as StoredMemory
 from runtime_app.agents import forget_runners
-from sessions_app.models import Event, Session as StoredSession
+from sessions_app.models import Event
+from sessions_app.models import Session as StoredSession
 from tests.vertex.conftest import APP
 from vertex_app.services import do_get_or_create_engine
 
@@ -48,8 +49,13 @@ def vertex():
 
 
 def _stored() -> tuple[int, ...]:
-    return (Corpus.objects.count(), Document.objects.count(), StoredSession.objects.count(), Event.objects.count(),
-            StoredMemory.objects.count())
+    return (
+        Corpus.objects.count(),
+        Document.objects.count(),
+        StoredSession.objects.count(),
+        Event.objects.count(),
+        StoredMemory.objects.count(),
+    )
 
 
 def _retrieve(corpus: str, **query) -> str:
@@ -81,37 +87,92 @@ CASES = [
     ("get", f"/v1/projects/p/locations/l/agents?pageToken={SUPERSCRIPT}", None, "pageToken"),
     ("get", f"/v1/projects/p/locations/l/mcpServers?pageToken={SUPERSCRIPT}", None, "pageToken"),
     ("get", f"{{C}}/operations/import-{PAST_BIGINT}", None, "does not exist"),
-    ("post", RETRIEVE, '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}]}, '
-                       '"query": {"text": "leave", "similarityTopK": 1e400}}', "finite"),
-    ("post", RETRIEVE, '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}], '
-                       '"vectorDistanceThreshold": 1e400}, "query": {"text": "leave"}}', "finite"),
-    ("post", RETRIEVE, '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}]}, '
-                       '"query": {"text": "leave", "similarityTopK": NaN}}', "NaN"),
-    ("post", RETRIEVE, '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}]}, '
-                       '"query": {"text": "leave", "similarityTopK": Infinity}}', "Infinity"),
-    ("post", RETRIEVE, '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS", "ragFileIds": ["1"]}], '
-                       '"vectorDistanceThreshold": "NaN"}, "query": {"text": "leave"}}', "finite"),
-    ("post", RETRIEVE, '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}]}, "query": {"text": "leave", '
-                       '"ragRetrievalConfig": {"filter": {"metadataFilter": "year = 1e400"}}}}', "out of range"),
-    ("post", "{E}/memories:retrieve", '{"scope": {"user_id": "ada"}, '
-                                      '"similaritySearchParams": {"searchQuery": "tea", "topK": 1e400}}', "finite"),
-    ("post", "{E}/memories:retrieve", '{"scope": {"user_id": "ada"}, "simpleRetrievalParams": {"pageSize": 1e400}}',
-     "finite"),
-    ("post", "{E}/memories:retrieve", '{"scope": {"user_id": "ada"}, "filterGroups": [{"filters": '
-                                      '[{"key": "a", "value": {"doubleValue": 1e400}}]}]}', "finite"),
-    ("post", "{E}/memories", '{"fact": "x", "scope": {"user_id": "ada"}, "metadata": {"a": {"doubleValue": 1e400}}}',
-     "finite"),
-    ("post", "{E}/memories", '{"fact": "x", "scope": {"user_id": "ada"}, '
-                             '"metadata": {"a": {"stringValue": "b\\u0000"}}}', "NUL"),
+    (
+        "post",
+        RETRIEVE,
+        '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}]}, '
+        '"query": {"text": "leave", "similarityTopK": 1e400}}',
+        "finite",
+    ),
+    (
+        "post",
+        RETRIEVE,
+        '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}], '
+        '"vectorDistanceThreshold": 1e400}, "query": {"text": "leave"}}',
+        "finite",
+    ),
+    (
+        "post",
+        RETRIEVE,
+        '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}]}, '
+        '"query": {"text": "leave", "similarityTopK": NaN}}',
+        "NaN",
+    ),
+    (
+        "post",
+        RETRIEVE,
+        '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}]}, '
+        '"query": {"text": "leave", "similarityTopK": Infinity}}',
+        "Infinity",
+    ),
+    (
+        "post",
+        RETRIEVE,
+        '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS", "ragFileIds": ["1"]}], '
+        '"vectorDistanceThreshold": "NaN"}, "query": {"text": "leave"}}',
+        "finite",
+    ),
+    (
+        "post",
+        RETRIEVE,
+        '{"vertexRagStore": {"ragResources": [{"ragCorpus": "CORPUS"}]}, "query": {"text": "leave", '
+        '"ragRetrievalConfig": {"filter": {"metadataFilter": "year = 1e400"}}}}',
+        "out of range",
+    ),
+    (
+        "post",
+        "{E}/memories:retrieve",
+        '{"scope": {"user_id": "ada"}, "similaritySearchParams": {"searchQuery": "tea", "topK": 1e400}}',
+        "finite",
+    ),
+    (
+        "post",
+        "{E}/memories:retrieve",
+        '{"scope": {"user_id": "ada"}, "simpleRetrievalParams": {"pageSize": 1e400}}',
+        "finite",
+    ),
+    (
+        "post",
+        "{E}/memories:retrieve",
+        '{"scope": {"user_id": "ada"}, "filterGroups": [{"filters": [{"key": "a", "value": {"doubleValue": 1e400}}]}]}',
+        "finite",
+    ),
+    (
+        "post",
+        "{E}/memories",
+        '{"fact": "x", "scope": {"user_id": "ada"}, "metadata": {"a": {"doubleValue": 1e400}}}',
+        "finite",
+    ),
+    (
+        "post",
+        "{E}/memories",
+        '{"fact": "x", "scope": {"user_id": "ada"}, "metadata": {"a": {"stringValue": "b\\u0000"}}}',
+        "NUL",
+    ),
     ("post", "{E}/sessions?sessionId=s2", '{"userId": "ada", "sessionState": {"a": 1e400}}', "finite"),
     ("post", "/v1beta1/ragCorpora", json.dumps({"displayName": "d" * 600}), "at most 512 characters"),
-    ("post", "/upload/v1beta1/ragCorpora/CORPUS_ID/ragFiles:upload",
-     '{"uploadRagFileConfig": {"ragFileChunkingConfig": {"chunkSize": 1e400}}}', "finite"),
+    (
+        "post",
+        "/upload/v1beta1/ragCorpora/CORPUS_ID/ragFiles:upload",
+        '{"uploadRagFileConfig": {"ragFileChunkingConfig": {"chunkSize": 1e400}}}',
+        "finite",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("method", "path", "body", "says"), CASES, ids=[f"{m} {p[:40]} {(b or '')[-40:]}"
-                                                                         for m, p, b, _ in CASES])
+@pytest.mark.parametrize(
+    ("method", "path", "body", "says"), CASES, ids=[f"{m} {p[:40]} {(b or '')[-40:]}" for m, p, b, _ in CASES]
+)
 def test_hostile_ids_and_numbers_get_a_4xx_that_says_what_is_wrong(vertex, method, path, body, says):
     client, engine, corpus = vertex
     path = path.format(E=engine, C=corpus).replace("CORPUS_ID", corpus.rpartition("/")[2])
@@ -128,21 +189,36 @@ def test_hostile_ids_and_numbers_get_a_4xx_that_says_what_is_wrong(vertex, metho
     assert _stored() == before
 
 
-@pytest.mark.parametrize(("file_name", "content_type", "says"), [
-    ("f" * 600, "text/plain", "A display name may have at most 512 characters"),
-    ("a.txt", "text/" + "p" * 300, "A media type (Content-Type) may have at most 255 characters"),
-])
-def test_an_upload_named_or_typed_longer_than_is_kept_is_refused_before_the_bytes(vertex, file_name, content_type,
-                                                                                   says):
+@pytest.mark.parametrize(
+    ("file_name", "content_type", "says"),
+    [
+        ("f" * 600, "text/plain", "A display name may have at most 512 characters"),
+        ("a.txt", "text/" + "p" * 300, "A media type (Content-Type) may have at most 255 characters"),
+    ],
+)
+def test_an_upload_named_or_typed_longer_than_is_kept_is_refused_before_the_bytes(
+    vertex, file_name, content_type, says
+):
     """Google's resumable start (agentplatform) and the older SDK's multipart form: refused with the limit named."""
     client, _, corpus = vertex
     path = f"/upload{corpus}/ragFiles:upload"
 
-    started = client.post(path, "{}", content_type="application/json", HTTP_X_GOOG_UPLOAD_PROTOCOL="resumable",
-                          HTTP_X_GOOG_UPLOAD_FILE_NAME=file_name, HTTP_X_GOOG_UPLOAD_HEADER_CONTENT_TYPE=content_type)
-    form = client.post(path, {"file": _upload("a.txt", content_type),  # a form's file name Django cuts to 255
-                              "metadata": json.dumps({"rag_file": {"display_name": file_name}})},
-                       HTTP_X_GOOG_UPLOAD_PROTOCOL="multipart")
+    started = client.post(
+        path,
+        "{}",
+        content_type="application/json",
+        HTTP_X_GOOG_UPLOAD_PROTOCOL="resumable",
+        HTTP_X_GOOG_UPLOAD_FILE_NAME=file_name,
+        HTTP_X_GOOG_UPLOAD_HEADER_CONTENT_TYPE=content_type,
+    )
+    form = client.post(
+        path,
+        {
+            "file": _upload("a.txt", content_type),  # a form's file name Django cuts to 255
+            "metadata": json.dumps({"rag_file": {"display_name": file_name}}),
+        },
+        HTTP_X_GOOG_UPLOAD_PROTOCOL="multipart",
+    )
 
     for response in (started, form):
         assert response.status_code == 400, response.content[:300]
@@ -157,17 +233,22 @@ def _upload(name: str, content_type: str):
     return SimpleUploadedFile(name, b"Leave is 25 days a year.", content_type=content_type)
 
 
-@pytest.mark.parametrize(("metadata", "says"), [
-    ("{'upload_rag_file_config': {'rag_file_chunking_config': {'chunk_size': 1e400}}}", "finite"),
-    ("{'rag_file': {'display_name': 'a\\x00b'}}", "NUL"),
-])
+@pytest.mark.parametrize(
+    ("metadata", "says"),
+    [
+        ("{'upload_rag_file_config': {'rag_file_chunking_config': {'chunk_size': 1e400}}}", "finite"),
+        ("{'rag_file': {'display_name': 'a\\x00b'}}", "NUL"),
+    ],
+)
 def test_the_older_sdks_python_literal_metadata_part_is_checked_as_json_bodies_are(vertex, metadata, says):
     """python-aiplatform writes the form's metadata with ``str()``: read as a literal, it bypassed the body's checks."""
     client, _, corpus = vertex
 
-    response = client.post(f"/upload{corpus}/ragFiles:upload", {"file": _upload("a.txt", "text/plain"),
-                                                                 "metadata": metadata},
-                           HTTP_X_GOOG_UPLOAD_PROTOCOL="multipart")
+    response = client.post(
+        f"/upload{corpus}/ragFiles:upload",
+        {"file": _upload("a.txt", "text/plain"), "metadata": metadata},
+        HTTP_X_GOOG_UPLOAD_PROTOCOL="multipart",
+    )
 
     assert response.status_code == 400, response.content[:300]
     assert says in response.json()["error"]["message"]
@@ -178,8 +259,10 @@ def test_the_older_sdks_python_literal_metadata_part_is_checked_as_json_bodies_a
 def test_a_file_id_no_file_can_have_names_none_in_a_retrieval(vertex, file_id):
     """A file id past bigint made PostgreSQL refuse the query (a 500): it names no file, so nothing is found."""
     client, _, corpus = vertex
-    body = {"vertexRagStore": {"ragResources": [{"ragCorpus": corpus.removeprefix("/v1beta1/"),
-                                                 "ragFileIds": [file_id]}]}, "query": {"text": "leave"}}
+    body = {
+        "vertexRagStore": {"ragResources": [{"ragCorpus": corpus.removeprefix("/v1beta1/"), "ragFileIds": [file_id]}]},
+        "query": {"text": "leave"},
+    }
 
     response = client.post(RETRIEVE, body, format="json")
 
@@ -207,8 +290,11 @@ def test_a_deployed_agents_search_memory_with_a_time_before_year_one_answers(set
     client = APIClient(raise_request_exception=False)
     client.credentials(HTTP_X_GOOG_API_KEY=key)
     try:
-        response = client.post(f"/v1beta1/reasoningEngines/{engine.engine_id}:query", {
-            "classMethod": "async_search_memory", "input": {"user_id": "ada", "query": LONG_AGO}}, format="json")
+        response = client.post(
+            f"/v1beta1/reasoningEngines/{engine.engine_id}:query",
+            {"classMethod": "async_search_memory", "input": {"user_id": "ada", "query": LONG_AGO}},
+            format="json",
+        )
     finally:
         forget_runners()
 
@@ -224,25 +310,37 @@ def test_grpc_hostile_numbers_ids_and_times_are_invalid_argument_or_answered(grp
     before = _stored()
 
     refused = [
-        lambda: sessions.create_session(parent=grpc_server.engine, session=Session(user_id="ada", session_state=state),
-                                        metadata=meta),
-        lambda: list(sessions.list_sessions(request={"parent": grpc_server.engine, "page_token": SUPERSCRIPT},
-                                            metadata=meta)),
-        lambda: sessions.create_session(parent=grpc_server.engine, session=Session(user_id="ada",
-                                                                                   display_name="d" * 600),
-                                        metadata=meta),
-        lambda: memories.create_memory(parent=grpc_server.engine, memory=Memory(
-            fact="x", scope={"user_id": "ada"}, metadata={"a": {"double_value": float("inf")}}), metadata=meta),
+        lambda: sessions.create_session(
+            parent=grpc_server.engine, session=Session(user_id="ada", session_state=state), metadata=meta
+        ),
+        lambda: list(
+            sessions.list_sessions(request={"parent": grpc_server.engine, "page_token": SUPERSCRIPT}, metadata=meta)
+        ),
+        lambda: sessions.create_session(
+            parent=grpc_server.engine, session=Session(user_id="ada", display_name="d" * 600), metadata=meta
+        ),
+        lambda: memories.create_memory(
+            parent=grpc_server.engine,
+            memory=Memory(fact="x", scope={"user_id": "ada"}, metadata={"a": {"double_value": float("inf")}}),
+            metadata=meta,
+        ),
     ]
     for call in refused:
         with pytest.raises(exceptions.InvalidArgument):
             call()
     stub = operations_pb2_grpc.OperationsStub(grpc.insecure_channel(grpc_server.target))
     with pytest.raises(grpc.RpcError) as missing:
-        stub.GetOperation(operations_pb2.GetOperationRequest(name=f"{grpc_server.engine}/operations/{SUPERSCRIPT}"),
-                          metadata=meta)
+        stub.GetOperation(
+            operations_pb2.GetOperationRequest(name=f"{grpc_server.engine}/operations/{SUPERSCRIPT}"), metadata=meta
+        )
     assert missing.value.code() == grpc.StatusCode.NOT_FOUND
-    found = memories.retrieve_memories(request={"parent": grpc_server.engine, "scope": {"user_id": "ada"},
-                                                "similarity_search_params": {"search_query": LONG_AGO}}, metadata=meta)
+    found = memories.retrieve_memories(
+        request={
+            "parent": grpc_server.engine,
+            "scope": {"user_id": "ada"},
+            "similarity_search_params": {"search_query": LONG_AGO},
+        },
+        metadata=meta,
+    )
     assert list(found.retrieved_memories) == []
     assert _stored() == before

@@ -42,15 +42,27 @@ CASES = [
     ("post", "sessions/s1:appendEvent", _append(content=json.loads("[" * 500 + "]" * 500))),
     ("post", "sessions/s1:appendEvent", DEEP),
     ("patch", "sessions/s1?updateMask=sessionState", json.dumps({"sessionState": {"a": "\u0000"}})),
-    ("post", "./memories:retrieve", json.dumps({"scope": {"user_id": "ada"}, "similaritySearchParams": {"searchQuery": "tea", "topK": HUGE}})),
+    (
+        "post",
+        "./memories:retrieve",
+        json.dumps({"scope": {"user_id": "ada"}, "similaritySearchParams": {"searchQuery": "tea", "topK": HUGE}}),
+    ),
     ("post", "./memories:retrieve", json.dumps({"scope": {"user_id": "a" * 5000}})),
     ("post", "memories", json.dumps({"fact": "x", "scope": {"user_id": "ada\u0000"}})),
-    ("post", "./memories:generate", json.dumps({"directContentsSource": {"events": DEEP}, "scope": {"user_id": "ada"}})),
+    (
+        "post",
+        "./memories:generate",
+        json.dumps({"directContentsSource": {"events": DEEP}, "scope": {"user_id": "ada"}}),
+    ),
     ("post", "memories", json.dumps({"fact": "x", "scope": {"user_id": "ada", "team": LONG}})),
     ("post", "memories", json.dumps({"fact": "x", "scope": {"user_id": "ada", LONG: "team"}})),
-    ("post", "./memories:generate", json.dumps(
-        {"directMemoriesSource": {"directMemories": [{"fact": "x"}]}, "scope": {"user_id": "ada", "team": LONG}}
-    )),
+    (
+        "post",
+        "./memories:generate",
+        json.dumps(
+            {"directMemoriesSource": {"directMemories": [{"fact": "x"}]}, "scope": {"user_id": "ada", "team": LONG}}
+        ),
+    ),
 ]
 
 

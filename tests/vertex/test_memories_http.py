@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import httpx
 import pytest
@@ -30,7 +31,9 @@ def remember(http: httpx.Client, fact: str, scope: dict = ADA) -> dict:
 def test_a_read_only_key_retrieves_and_lists_but_cannot_change_anything(server, http):
     memory = remember(http, "Ada likes tea.")
     with client(server, server.key_for(read_only=True)) as reader:
-        found = reader.post("./memories:retrieve", json={"scope": ADA, "similaritySearchParams": {"searchQuery": "tea"}})
+        found = reader.post(
+            "./memories:retrieve", json={"scope": ADA, "similaritySearchParams": {"searchQuery": "tea"}}
+        )
         assert found.status_code == 200 and found.json()["retrievedMemories"][0]["memory"]["fact"] == "Ada likes tea."
         assert reader.get("memories").status_code == 200
         memory_path = memory["name"].split("/", 2)[2]
@@ -38,9 +41,16 @@ def test_a_read_only_key_retrieves_and_lists_but_cannot_change_anything(server, 
             reader.post("memories", json={"fact": "x", "scope": ADA}),
             reader.patch(memory_path, json={"fact": "y"}),
             reader.delete(memory_path),
-            reader.post("./memories:generate", json={"scope": ADA, "directMemoriesSource": {"directMemories": [{"fact": "z"}]}}),
-            reader.post("./memories:ingestEvents", json={"scope": ADA, "directContentsSource": {"events": [
-                {"content": {"role": "user", "parts": [{"text": "hi"}]}}]}}),
+            reader.post(
+                "./memories:generate", json={"scope": ADA, "directMemoriesSource": {"directMemories": [{"fact": "z"}]}}
+            ),
+            reader.post(
+                "./memories:ingestEvents",
+                json={
+                    "scope": ADA,
+                    "directContentsSource": {"events": [{"content": {"role": "user", "parts": [{"text": "hi"}]}}]},
+                },
+            ),
             reader.post("./memories:purge", json={"filter": 'scope.user_id="ada"', "force": True}),
         ):
             assert response.status_code == 403, response.text
@@ -86,16 +96,30 @@ def test_another_apps_key_gets_404(server, http):
         ("./memories:generate", {"scope": ADA, "directMemoriesSource": {"directMemories": [{"fact": "a"}] * 6}}),
         ("./memories:generate", {"scope": ADA, "directContentsSource": {"events": []}}),
         ("./memories:generate", {"vertexSessionSource": {"session": "reasoningEngines/1/sessions/s1"}}),
-        ("./memories:generate", {"scope": ADA, "metadataMergeStrategy": "SOMETIMES",
-                               "directMemoriesSource": {"directMemories": [{"fact": "a"}]}}),
-        ("./memories:generate", {"scope": ADA, "allowedTopics": [{"managedMemoryTopic": "GOSSIP"}],
-                                 "directMemoriesSource": {"directMemories": [{"fact": "a"}]}}),
+        (
+            "./memories:generate",
+            {
+                "scope": ADA,
+                "metadataMergeStrategy": "SOMETIMES",
+                "directMemoriesSource": {"directMemories": [{"fact": "a"}]},
+            },
+        ),
+        (
+            "./memories:generate",
+            {
+                "scope": ADA,
+                "allowedTopics": [{"managedMemoryTopic": "GOSSIP"}],
+                "directMemoriesSource": {"directMemories": [{"fact": "a"}]},
+            },
+        ),
         ("./memories:ingestEvents", {"scope": ADA, "directContentsSource": {"events": [{"content": "text"}]}}),
         ("./memories:retrieve", {"scope": ADA, "similaritySearchParams": {"searchQuery": "x", "topK": "many"}}),
         ("./memories:retrieve", {"scope": ADA, "filter": 'fact ~ "x"'}),
-        ("./memories:retrieve", {"scope": ADA, "filterGroups": [{"filters": [{"key": "k", "op": "LIKE",
-                                                                             "value": {"stringValue": "v"}}]}]}),
-        ("./memories:purge", {"filter": "color=\"red\"", "force": True}),
+        (
+            "./memories:retrieve",
+            {"scope": ADA, "filterGroups": [{"filters": [{"key": "k", "op": "LIKE", "value": {"stringValue": "v"}}]}]},
+        ),
+        ("./memories:purge", {"filter": 'color="red"', "force": True}),
     ],
 )
 def test_malformed_requests_get_400_and_change_nothing(http, path, body):
@@ -113,8 +137,10 @@ def test_retrieve_never_returns_a_next_page_token(http):
     """Google's client breaks paging :retrieve (its config refuses page_token), so there is none."""
     for i in range(5):
         remember(http, f"Ada fact number {i}.")
-    for body in ({"similaritySearchParams": {"searchQuery": "Ada fact", "topK": 2}},
-                 {"simpleRetrievalParams": {"pageSize": 2}}):
+    for body in (
+        {"similaritySearchParams": {"searchQuery": "Ada fact", "topK": 2}},
+        {"simpleRetrievalParams": {"pageSize": 2}},
+    ):
         answer = http.post("./memories:retrieve", json={"scope": ADA, **body}).json()
         assert len(answer["retrievedMemories"]) == 2 and "nextPageToken" not in answer
 
@@ -159,7 +185,7 @@ def test_a_scope_key_filter_keeps_its_spelling(http):
 
 
 def test_retrieve_with_a_valid_time_returns_what_held_then(http):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from memory_app.services import Candidate, do_remember
     from tests.vertex.conftest import APP
@@ -168,8 +194,8 @@ def test_retrieve_with_a_valid_time_returns_what_held_then(http):
         candidate = Candidate(text=text, event_time=when, supersedes=supersedes)
         return str(do_remember(app_name=APP, user_id="ada", candidates=[candidate], cause="test").created[0])
 
-    lisbon = remember_at("Ada lives in Lisbon.", datetime(2023, 5, 10, tzinfo=timezone.utc))
-    remember_at("Ada lives in Berlin.", datetime(2024, 3, 1, tzinfo=timezone.utc), supersedes=(lisbon,))
+    lisbon = remember_at("Ada lives in Lisbon.", datetime(2023, 5, 10, tzinfo=UTC))
+    remember_at("Ada lives in Berlin.", datetime(2024, 3, 1, tzinfo=UTC), supersedes=(lisbon,))
 
     def retrieve(**body) -> httpx.Response:
         query = {"scope": ADA, "similaritySearchParams": {"searchQuery": "where does Ada live"}, **body}

@@ -25,8 +25,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def said(author: str, text: str) -> Event:
-    return Event(author=author, invocation_id="inv", content=types.Content(
-        role="user" if author == "user" else "model", parts=[types.Part(text=text)]))
+    return Event(
+        author=author,
+        invocation_id="inv",
+        content=types.Content(role="user" if author == "user" else "model", parts=[types.Part(text=text)]),
+    )
 
 
 async def recalled(memory, query: str, user: str = "ada") -> list[str]:
@@ -71,7 +74,9 @@ async def test_add_events_with_metadata_generates_on_a_worker(vertex, celery_wor
     memory = vertex.memory()
 
     await memory.add_events_to_memory(
-        app_name=APP, user_id="ada", events=[said("user", "I live in Lisbon.")],
+        app_name=APP,
+        user_id="ada",
+        events=[said("user", "I live in Lisbon.")],
         custom_metadata={"ttl": "86400s", "source": "onboarding"},
     )
 
@@ -84,9 +89,11 @@ async def test_add_events_with_metadata_generates_on_a_worker(vertex, celery_wor
 async def test_search_returns_at_most_three_memories_as_vertex_does(vertex):
     memory = vertex.memory()
     facts = ["Ada plays chess.", "Ada plays the cello.", "Ada plays tennis.", "Ada plays go.", "Ada plays poker."]
-    await memory.add_memory(app_name=APP, user_id="ada", memories=[
-        MemoryEntry(content=types.Content(parts=[types.Part(text=fact)])) for fact in facts
-    ])
+    await memory.add_memory(
+        app_name=APP,
+        user_id="ada",
+        memories=[MemoryEntry(content=types.Content(parts=[types.Part(text=fact)])) for fact in facts],
+    )
 
     assert len(await recalled(memory, "what does Ada play?")) == 3
 
@@ -95,14 +102,16 @@ async def test_a_generation_rule_holds_events_until_it_is_met(vertex, celery_wor
     memory = vertex.memory()
     rule = {"generation_trigger_config": {"generation_rule": {"event_count": 2}}, "stream_id": "chat-7"}
 
-    await memory.add_events_to_memory(app_name=APP, user_id="ada", events=[said("user", "I live in Lisbon.")],
-                                      custom_metadata=rule)
+    await memory.add_events_to_memory(
+        app_name=APP, user_id="ada", events=[said("user", "I live in Lisbon.")], custom_metadata=rule
+    )
     await background_ingestions_succeed()
     await asyncio.sleep(1.0)
     assert await recalled(memory, "where does Ada live?") == []
 
-    await memory.add_events_to_memory(app_name=APP, user_id="ada", events=[said("user", "I have a cat named Miso.")],
-                                      custom_metadata=rule)
+    await memory.add_events_to_memory(
+        app_name=APP, user_id="ada", events=[said("user", "I have a cat named Miso.")], custom_metadata=rule
+    )
     await background_ingestions_succeed()
 
     texts = await eventually(lambda: recalled(memory, "where does Ada live?"))

@@ -45,11 +45,14 @@ def _go(package: str = ".", binary: Path = GO_BINARY) -> Path:
 def _java() -> Path:
     """The Java client's jar, built with Maven when its sources are newer than it."""
     if shutil.which("java") is None or shutil.which("mvn") is None:
-        pytest.skip("Java 17 and Maven are needed for the ADK for Java client test (apt-get install openjdk-17-jdk maven)")
+        pytest.skip(
+            "Java 17 and Maven are needed for the ADK for Java client test (apt-get install openjdk-17-jdk maven)"
+        )
     sources = [CLIENTS / "java" / "pom.xml", *(CLIENTS / "java" / "src").rglob("*.java")]
     if not JAVA_JAR.exists() or max(p.stat().st_mtime for p in sources) > JAVA_JAR.stat().st_mtime:
-        subprocess.run(["mvn", "-q", "-B", "-f", str(CLIENTS / "java" / "pom.xml"), "package"],
-                       check=True, timeout=BUILD_TIMEOUT)
+        subprocess.run(
+            ["mvn", "-q", "-B", "-f", str(CLIENTS / "java" / "pom.xml"), "package"], check=True, timeout=BUILD_TIMEOUT
+        )
     return JAVA_JAR
 
 
@@ -63,8 +66,11 @@ def _run(command: list[str], env: dict[str, str], *, checks: int = 5) -> str:
 
 
 def _go_env(grpc_server) -> dict[str, str]:
-    return {"COGNIZES_GRPC": grpc_server.target, "COGNIZES_KEY": grpc_server.key,
-            "COGNIZES_ENGINE_ID": str(grpc_server.engine_id)}
+    return {
+        "COGNIZES_GRPC": grpc_server.target,
+        "COGNIZES_KEY": grpc_server.key,
+        "COGNIZES_ENGINE_ID": str(grpc_server.engine_id),
+    }
 
 
 def test_adk_for_go_keeps_the_session_contract_over_grpc(grpc_server):
@@ -91,9 +97,17 @@ def test_concurrent_appends_from_go_and_python_lose_no_state_key(grpc_server):
         for i in range(10):
             delta = struct_pb2.Struct()
             delta.update({f"py-{worker}-{i}": i})
-            client.append_event(name=name, metadata=meta, event=SessionEvent(
-                author="py-agent", invocation_id=f"py-{worker}", timestamp=datetime.datetime.now(datetime.timezone.utc),
-                content={"role": "model", "parts": [{"text": f"py {worker} {i}"}]}, actions={"state_delta": delta}))
+            client.append_event(
+                name=name,
+                metadata=meta,
+                event=SessionEvent(
+                    author="py-agent",
+                    invocation_id=f"py-{worker}",
+                    timestamp=datetime.datetime.now(datetime.UTC),
+                    content={"role": "model", "parts": [{"text": f"py {worker} {i}"}]},
+                    actions={"state_delta": delta},
+                ),
+            )
 
     threads = [threading.Thread(target=python_appends, args=(w,)) for w in range(4)]
     for thread in threads:
@@ -105,10 +119,18 @@ def test_concurrent_appends_from_go_and_python_lose_no_state_key(grpc_server):
     session = asyncio.run(PostgresSessionService().get_session(app_name=APP, user_id="mixed", session_id="shared"))
     assert len(session.events) == 80
     assert {key for key in session.state if key.startswith("go-")} == {f"go-{i}" for i in range(40)}
-    assert {key for key in session.state if key.startswith("py-")} == {f"py-{w}-{i}" for w in range(4) for i in range(10)}
+    assert {key for key in session.state if key.startswith("py-")} == {
+        f"py-{w}-{i}" for w in range(4) for i in range(10)
+    }
 
 
 def test_adk_for_java_keeps_the_session_contract_over_rest(server):
     jar = _java()
-    _run(["java", "-jar", str(jar)], {"COGNIZES_URL": server.base_url.rstrip("/"), "COGNIZES_KEY": server.key,
-                                      "COGNIZES_ENGINE_ID": str(server.engine_id)})
+    _run(
+        ["java", "-jar", str(jar)],
+        {
+            "COGNIZES_URL": server.base_url.rstrip("/"),
+            "COGNIZES_KEY": server.key,
+            "COGNIZES_ENGINE_ID": str(server.engine_id),
+        },
+    )

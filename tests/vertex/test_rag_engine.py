@@ -18,8 +18,8 @@ from google.oauth2.credentials import Credentials
 from cognizes.vertex import VertexAiRagRetrieval
 from knowledge_app.models import Document
 from tests.fake_llm import ScriptedLlm
-from tests.polling import wait_for
 from tests.knowledge.test_api import HANDBOOK
+from tests.polling import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,16 +48,20 @@ def test_a_corpus_is_created_filled_by_upload_and_searched_through_the_sdk(rag, 
     assert str(getattr(indexed.file_status.state, "value", indexed.file_status.state)) == "ACTIVE"
     assert [f.name for f in rag.list_files(name=corpus.name).rag_files] == [uploaded.name]
 
-    found = rag.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
-                                  query={"text": "How much holiday do I get?", "similarity_top_k": 2})
+    found = rag.retrieve_contexts(
+        vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
+        query={"text": "How much holiday do I get?", "similarity_top_k": 2},
+    )
     contexts = found.contexts.contexts
     assert len(contexts) == 2 and "25 days of paid leave" in contexts[0].text
     assert contexts[0].source_display_name == "Staff handbook"
     only_file = rag.retrieve_contexts(
-        vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name,
-                                             "rag_file_ids": [uploaded.name.rsplit("/", 1)[-1]]}],
-                          "vector_distance_threshold": 0.5},
-        query={"text": "lost badge", "rag_retrieval_config": {"top_k": 1}})
+        vertex_rag_store={
+            "rag_resources": [{"rag_corpus": corpus.name, "rag_file_ids": [uploaded.name.rsplit("/", 1)[-1]]}],
+            "vector_distance_threshold": 0.5,
+        },
+        query={"text": "lost badge", "rag_retrieval_config": {"top_k": 1}},
+    )
     assert [c.text for c in only_file.contexts.contexts if "badges" in c.text]
 
     rag.delete_file(name=uploaded.name)
@@ -71,22 +75,28 @@ def test_a_corpus_is_created_filled_by_upload_and_searched_through_the_sdk(rag, 
 def test_another_apps_corpus_is_not_found_and_imports_are_refused_while_no_import_root_is_set(rag, server, settings):
     settings.COGNIZES_KNOWLEDGE_IMPORT_ROOT = ""
     corpus = rag.create_corpus(rag_corpus={"display_name": "Mine"})
-    other = agentplatform.Client(api_key=server.key_for(app_name="elsewhere"),
-                                 http_options={"base_url": server.base_url}).rag
+    other = agentplatform.Client(
+        api_key=server.key_for(app_name="elsewhere"), http_options={"base_url": server.base_url}
+    ).rag
     with pytest.raises(ClientError) as hidden:
         other.get_corpus(name=corpus.name)
     assert hidden.value.code == 404
-    reader = agentplatform.Client(api_key=server.key_for(read_only=True),
-                                  http_options={"base_url": server.base_url}).rag
-    found = reader.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
-                                     query={"text": "anything"})
+    reader = agentplatform.Client(
+        api_key=server.key_for(read_only=True), http_options={"base_url": server.base_url}
+    ).rag
+    found = reader.retrieve_contexts(
+        vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]}, query={"text": "anything"}
+    )
     assert not found.contexts or found.contexts.contexts == []  # a read-only key retrieves (an empty corpus here)
     with pytest.raises(ClientError) as read_only:
         reader.create_corpus(rag_corpus={"display_name": "Not mine to make"})
     assert read_only.value.code == 403
     # agentplatform's import_files asks Google whether the bucket is the project's first: the body it sends, as it is.
-    refused = httpx.post(f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import", headers={
-        "x-goog-api-key": server.key}, json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://bucket/a.txt"]}}})
+    refused = httpx.post(
+        f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import",
+        headers={"x-goog-api-key": server.key},
+        json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://bucket/a.txt"]}}},
+    )
     assert refused.status_code == 400 and refused.json()["error"]["status"] == "FAILED_PRECONDITION"
     assert "COGNIZES_KNOWLEDGE_IMPORT_ROOT" in refused.json()["error"]["message"]
 
@@ -105,8 +115,9 @@ class _RecordingLlm(ScriptedLlm):
             yield response
 
 
-async def test_adks_rag_retrieval_tool_searches_a_cognizes_corpus_even_for_a_gemini_model(rag, server, celery_worker,
-                                                                                     tmp_path):
+async def test_adks_rag_retrieval_tool_searches_a_cognizes_corpus_even_for_a_gemini_model(
+    rag, server, celery_worker, tmp_path
+):
     from asgiref.sync import sync_to_async
 
     path = tmp_path / "handbook.md"
@@ -115,9 +126,15 @@ async def test_adks_rag_retrieval_tool_searches_a_cognizes_corpus_even_for_a_gem
     uploaded = await sync_to_async(rag.upload_file)(corpus_name=corpus.name, path=str(path))
     await sync_to_async(_active)(rag, uploaded.name)
     mode = {"project": "my-project", "location": "us-central1"} if corpus.name.startswith("projects/") else {}
-    tool = VertexAiRagRetrieval(name="search_handbook", description="Search the staff handbook.",
-                                rag_corpora=[corpus.name], similarity_top_k=2, base_url=server.base_url,
-                                api_key=server.key, **mode)
+    tool = VertexAiRagRetrieval(
+        name="search_handbook",
+        description="Search the staff handbook.",
+        rag_corpora=[corpus.name],
+        similarity_top_k=2,
+        base_url=server.base_url,
+        api_key=server.key,
+        **mode,
+    )
     model = _RecordingLlm()
     runner = InMemoryRunner(agent=LlmAgent(name="helper", model=model, tools=[tool]), app_name="caller")
     session = await runner.session_service.create_session(app_name="caller", user_id="ada")
@@ -133,23 +150,32 @@ async def test_adks_rag_retrieval_tool_searches_a_cognizes_corpus_even_for_a_gem
 
 
 def test_a_files_own_chunking_from_the_upload_config_cuts_it_and_a_bad_one_is_refused_before_the_bytes(
-        rag, celery_worker, tmp_path):
+    rag, celery_worker, tmp_path
+):
     from knowledge_app.chunking import count_tokens
 
     corpus = rag.create_corpus(rag_corpus={"display_name": "Handbook"})
     path = tmp_path / "handbook.md"
     path.write_text(HANDBOOK)
-    config = {"rag_file_transformation_config": {"rag_file_chunking_config": {
-        "fixed_length_chunking": {"chunk_size": 12, "chunk_overlap": 3}}}}
-    uploaded = _active(rag, rag.upload_file(corpus_name=corpus.name, path=str(path), upload_rag_file_config=config).name)
+    config = {
+        "rag_file_transformation_config": {
+            "rag_file_chunking_config": {"fixed_length_chunking": {"chunk_size": 12, "chunk_overlap": 3}}
+        }
+    }
+    uploaded = _active(
+        rag, rag.upload_file(corpus_name=corpus.name, path=str(path), upload_rag_file_config=config).name
+    )
     document = Document.objects.get()
     assert document.chunking == (12, 3) and uploaded.name.endswith(f"/{document.id}")
     sizes = [count_tokens(text) for text in document.chunks.values_list("text", flat=True)]
     assert len(sizes) >= 5 and max(sizes) <= 12  # the corpus's 1,024 would keep each short section whole
 
     with pytest.raises(ClientError) as refused:
-        rag.upload_file(corpus_name=corpus.name, path=str(path), upload_rag_file_config={
-            "rag_file_chunking_config": {"chunk_size": 10, "chunk_overlap": 10}})
+        rag.upload_file(
+            corpus_name=corpus.name,
+            path=str(path),
+            upload_rag_file_config={"rag_file_chunking_config": {"chunk_size": 10, "chunk_overlap": 10}},
+        )
     assert refused.value.code == 400 and "chunk_overlap" in refused.value.message
     assert Document.objects.get().chunking == (12, 3)  # nothing changed
 
@@ -168,29 +194,34 @@ def test_retrieval_keeps_to_files_whose_metadata_match_and_says_what_it_cannot_d
     assert json.loads(rag.get_file(name=names["sales"].name).user_metadata) == {"team": "sales", "year": 2025}
 
     def files(**config) -> set[str]:
-        found = rag.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
-                                      query={"text": "paid leave", "rag_retrieval_config": {"top_k": 10, **config}})
+        found = rag.retrieve_contexts(
+            vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
+            query={"text": "paid leave", "rag_retrieval_config": {"top_k": 10, **config}},
+        )
         return {c.source_display_name for c in (found.contexts.contexts if found.contexts else None) or []}
 
     assert files() == {"sales", "support"}
     assert files(filter={"metadata_filter": 'team = "sales"'}) == {"sales"}
-    assert files(filter={"metadata_filter": "year > 2024 AND team != \"support\""}) == {"sales"}
+    assert files(filter={"metadata_filter": 'year > 2024 AND team != "support"'}) == {"sales"}
     assert files(filter={"metadata_filter": "year < 2000"}) == set()
     assert files(hybrid_search={"alpha": 1.0}) == {"sales", "support"}  # by meaning alone
     store = {"rag_resources": [{"rag_corpus": corpus.name, "rag_file_ids": ["999999"]}]}
     nothing = rag.retrieve_contexts(vertex_rag_store=store, query={"text": "paid leave"})
     assert not nothing.contexts or not nothing.contexts.contexts  # a file that is not there: none, not all
-    for config, says in (({"filter": {"metadata_filter": "team = sales OR year = 1"}}, "AND"),
-                         ({"ranking": {"rank_service": {"model_name": "semantic-ranker-512"}}}, "rerank"),
-                         ({"hybrid_search": {"alpha": 3}}, "alpha")):
+    for config, says in (
+        ({"filter": {"metadata_filter": "team = sales OR year = 1"}}, "AND"),
+        ({"ranking": {"rank_service": {"model_name": "semantic-ranker-512"}}}, "rerank"),
+        ({"hybrid_search": {"alpha": 3}}, "alpha"),
+    ):
         with pytest.raises(ClientError) as refused:
             files(**config)
         assert refused.value.code == 400 and says in refused.value.message, config
     assert Corpus.objects.count() == 1
 
 
-def test_the_older_sdks_multipart_upload_stores_the_file_with_its_name_and_chunking(server, celery_worker, tmp_path,
-                                                                                   monkeypatch):
+def test_the_older_sdks_multipart_upload_stores_the_file_with_its_name_and_chunking(
+    server, celery_worker, tmp_path, monkeypatch
+):
     """python-aiplatform's ``vertexai.rag.upload_file``, unmodified but for the scheme: it hard-codes ``https://``, and
     the test server speaks HTTP, so the one POST it makes is sent to ``http://`` instead."""
     import vertexai
@@ -200,17 +231,30 @@ def test_the_older_sdks_multipart_upload_stores_the_file_with_its_name_and_chunk
     from knowledge_app import services
 
     post = google_auth_requests.AuthorizedSession.post
-    monkeypatch.setattr(google_auth_requests.AuthorizedSession, "post",
-                        lambda self, url, **kw: post(self, url.replace("https://", "http://", 1), **kw))
-    vertexai.init(project="my-project", location="us-central1", credentials=Credentials(token=server.key),
-                  api_endpoint=server.base_url.removeprefix("http://").rstrip("/"))
+    monkeypatch.setattr(
+        google_auth_requests.AuthorizedSession,
+        "post",
+        lambda self, url, **kw: post(self, url.replace("https://", "http://", 1), **kw),
+    )
+    vertexai.init(
+        project="my-project",
+        location="us-central1",
+        credentials=Credentials(token=server.key),
+        api_endpoint=server.base_url.removeprefix("http://").rstrip("/"),
+    )
     corpus = services.do_create_corpus(app_name="vertex_shop", display_name="Handbook")
     path = tmp_path / "handbook.md"
     path.write_text(HANDBOOK)
 
-    uploaded = old_rag.upload_file(corpus_name=str(corpus.id), path=str(path), display_name="Staff handbook",
-                                   description="For staff", transformation_config=old_rag.TransformationConfig(
-                                       chunking_config=old_rag.ChunkingConfig(chunk_size=16, chunk_overlap=4)))
+    uploaded = old_rag.upload_file(
+        corpus_name=str(corpus.id),
+        path=str(path),
+        display_name="Staff handbook",
+        description="For staff",
+        transformation_config=old_rag.TransformationConfig(
+            chunking_config=old_rag.ChunkingConfig(chunk_size=16, chunk_overlap=4)
+        ),
+    )
 
     document = Document.objects.get()
     assert uploaded.name == f"projects/my-project/locations/us-central1/ragCorpora/{corpus.id}/ragFiles/{document.id}"
@@ -219,10 +263,14 @@ def test_the_older_sdks_multipart_upload_stores_the_file_with_its_name_and_chunk
     assert document.content == HANDBOOK.encode()
     with pytest.raises(ValueError):  # the SDK's word for a corpus that is not there (another app's: the same)
         old_rag.upload_file(corpus_name="999999", path=str(path))
-    refused = httpx.post(f"{server.base_url}upload/v1/ragCorpora/{corpus.id}/ragFiles:upload", headers={
-        "x-goog-api-key": server.key, "X-Goog-Upload-Protocol": "multipart"},
-        files={"metadata": (None, "{'rag_file': {'display_name': 'x'}, 'sneaky': __import__('os')}"),
-               "file": ("a.txt", b"text")})
+    refused = httpx.post(
+        f"{server.base_url}upload/v1/ragCorpora/{corpus.id}/ragFiles:upload",
+        headers={"x-goog-api-key": server.key, "X-Goog-Upload-Protocol": "multipart"},
+        files={
+            "metadata": (None, "{'rag_file': {'display_name': 'x'}, 'sneaky': __import__('os')}"),
+            "file": ("a.txt", b"text"),
+        },
+    )
     assert refused.status_code == 400 and Document.objects.count() == 1  # a literal, never code
 
 
@@ -234,8 +282,13 @@ def test_the_older_sdks_rest_clients_create_list_retrieve_and_delete(server, cel
     from knowledge_app import services
     from knowledge_app.models import Corpus
 
-    vertexai.init(project="my-project", location="us-central1", credentials=Credentials(token=server.key),
-                  api_endpoint=server.base_url.rstrip("/"), api_transport="rest")
+    vertexai.init(
+        project="my-project",
+        location="us-central1",
+        credentials=Credentials(token=server.key),
+        api_endpoint=server.base_url.rstrip("/"),
+        api_transport="rest",
+    )
     corpus = old_rag.create_corpus(display_name="Handbook", description="For staff")  # an operation typed for v1
     assert old_rag.get_corpus(name=corpus.name).description == "For staff"
     assert [c.display_name for c in old_rag.list_corpora()] == ["Handbook"]
@@ -245,8 +298,10 @@ def test_the_older_sdks_rest_clients_create_list_retrieve_and_delete(server, cel
     assert listed.display_name == "handbook.md" and old_rag.get_file(name=listed.name).name == listed.name
 
     found = old_rag.retrieval_query(
-        rag_resources=[old_rag.RagResource(rag_corpus=corpus.name)], text="How much paid leave do I get?",
-        rag_retrieval_config=old_rag.RagRetrievalConfig(top_k=2, filter=old_rag.Filter(vector_distance_threshold=0.9)))
+        rag_resources=[old_rag.RagResource(rag_corpus=corpus.name)],
+        text="How much paid leave do I get?",
+        rag_retrieval_config=old_rag.RagRetrievalConfig(top_k=2, filter=old_rag.Filter(vector_distance_threshold=0.9)),
+    )
     assert len(found.contexts.contexts) == 2 and "25 days of paid leave" in found.contexts.contexts[0].text
 
     old_rag.delete_file(name=listed.name)

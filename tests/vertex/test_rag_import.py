@@ -50,8 +50,11 @@ class _BucketsOfTheProject:
 @pytest.fixture(autouse=True)
 def _sdk(monkeypatch):
     monkeypatch.setattr(_gcs_utils, "GcsUtils", _BucketsOfTheProject)
-    monkeypatch.setattr(_operations_utils, "await_operation",
-                        functools.partial(_operations_utils.await_operation, poll_interval=0.2, timeout_seconds=60))
+    monkeypatch.setattr(
+        _operations_utils,
+        "await_operation",
+        functools.partial(_operations_utils.await_operation, poll_interval=0.2, timeout_seconds=60),
+    )
 
 
 @pytest.fixture
@@ -90,9 +93,13 @@ def _state(rag_file) -> str:
 
 def test_a_bucket_directory_is_imported_indexed_and_searchable_and_importing_again_skips_it(rag, root, celery_worker):
     corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
-    config = {"gcs_source": {"uris": ["gs://handbooks"]}, "max_embedding_requests_per_min": 900,
-              "rag_file_transformation_config": {"rag_file_chunking_config": {
-                  "fixed_length_chunking": {"chunk_size": 512, "chunk_overlap": 64}}}}
+    config = {
+        "gcs_source": {"uris": ["gs://handbooks"]},
+        "max_embedding_requests_per_min": 900,
+        "rag_file_transformation_config": {
+            "rag_file_chunking_config": {"fixed_length_chunking": {"chunk_size": 512, "chunk_overlap": 64}}
+        },
+    }
 
     started = time.monotonic()
     done = rag.import_files(name=corpus.name, import_config=config)
@@ -100,36 +107,47 @@ def test_a_bucket_directory_is_imported_indexed_and_searchable_and_importing_aga
     print(f"imported and indexed in {time.monotonic() - started:.1f} s")
     assert (done.imported_rag_files_count, done.skipped_rag_files_count, done.failed_rag_files_count) == (6, 1, 4)
     files = {f.display_name: f for f in rag.list_files(name=corpus.name).rag_files}
-    assert sorted(files) == sorted(["handbook.md", "中文.txt", "правила.txt", "prices.csv", "welcome.html",
-                                    "security.docx", "logo.png"])
+    assert sorted(files) == sorted(
+        ["handbook.md", "中文.txt", "правила.txt", "prices.csv", "welcome.html", "security.docx", "logo.png"]
+    )
     assert {name: _state(f) for name, f in files.items() if _state(f) != "ACTIVE"} == {"logo.png": "ERROR"}
     assert "'.png' files" in Document.objects.get(display_name="logo.png").error  # the parser's, as for an upload
     record = Import.objects.get()
     assert (record.chunk_size, record.chunk_overlap) == (512, 64)
-    assert sorted(record.failures) == ["gs://handbooks/empty.txt is empty (0 bytes): there is nothing to index.",
-                                       "gs://handbooks/policies/link.txt: a link (links are not followed)",
-                                       "gs://handbooks/prices-link.csv: a link (links are not followed)"]
+    assert sorted(record.failures) == [
+        "gs://handbooks/empty.txt is empty (0 bytes): there is nothing to index.",
+        "gs://handbooks/policies/link.txt: a link (links are not followed)",
+        "gs://handbooks/prices-link.csv: a link (links are not followed)",
+    ]
     assert not any(SECRET.encode() in bytes(d.content) for d in Document.objects.all())
 
-    for query, source in (("会议室要提前多久预订", "gs://handbooks/policies/中文.txt"),
-                          ("работать из дома по пятницам", "gs://handbooks/policies/правила.txt"),
-                          ("Where do visitors sign in?", "gs://handbooks/security.docx")):
-        found = rag.retrieve_contexts(vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
-                                      query={"text": query, "similarity_top_k": 1}).contexts.contexts
+    for query, source in (
+        ("会议室要提前多久预订", "gs://handbooks/policies/中文.txt"),
+        ("работать из дома по пятницам", "gs://handbooks/policies/правила.txt"),
+        ("Where do visitors sign in?", "gs://handbooks/security.docx"),
+    ):
+        found = rag.retrieve_contexts(
+            vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
+            query={"text": query, "similarity_top_k": 1},
+        ).contexts.contexts
         assert [context.source_uri for context in found] == [source], query
 
-    again = rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": [
-        "gs://handbooks/", f"file://{root}/{APP}/handbooks/policies"]}})  # a file named twice is one file
+    again = rag.import_files(
+        name=corpus.name,
+        import_config={"gcs_source": {"uris": ["gs://handbooks/", f"file://{root}/{APP}/handbooks/policies"]}},
+    )  # a file named twice is one file
     assert (again.imported_rag_files_count, again.skipped_rag_files_count, again.failed_rag_files_count) == (0, 8, 3)
     assert Document.objects.count() == 7
 
 
-def test_an_import_is_an_operation_polled_at_its_name_and_only_the_apps_key_reads_it(rag, root, server,
-                                                                                     celery_worker):
+def test_an_import_is_an_operation_polled_at_its_name_and_only_the_apps_key_reads_it(rag, root, server, celery_worker):
     corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
     headers = {"x-goog-api-key": server.key}
-    started = httpx.post(f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import", headers=headers, json={
-        "importRagFilesConfig": {"gcsSource": {"uris": [f"file://{root}/{APP}/handbooks/policies/handbook.md"]}}})
+    started = httpx.post(
+        f"{server.base_url}v1beta1/{corpus.name}/ragFiles:import",
+        headers=headers,
+        json={"importRagFilesConfig": {"gcsSource": {"uris": [f"file://{root}/{APP}/handbooks/policies/handbook.md"]}}},
+    )
     assert started.status_code == 200, started.text
     name = started.json()["name"]
     assert name.startswith(corpus.name + "/operations/import-")
@@ -137,9 +155,12 @@ def test_an_import_is_an_operation_polled_at_its_name_and_only_the_apps_key_read
     while not (polled := httpx.get(f"{server.base_url}v1beta1/{name}", headers=headers).json())["done"]:
         assert time.monotonic() < deadline and polled["metadata"]["progressPercentage"] < 100
         time.sleep(0.2)
-    assert polled["response"] == {"@type": "type.googleapis.com/google.cloud.aiplatform.v1beta1.ImportRagFilesResponse",
-                                  "importedRagFilesCount": "1", "failedRagFilesCount": "0",
-                                  "skippedRagFilesCount": "0"}
+    assert polled["response"] == {
+        "@type": "type.googleapis.com/google.cloud.aiplatform.v1beta1.ImportRagFilesResponse",
+        "importedRagFilesCount": "1",
+        "failedRagFilesCount": "0",
+        "skippedRagFilesCount": "0",
+    }
     metadata = polled["metadata"]
     assert metadata["@type"].endswith("v1beta1.ImportRagFilesOperationMetadata")
     assert metadata["progressPercentage"] == 100
@@ -148,21 +169,32 @@ def test_an_import_is_an_operation_polled_at_its_name_and_only_the_apps_key_read
     [document] = Document.objects.all()
     assert document.status == DocumentStatus.ACTIVE and document.source_uri.endswith("/handbooks/policies/handbook.md")
 
-    elsewhere = httpx.get(f"{server.base_url}v1beta1/{name}", headers={"x-goog-api-key": server.key_for(
-        app_name="elsewhere")})
+    elsewhere = httpx.get(
+        f"{server.base_url}v1beta1/{name}", headers={"x-goog-api-key": server.key_for(app_name="elsewhere")}
+    )
     assert elsewhere.status_code == 404
 
 
 def test_uris_outside_the_apps_folder_are_refused_and_nothing_is_stored(rag, root):
     corpus = rag.create_corpus(rag_corpus={"display_name": "Handbooks"})
-    malformed = ("gs://handbooks/../../outside.txt", "gs://../outside.txt", "gs://handbooks/policies/link.txt",
-                 "/etc/hostname")
-    elsewhere = ("gs://forecasts/secret.txt", f"file://{root}/weather/forecasts/secret.txt",  # another app's
-                 f"file://{root.parent}/outside.txt", "file:///etc/hostname", "gs://weather/forecasts/secret.txt")
+    malformed = (
+        "gs://handbooks/../../outside.txt",
+        "gs://../outside.txt",
+        "gs://handbooks/policies/link.txt",
+        "/etc/hostname",
+    )
+    elsewhere = (
+        "gs://forecasts/secret.txt",
+        f"file://{root}/weather/forecasts/secret.txt",  # another app's
+        f"file://{root.parent}/outside.txt",
+        "file:///etc/hostname",
+        "gs://weather/forecasts/secret.txt",
+    )
     for uri in malformed + elsewhere:
         with pytest.raises(ClientError) as refused:  # with a URI that is taken: the import is refused as a whole
-            rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": ["gs://handbooks/prices.csv",
-                                                                                      uri]}})
+            rag.import_files(
+                name=corpus.name, import_config={"gcs_source": {"uris": ["gs://handbooks/prices.csv", uri]}}
+            )
         expected = (400, "INVALID_ARGUMENT") if uri in malformed else (404, "NOT_FOUND")
         assert (refused.value.code, refused.value.status) == expected, uri
         assert uri in refused.value.message, uri
@@ -177,14 +209,22 @@ def test_another_apps_key_finds_none_of_this_apps_files_and_imports_its_own(serv
     created = httpx.post(f"{server.base_url}v1beta1/ragCorpora", headers=weather, json={"displayName": "Forecasts"})
     corpus = created.json()["response"]["name"]
     for uri in ("gs://handbooks/prices.csv", f"file://{root}/{APP}/handbooks/prices.csv", "gs://nowhere/x.txt"):
-        refused = httpx.post(f"{server.base_url}v1beta1/{corpus}/ragFiles:import", headers=weather,
-                             json={"importRagFilesConfig": {"gcsSource": {"uris": [uri]}}})
+        refused = httpx.post(
+            f"{server.base_url}v1beta1/{corpus}/ragFiles:import",
+            headers=weather,
+            json={"importRagFilesConfig": {"gcsSource": {"uris": [uri]}}},
+        )
         assert refused.status_code == 404, (uri, refused.text)
-        assert refused.json()["error"]["message"] == f"{uri} does not exist in this app's import folder." \
+        assert (
+            refused.json()["error"]["message"] == f"{uri} does not exist in this app's import folder."
             or "only in the app's own folder" in refused.json()["error"]["message"]
+        )
     assert not Import.objects.exists()
-    taken = httpx.post(f"{server.base_url}v1beta1/{corpus}/ragFiles:import", headers=weather,
-                       json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://forecasts"]}}})
+    taken = httpx.post(
+        f"{server.base_url}v1beta1/{corpus}/ragFiles:import",
+        headers=weather,
+        json={"importRagFilesConfig": {"gcsSource": {"uris": ["gs://forecasts"]}}},
+    )
     assert taken.status_code == 200, taken.text
     assert Import.objects.get().uris == ["gs://forecasts"]
 
@@ -216,9 +256,11 @@ def test_a_file_swapped_for_a_link_between_listing_and_reading_is_not_followed(r
     assert swapped
     assert not any(SECRET.encode() in bytes(d.content) for d in Document.objects.all())
     record.refresh_from_db()
-    assert sorted(record.failures) == ["gs://handbooks/policies/handbook.md: a link (links are not followed)",
-                                       "gs://handbooks/policies/link.txt: a link (links are not followed)",
-                                       "gs://handbooks/policies/old/中文.txt: a link (links are not followed)"]
+    assert sorted(record.failures) == [
+        "gs://handbooks/policies/handbook.md: a link (links are not followed)",
+        "gs://handbooks/policies/link.txt: a link (links are not followed)",
+        "gs://handbooks/policies/old/中文.txt: a link (links are not followed)",
+    ]
     assert sorted(Document.objects.values_list("display_name", flat=True)) == ["правила.txt", "中文.txt"]
 
 
@@ -275,9 +317,21 @@ def test_an_import_whose_worker_died_mid_way_runs_again_counting_each_file_once(
     assert recovered.attempts == 2 and recovered.added_count == 3 and Document.objects.count() == 3
 
 
-@pytest.mark.parametrize("uri", ["gs://handbooks/" + "x" * 600, "gs://handbooks/a\x00b", "file:///a%00b",
-                                 "gs://handbooks/\ud800", "file:///%ED%A0%80", "gs://" + "a/" * 3000,
-                                 "file://elsewhere/x", "file:///", "gs:///x", "gs://handbooks/prices.csv/x"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "gs://handbooks/" + "x" * 600,
+        "gs://handbooks/a\x00b",
+        "file:///a%00b",
+        "gs://handbooks/\ud800",
+        "file:///%ED%A0%80",
+        "gs://" + "a/" * 3000,
+        "file://elsewhere/x",
+        "file:///",
+        "gs:///x",
+        "gs://handbooks/prices.csv/x",
+    ],
+)
 def test_hostile_uris_get_a_4xx_that_says_what_is_wrong_and_nothing_is_stored(server, root, uri):
     headers = {"x-goog-api-key": server.key, "Content-Type": "application/json"}
     created = httpx.post(f"{server.base_url}v1beta1/ragCorpora", headers=headers, json={"displayName": "H"})

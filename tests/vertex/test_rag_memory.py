@@ -34,17 +34,27 @@ BOB = [("user", "I moved to Porto last year. I love the bridges there.")]
 
 
 def _session(session_id: str, user_id: str, turns: list[tuple[str, str]]) -> Session:
-    events = [Event(author=author, timestamp=1_700_000_000.0 + n, content=types.Content(
-        role="user" if author == "user" else "model", parts=[types.Part(text=text)]))
-        for n, (author, text) in enumerate(turns)]
+    events = [
+        Event(
+            author=author,
+            timestamp=1_700_000_000.0 + n,
+            content=types.Content(role="user" if author == "user" else "model", parts=[types.Part(text=text)]),
+        )
+        for n, (author, text) in enumerate(turns)
+    ]
     return Session(id=session_id, app_name="mover", user_id=user_id, events=events)
 
 
 @pytest.fixture(params=sorted(MODES))
 def memory(request, server):
     corpus = services.do_create_corpus(app_name=APP, display_name="Memories", chunk_size=40, chunk_overlap=8)
-    return VertexAiRagMemoryService(base_url=server.base_url, api_key=server.key, rag_corpus=str(corpus.id),
-                                    similarity_top_k=10, **MODES[request.param])
+    return VertexAiRagMemoryService(
+        base_url=server.base_url,
+        api_key=server.key,
+        rag_corpus=str(corpus.id),
+        similarity_top_k=10,
+        **MODES[request.param],
+    )
 
 
 def _texts(found) -> list[str]:
@@ -62,15 +72,18 @@ async def test_sessions_added_are_found_whole_in_every_language_and_only_for_the
     assert await sync_to_async(lambda: Document.objects.order_by("id").first().chunk_count)() > 2  # cut in chunks
 
     said = {text for _, text in ALICE}
-    for query, expected in [("Where does she live now?", ALICE[2][1]), ("东京出差", ALICE[3][1]),
-                            ("Где живёт брат?", ALICE[4][1]), ("Where do we meet?", ALICE[5][1])]:
+    for query, expected in [
+        ("Where does she live now?", ALICE[2][1]),
+        ("东京出差", ALICE[3][1]),
+        ("Где живёт брат?", ALICE[4][1]),
+        ("Where do we meet?", ALICE[5][1]),
+    ]:
         found = _texts(await memory.search_memory(app_name="mover", user_id="alice", query=query))
         assert expected in found, query  # the whole event, as said
         assert set(found) <= said  # every event read back whole: none lost to a cut, none of bob's
     found = await memory.search_memory(app_name="mover", user_id="bob", query="Where did I move?")
     assert _texts(found) == [BOB[0][1]] and found.memories[0].author == "user"
     assert _texts(await memory.search_memory(app_name="mover", user_id="carol", query="Lisbon")) == []
-
 
 
 async def _two_sessions_indexed(alices, bobs) -> Document:
@@ -90,10 +103,16 @@ async def _bob_sees_nothing_of_alices(server, corpus_id: int, alices: Document, 
     name = f"ragCorpora/{corpus_id}"
     bob, app = {"x-goog-api-key": bob_key}, {"x-goog-api-key": server.key}
     async with httpx.AsyncClient(base_url=server.base_url + "v1beta1/") as http:
+
         async def retrieve(headers, **resource) -> list[str]:
-            answer = await http.post(server.base_url + "v1beta1/:retrieveContexts", headers=headers, json={
-                "vertexRagStore": {"rag_resources": [{"rag_corpus": name, **resource}]},
-                "query": {"text": "Lisbon river Tokyo Kazan Porto bridges", "similarity_top_k": 50}})
+            answer = await http.post(
+                server.base_url + "v1beta1/:retrieveContexts",
+                headers=headers,
+                json={
+                    "vertexRagStore": {"rag_resources": [{"rag_corpus": name, **resource}]},
+                    "query": {"text": "Lisbon river Tokyo Kazan Porto bridges", "similarity_top_k": 50},
+                },
+            )
             assert answer.status_code == 200, answer.text
             return [c["sourceDisplayName"] for c in answer.json().get("contexts", {}).get("contexts", [])]
 
@@ -116,14 +135,16 @@ async def _bob_sees_nothing_of_alices(server, corpus_id: int, alices: Document, 
         assert alices.id not in {hit["document_id"] for hit in hits}
         # alice's bytes uploaded by bob: a new document of bob's, not an answer naming (or changing) hers
         content = await sync_to_async(lambda: bytes(Document.objects.get(id=alices.id).content))()
-        copied = await http.post(native + "documents/?filename=copy.txt", content=content,
-                                 headers={"Content-Type": "text/plain"})
+        copied = await http.post(
+            native + "documents/?filename=copy.txt", content=content, headers={"Content-Type": "text/plain"}
+        )
     assert copied.status_code == 201 and copied.json()["id"] != alices.id and copied.json()["user_id"] == "bob"
     assert await sync_to_async(Document.objects.filter(id=alices.id, user_id="alice").exists)()
 
 
 async def test_sessions_added_with_the_apps_key_are_their_users_files_other_users_keys_get_none(
-        memory, server, celery_worker):
+    memory, server, celery_worker
+):
     """Issue 41 H as reported: ADK's service, run with the app's key, keeps every user's sessions in one corpus and
     filters by user only in the client; bob's own key, asking the server directly, gets nothing of alice's."""
     alices = await _two_sessions_indexed(memory, memory)
@@ -135,11 +156,16 @@ async def test_sessions_added_with_the_apps_key_are_their_users_files_other_user
 async def test_each_user_adds_sessions_with_a_key_of_their_own_and_other_users_keys_get_none(server, celery_worker):
     """With a key per user, ADK's service uploads each user's sessions (a key of one user may upload: the file is
     its user's) and finds them; the other user's key gets nothing of them."""
-    corpus = await sync_to_async(services.do_create_corpus)(app_name=APP, display_name="Memories", chunk_size=40,
-                                                           chunk_overlap=8)
+    corpus = await sync_to_async(services.do_create_corpus)(
+        app_name=APP, display_name="Memories", chunk_size=40, chunk_overlap=8
+    )
     keys = {user: await sync_to_async(server.key_for)(user_id=user) for user in ("alice", "bob")}
-    memories = {user: VertexAiRagMemoryService(base_url=server.base_url, api_key=key, rag_corpus=str(corpus.id),
-                                               similarity_top_k=10) for user, key in keys.items()}
+    memories = {
+        user: VertexAiRagMemoryService(
+            base_url=server.base_url, api_key=key, rag_corpus=str(corpus.id), similarity_top_k=10
+        )
+        for user, key in keys.items()
+    }
     alices = await _two_sessions_indexed(memories["alice"], memories["bob"])
     found = _texts(await memories["alice"].search_memory(app_name="mover", user_id="alice", query="Where do I live?"))
     assert ALICE[2][1] in found

@@ -25,12 +25,21 @@ def vertex(client):
     _, key = do_create_api_key(name="t", app_name=APP)
     base = f"/v1beta1/reasoningEngines/{engine.engine_id}/sessions"
     headers = {"HTTP_X_GOOG_API_KEY": key, "SERVER_NAME": "127.0.0.1"}
-    response = client.post(f"{base}?sessionId=s1", {"userId": USER, "sessionState": {"a": 1}},
-                           content_type="application/json", **headers)
+    response = client.post(
+        f"{base}?sessionId=s1", {"userId": USER, "sessionState": {"a": 1}}, content_type="application/json", **headers
+    )
     assert response.status_code == 200, response.content
     for turn in range(3):
-        response = client.post(f"{base}/s1:appendEvent", {"author": "user", "invocationId": f"i{turn}", "content": {
-            "role": "user", "parts": [{"text": f"message {turn} — 日本語"}]}}, content_type="application/json", **headers)
+        response = client.post(
+            f"{base}/s1:appendEvent",
+            {
+                "author": "user",
+                "invocationId": f"i{turn}",
+                "content": {"role": "user", "parts": [{"text": f"message {turn} — 日本語"}]},
+            },
+            content_type="application/json",
+            **headers,
+        )
         assert response.status_code == 200, response.content
     return client, base + "/s1", headers, key
 
@@ -41,7 +50,9 @@ def queries(client, url: str, headers: dict) -> list[str]:
     with CaptureQueriesContext(connection) as captured:
         response = client.get(url, **headers)
     assert response.status_code == 200, response.content
-    return [query["sql"] for query in captured if "api_keys" not in query["sql"] and "vertex_engines" not in query["sql"]]
+    return [
+        query["sql"] for query in captured if "api_keys" not in query["sql"] and "vertex_engines" not in query["sql"]
+    ]
 
 
 def test_get_session_is_one_query(vertex):
@@ -61,16 +72,24 @@ def test_list_events_is_one_query_and_still_pages(vertex):
 
 def test_a_vertex_get_makes_no_more_round_trips_than_the_native_get(vertex):
     client, session, headers, key = vertex
-    native = queries(client, f"/api/v1/apps/{APP}/users/{USER}/sessions/s1/",
-                     {"HTTP_AUTHORIZATION": f"Bearer {key}", "SERVER_NAME": "127.0.0.1"})
+    native = queries(
+        client,
+        f"/api/v1/apps/{APP}/users/{USER}/sessions/s1/",
+        {"HTTP_AUTHORIZATION": f"Bearer {key}", "SERVER_NAME": "127.0.0.1"},
+    )
     vertex_get = queries(client, session, headers) + queries(client, session + "/events", headers)
     assert len(vertex_get) <= len(native)
 
 
 def test_list_events_of_an_id_two_users_have_is_refused_without_an_event(vertex):
     client, session, headers, _ = vertex
-    created = client.post(f"/api/v1/apps/{APP}/users/bob/sessions/", {"id": "s1"}, content_type="application/json",
-                          HTTP_AUTHORIZATION=f"Bearer {vertex[3]}", SERVER_NAME="127.0.0.1")
+    created = client.post(
+        f"/api/v1/apps/{APP}/users/bob/sessions/",
+        {"id": "s1"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {vertex[3]}",
+        SERVER_NAME="127.0.0.1",
+    )
     assert created.status_code == 201, created.content
 
     response = client.get(session + "/events", **headers)

@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from cognizes.adk import PostgresSessionService
-from sessions_app.models import Event as StoredEvent, Session
+from sessions_app.models import Event as StoredEvent
+from sessions_app.models import Session
 from tests.vertex.conftest import APP
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,7 +42,10 @@ def test_create_answers_a_finished_operation_whose_response_names_the_session(se
     session = operation["response"]
     assert session["name"] == f"reasoningEngines/{server.engine_id}/sessions/s1"
     assert (session["userId"], session["sessionState"], session["displayName"], session["labels"]) == (
-        "alice", {"a": 1}, "first", {"team": "x"}
+        "alice",
+        {"a": 1},
+        "first",
+        {"team": "x"},
     )
     polled = http.get(operation["name"].split("/", 2)[2]).json()  # the operation, by the name returned
     assert polled["done"] is True and polled["response"]["name"] == session["name"]
@@ -50,7 +54,9 @@ def test_create_answers_a_finished_operation_whose_response_names_the_session(se
 def test_project_mode_paths_reach_the_same_sessions_and_names_keep_their_prefix(server, http):
     create(http, "alice", "s1")
     prefix = f"projects/p1/locations/europe-west1/reasoningEngines/{server.engine_id}"
-    response = httpx.get(f"{server.base_url}v1beta1/{prefix}/sessions/s1", headers={"Authorization": f"Bearer {server.key}"})
+    response = httpx.get(
+        f"{server.base_url}v1beta1/{prefix}/sessions/s1", headers={"Authorization": f"Bearer {server.key}"}
+    )
 
     assert response.status_code == 200
     assert response.json()["name"] == f"{prefix}/sessions/s1"
@@ -83,7 +89,9 @@ def test_another_apps_key_and_an_unknown_engine_get_the_same_404(server, http):
             assert response.json()["error"]["status"] == "NOT_FOUND"
         assert other.post("sessions/s1:appendEvent", json={"author": "user"}).status_code == 404
         assert other.delete("sessions/s1").status_code == 404
-    unknown = httpx.get(f"{server.base_url}v1beta1/reasoningEngines/123/sessions", headers={"x-goog-api-key": server.key})
+    unknown = httpx.get(
+        f"{server.base_url}v1beta1/reasoningEngines/123/sessions", headers={"x-goog-api-key": server.key}
+    )
     assert unknown.status_code == 404
     assert Session.objects.filter(session_id="s1").exists()
 
@@ -150,7 +158,9 @@ def test_append_routes_state_by_prefix_and_trims_temp_keys(server, http):
     create(http, "alice", "s1")
     create(http, "alice", "s2")
     body = {
-        "author": "user", "invocationId": "i1", "timestamp": "2026-11-30T10:00:00Z",
+        "author": "user",
+        "invocationId": "i1",
+        "timestamp": "2026-11-30T10:00:00Z",
         "content": {"role": "user", "parts": [{"text": "hello"}]},
         "actions": {"state_delta": {"k": 1, "user:lang": "fr", "app:mode": "x", "temp:t": 1}},
     }
@@ -170,14 +180,23 @@ def test_append_routes_state_by_prefix_and_trims_temp_keys(server, http):
 def test_an_event_without_raw_event_is_rebuilt_from_the_named_fields(http):
     """What clients other than ADK Python send (agentplatform's events.append, ADK-Go/Java)."""
     create(http, "alice", "s1")
-    http.post("sessions/s1:appendEvent", json={
-        "author": "agent", "invocationId": "i1", "timestamp": "2026-11-30T10:00:00.5+00:00",
-        "content": {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "f", "args": {"x": 1}}}]},
-        "actions": {"transferAgent": "child", "escalate": True},
-        "errorCode": "E1",
-        "eventMetadata": {"branch": "a.b", "turnComplete": True, "customMetadata": {"trace": "t",
-                          "_usage_metadata": {"total_token_count": 7}}, "longRunningToolIds": ["c1"]},
-    })
+    http.post(
+        "sessions/s1:appendEvent",
+        json={
+            "author": "agent",
+            "invocationId": "i1",
+            "timestamp": "2026-11-30T10:00:00.5+00:00",
+            "content": {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "f", "args": {"x": 1}}}]},
+            "actions": {"transferAgent": "child", "escalate": True},
+            "errorCode": "E1",
+            "eventMetadata": {
+                "branch": "a.b",
+                "turnComplete": True,
+                "customMetadata": {"trace": "t", "_usage_metadata": {"total_token_count": 7}},
+                "longRunningToolIds": ["c1"],
+            },
+        },
+    )
 
     session = asyncio.run(PostgresSessionService().get_session(app_name=APP, user_id="alice", session_id="s1"))
     (event,) = session.events
@@ -213,10 +232,14 @@ def test_concurrent_appends_without_versions_all_land(server, http):
 
     def append(i: int) -> int:
         with client(server) as own:
-            return own.post("sessions/s1:appendEvent", json={
-                "author": "user", "timestamp": f"2026-11-30T10:00:{i:02d}Z",
-                "actions": {"state_delta": {f"k{i}": i, f"user:u{i}": i}},
-            }).status_code
+            return own.post(
+                "sessions/s1:appendEvent",
+                json={
+                    "author": "user",
+                    "timestamp": f"2026-11-30T10:00:{i:02d}Z",
+                    "actions": {"state_delta": {f"k{i}": i, f"user:u{i}": i}},
+                },
+            ).status_code
 
     async def all_at_once() -> list[int]:
         return await asyncio.gather(*(asyncio.to_thread(append, i) for i in range(12)))
@@ -260,8 +283,11 @@ def test_events_filter_by_time_and_page(http):
 def test_patch_changes_what_the_mask_names(http):
     create(http, "alice", "s1", displayName="old", sessionState={"a": 1})
 
-    patched = http.patch("sessions/s1", params={"updateMask": "displayName,session_state"},
-                         json={"displayName": "new", "sessionState": {"b": 2}, "labels": {"ignored": "x"}})
+    patched = http.patch(
+        "sessions/s1",
+        params={"updateMask": "displayName,session_state"},
+        json={"displayName": "new", "sessionState": {"b": 2}, "labels": {"ignored": "x"}},
+    )
 
     assert patched.status_code == 200, patched.text
     assert (patched.json()["displayName"], patched.json()["sessionState"]) == ("new", {"b": 2})
@@ -302,12 +328,20 @@ def test_a_session_with_a_ttl_is_gone_once_it_expires(http):
 def test_raw_event_fields_this_adk_does_not_know_come_back_verbatim(server, http):
     """A client on a newer ADK sends Event fields ours drops: Cognizes keeps its rawEvent as sent."""
     create(http, "alice", "s1")
-    raw = {"id": "e1", "author": "user", "invocationId": "i1", "timestamp": 1796032800.25,
-           "content": {"role": "user", "parts": [{"text": "hi"}]}, "actions": {"stateDelta": {}},
-           "futureField": {"nested": [1, 2]}}
+    raw = {
+        "id": "e1",
+        "author": "user",
+        "invocationId": "i1",
+        "timestamp": 1796032800.25,
+        "content": {"role": "user", "parts": [{"text": "hi"}]},
+        "actions": {"stateDelta": {}},
+        "futureField": {"nested": [1, 2]},
+    }
 
-    http.post("sessions/s1:appendEvent", json={"author": "user", "invocationId": "i1",
-                                               "timestamp": "2026-11-30T10:00:00.25Z", "rawEvent": raw})
+    http.post(
+        "sessions/s1:appendEvent",
+        json={"author": "user", "invocationId": "i1", "timestamp": "2026-11-30T10:00:00.25Z", "rawEvent": raw},
+    )
 
     (event,) = http.get("sessions/s1/events").json()["sessionEvents"]
     assert event["rawEvent"]["futureField"] == {"nested": [1, 2]}
@@ -320,8 +354,10 @@ async def test_events_of_this_adk_are_stored_once_not_twice(vertex):
 
     sessions = vertex.sessions()
     session = await sessions.create_session(app_name=APP, user_id="alice")
-    await sessions.append_event(session, Event(author="user", invocation_id="i", content=types.Content(
-        role="user", parts=[types.Part(text="hello")])))
+    await sessions.append_event(
+        session,
+        Event(author="user", invocation_id="i", content=types.Content(role="user", parts=[types.Part(text="hello")])),
+    )
 
     rows = await asyncio.to_thread(lambda: list(StoredEvent.objects.values_list("raw_event", flat=True)))
     assert rows == [None]  # everything ADK sent is in the stored ADK event
@@ -332,8 +368,9 @@ def test_an_id_several_users_share_is_refused_to_an_app_key_and_reached_with_a_u
     from sessions_app import services
 
     for user in ("alice", "bob"):  # as the native API or ADK's service can create them
-        services.do_create_session(app_name=APP, user_id=user, session_id="shared", delta=services.StateDelta(),
-                                   now=time.time())
+        services.do_create_session(
+            app_name=APP, user_id=user, session_id="shared", delta=services.StateDelta(), now=time.time()
+        )
     body = {"author": "user", "invocationId": "i1", "actions": {"state_delta": {"user:lang": "fr", "k": 1}}}
 
     refused = http.post("sessions/shared:appendEvent", json=body)
@@ -354,12 +391,25 @@ def test_a_read_only_key_is_told_a_missing_session_is_missing(server, http):
 
 def test_temp_keys_in_a_raw_event_are_not_stored_either(http):
     create(http, "alice", "s1")
-    raw = {"author": "user", "invocationId": "i1", "actions": {"stateDelta": {"k": 1, "temp:scratch": "x"}},
-           "futureField": 1}  # a field this ADK does not know: the rawEvent is kept as sent
+    raw = {
+        "author": "user",
+        "invocationId": "i1",
+        "actions": {"stateDelta": {"k": 1, "temp:scratch": "x"}},
+        "futureField": 1,
+    }  # a field this ADK does not know: the rawEvent is kept as sent
 
-    assert http.post("sessions/s1:appendEvent", json={
-        "author": "user", "invocationId": "i1", "actions": {"state_delta": {"k": 1, "temp:scratch": "x"}}, "rawEvent": raw,
-    }).status_code == 200
+    assert (
+        http.post(
+            "sessions/s1:appendEvent",
+            json={
+                "author": "user",
+                "invocationId": "i1",
+                "actions": {"state_delta": {"k": 1, "temp:scratch": "x"}},
+                "rawEvent": raw,
+            },
+        ).status_code
+        == 200
+    )
 
     (event,) = http.get("sessions/s1/events").json()["sessionEvents"]
     assert event["rawEvent"]["futureField"] == 1

@@ -16,7 +16,8 @@ import grpc
 import httpx
 import pytest
 from google.api_core import exceptions
-from google.cloud.aiplatform_v1beta1.types import Session as GoogleSession, SessionEvent
+from google.cloud.aiplatform_v1beta1.types import Session as GoogleSession
+from google.cloud.aiplatform_v1beta1.types import SessionEvent
 from google.protobuf import struct_pb2
 
 from cognizes.access.services import do_create_api_key
@@ -46,8 +47,12 @@ def test_native_create_and_append_by_a_user_key_refuse_app_state_and_store_nothi
     _refused(bob.post(f"{BOB}/sessions/b2/events/", {"event": EVENT, "expected_version": 1}, format="json"))
 
     assert not AppState.objects.exists() and not Event.objects.exists()
-    assert client_for("shop", user_id="ada").post("/api/v1/apps/shop/users/ada/sessions/", {"id": "a1"},
-                                                  format="json").json()["state"] == {}
+    assert (
+        client_for("shop", user_id="ada")
+        .post("/api/v1/apps/shop/users/ada/sessions/", {"id": "a1"}, format="json")
+        .json()["state"]
+        == {}
+    )
 
 
 @pytest.mark.django_db
@@ -67,8 +72,11 @@ def test_the_run_api_refuses_a_user_keys_app_state_delta_before_running():
     forget_runners()
     try:
         bob = client_for("weather", user_id="bob")
-        response = bob.post("/api/v1/apps/weather/users/bob/sessions/s1/run/",
-                            {"message": "hi", "state_delta": {"app:banner": "pwned"}}, format="json")
+        response = bob.post(
+            "/api/v1/apps/weather/users/bob/sessions/s1/run/",
+            {"message": "hi", "state_delta": {"app:banner": "pwned"}},
+            format="json",
+        )
     finally:
         forget_runners()
     _refused(response)
@@ -76,8 +84,9 @@ def test_the_run_api_refuses_a_user_keys_app_state_delta_before_running():
 
 
 def _vertex(server, key: str) -> httpx.Client:
-    return httpx.Client(base_url=f"{server.base_url}v1beta1/reasoningEngines/{server.engine_id}/",
-                        headers={"x-goog-api-key": key})
+    return httpx.Client(
+        base_url=f"{server.base_url}v1beta1/reasoningEngines/{server.engine_id}/", headers={"x-goog-api-key": key}
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -86,9 +95,15 @@ def test_vertex_create_and_append_by_a_user_key_refuse_app_state(server):
     with _vertex(server, bob) as http:
         created = http.post("sessions?sessionId=b1", json={"userId": "bob", "sessionState": {"app:banner": "pwned"}})
         assert http.post("sessions?sessionId=b2", json={"userId": "bob"}).status_code == 200
-        appended = http.post("sessions/b2:appendEvent", json={
-            "author": "user", "invocationId": "i", "timestamp": "2026-12-04T00:00:00Z",
-            "actions": {"stateDelta": {"app:banner": "pwned"}}})
+        appended = http.post(
+            "sessions/b2:appendEvent",
+            json={
+                "author": "user",
+                "invocationId": "i",
+                "timestamp": "2026-12-04T00:00:00Z",
+                "actions": {"stateDelta": {"app:banner": "pwned"}},
+            },
+        )
 
     for response in (created, appended):
         _refused(response)
@@ -96,16 +111,22 @@ def test_vertex_create_and_append_by_a_user_key_refuse_app_state(server):
     assert list(Session.objects.values_list("session_id", flat=True)) == ["b2"]
     assert not AppState.objects.exists() and not Event.objects.exists()
     with _vertex(server, server.key) as http:  # the app's own key may
-        assert http.post("sessions?sessionId=a1", json={"userId": "ada", "sessionState": {"app:banner": "hi"}}
-                         ).status_code == 200
+        assert (
+            http.post("sessions?sessionId=a1", json={"userId": "ada", "sessionState": {"app:banner": "hi"}}).status_code
+            == 200
+        )
     assert AppState.objects.get(app_name=APP).state == {"banner": "hi"}
 
 
 def _grpc_event(delta: dict) -> SessionEvent:
     state = struct_pb2.Struct()
     state.update(delta)
-    return SessionEvent(author="user", invocation_id="inv-1", timestamp=datetime.datetime.now(datetime.timezone.utc),
-                        actions={"state_delta": state})
+    return SessionEvent(
+        author="user",
+        invocation_id="inv-1",
+        timestamp=datetime.datetime.now(datetime.UTC),
+        actions={"state_delta": state},
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -114,13 +135,21 @@ def test_grpc_create_and_append_by_a_user_key_are_invalid_argument(grpc_server):
     client, meta = grpc_server.sessions(grpc_server.channel(bob)), grpc_server.metadata(bob)
 
     with pytest.raises(exceptions.InvalidArgument) as created:
-        client.create_session(request={"parent": grpc_server.engine, "session": GoogleSession(
-            user_id="bob", session_state={"app:banner": "pwned"})}, metadata=meta)
-    client.create_session(request={"parent": grpc_server.engine, "session_id": "b2",
-                                   "session": GoogleSession(user_id="bob")}, metadata=meta)
+        client.create_session(
+            request={
+                "parent": grpc_server.engine,
+                "session": GoogleSession(user_id="bob", session_state={"app:banner": "pwned"}),
+            },
+            metadata=meta,
+        )
+    client.create_session(
+        request={"parent": grpc_server.engine, "session_id": "b2", "session": GoogleSession(user_id="bob")},
+        metadata=meta,
+    )
     with pytest.raises(exceptions.InvalidArgument) as appended:
-        client.append_event(name=f"{grpc_server.engine}/sessions/b2", event=_grpc_event({"app:banner": "pwned"}),
-                            metadata=meta)
+        client.append_event(
+            name=f"{grpc_server.engine}/sessions/b2", event=_grpc_event({"app:banner": "pwned"}), metadata=meta
+        )
 
     for refused in (created, appended):
         assert refused.value.grpc_status_code == grpc.StatusCode.INVALID_ARGUMENT

@@ -36,18 +36,29 @@ def key():
 def _start(client: Client, corpus, raw_key: str) -> str:
     """A resumable start as agentplatform sends it; the upload URL's path and query."""
     answer = client.post(
-        f"/upload/v1beta1/ragCorpora/{corpus.id}/ragFiles:upload", {"ragFile": {"display_name": "notes"}},
-        content_type="application/json", headers={
-            "x-goog-api-key": raw_key, "X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start",
-            "X-Goog-Upload-Header-Content-Type": "text/plain", "X-Goog-Upload-File-Name": "notes.txt"})
+        f"/upload/v1beta1/ragCorpora/{corpus.id}/ragFiles:upload",
+        {"ragFile": {"display_name": "notes"}},
+        content_type="application/json",
+        headers={
+            "x-goog-api-key": raw_key,
+            "X-Goog-Upload-Protocol": "resumable",
+            "X-Goog-Upload-Command": "start",
+            "X-Goog-Upload-Header-Content-Type": "text/plain",
+            "X-Goog-Upload-File-Name": "notes.txt",
+        },
+    )
     assert answer.status_code == 200, answer.content
     url = urlsplit(answer["X-Goog-Upload-URL"])
     return f"{url.path}?{url.query}"
 
 
 def _send(client: Client, url: str, data: bytes, offset: str = "0"):
-    return client.post(url, data, content_type="application/octet-stream", headers={
-        "X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": offset})
+    return client.post(
+        url,
+        data,
+        content_type="application/octet-stream",
+        headers={"X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": offset},
+    )
 
 
 def test_an_upload_url_takes_its_file_once(corpus, key):
@@ -62,8 +73,11 @@ def test_an_upload_url_takes_its_file_once(corpus, key):
 
 
 def test_an_upload_url_signed_with_the_old_built_in_key_is_refused(corpus):
-    forged = signing.dumps({"app": APP, "corpus": corpus.id, "file": "x.txt", "name": "x", "type": "text/plain",
-                            "chunking": {}}, key=OLD_BUILT_IN_KEY, salt="cognizes.vertex.rag-upload")
+    forged = signing.dumps(
+        {"app": APP, "corpus": corpus.id, "file": "x.txt", "name": "x", "type": "text/plain", "chunking": {}},
+        key=OLD_BUILT_IN_KEY,
+        salt="cognizes.vertex.rag-upload",
+    )
     answer = _send(Client(), f"/upload/v1beta1/ragCorpora/{corpus.id}/ragFiles:upload?upload_id={forged}", b"pwned")
     assert answer.status_code == 403 and "not valid" in answer.json()["error"]["message"]
     assert not Document.objects.exists()
@@ -90,8 +104,11 @@ def test_an_expired_upload_url_takes_no_bytes(corpus, key, settings):
     client = Client()
     url = _start(client, corpus, key[1])
     grant = UploadGrant.objects.get()
-    assert timedelta(hours=settings.COGNIZES_RAG_UPLOAD_URL_HOURS - 0.1) < grant.expires_at - timezone.now() \
+    assert (
+        timedelta(hours=settings.COGNIZES_RAG_UPLOAD_URL_HOURS - 0.1)
+        < grant.expires_at - timezone.now()
         <= timedelta(hours=settings.COGNIZES_RAG_UPLOAD_URL_HOURS)
+    )
     UploadGrant.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     answer = _send(client, url, b"Too late.")
     assert answer.status_code == 403 and "expired" in answer.json()["error"]["message"]

@@ -46,9 +46,11 @@ async def _converse(conversations: list[tuple[str, str]], write: Callable[[str],
                 write(f"  {event.author}> {event.content.parts[0].text}")
         # Consolidate now rather than wait for the worker, so demo-2 can recall demo-1.
         queued = await run_in_db_thread(
-            lambda: list(ConsolidationJob.objects.filter(
-                app_name=APP_NAME, user_id=USER, session_id=session_id, status=JobStatus.QUEUED
-            ).values_list("pk", flat=True))
+            lambda: list(
+                ConsolidationJob.objects.filter(
+                    app_name=APP_NAME, user_id=USER, session_id=session_id, status=JobStatus.QUEUED
+                ).values_list("pk", flat=True)
+            )
         )
         for job_id in queued:
             await run_in_db_thread(run_job, job_id)
@@ -63,12 +65,17 @@ class Command(BaseCommand):
             self.stdout.write(f"Registered the {APP_NAME} app's get_weather tool.")
         self._index_handbook()
         # Each conversation once: an install that has the first ones still gets a newer one.
-        conversations = [(session_id, text) for session_id, text in CONVERSATIONS if not services.get_session(
-            app_name=APP_NAME, user_id=USER, session_id=session_id, num_recent_events=0)]
+        conversations = [
+            (session_id, text)
+            for session_id, text in CONVERSATIONS
+            if not services.get_session(app_name=APP_NAME, user_id=USER, session_id=session_id, num_recent_events=0)
+        ]
         if not conversations:
             self.stdout.write("Demo conversations already loaded.")
             return
-        model = f"the offline scripted model ({offline_model.NAME}; set GOOGLE_API_KEY for Gemini)" if OFFLINE else "Gemini"
+        model = (
+            f"the offline scripted model ({offline_model.NAME}; set GOOGLE_API_KEY for Gemini)" if OFFLINE else "Gemini"
+        )
         self.stdout.write(f"Demo conversations with the {APP_NAME} agent on {model}:")
         try:
             asyncio.run(_converse(conversations, self.stdout.write))

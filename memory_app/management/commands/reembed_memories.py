@@ -49,9 +49,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Changing the embedding column to vector({dimensions}) and rebuilding its index")
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
-            cursor.execute(
-                f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dimensions)}) USING NULL"
-            )
+            cursor.execute(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dimensions)}) USING NULL")
             cursor.execute("UPDATE memories SET embedder = ''")
             cursor.execute(
                 "CREATE INDEX memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops) "

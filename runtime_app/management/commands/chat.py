@@ -129,9 +129,7 @@ def describe(event: Event) -> list[str]:
     if event.partial:
         return []  # streamed chunks; the final event repeats their text
     lines = [f"  → tool {call.name}({_args(call.args or {})})" for call in event.get_function_calls()]
-    lines += [
-        f"  ← {response.name}: {_short(_json(response.response))}" for response in event.get_function_responses()
-    ]
+    lines += [f"  ← {response.name}: {_short(_json(response.response))}" for response in event.get_function_responses()]
     lines += [f"  state: {key} = {_short(repr(value))}" for key, value in (event.actions.state_delta or {}).items()]
     if event.actions.transfer_to_agent:
         lines.append(f"  → transfer to {event.actions.transfer_to_agent}")

@@ -20,7 +20,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--print-derived-key", action="store_true",
+            "--print-derived-key",
+            action="store_true",
             help="Print the key derived from SECRET_KEY (the default) and stop: list it after a new key of "
             "COGNIZES_SECRET_KEYS to move off the default.",
         )
@@ -34,4 +35,5 @@ class Command(BaseCommand):
         if report.unreadable:
             raise CommandError(
                 f"No configured key opens {len(report.unreadable)} secret(s): {', '.join(report.unreadable)}. "
-                "Put the key they were written with back in COGNIZES_SECRET_KEYS and run this again.")
+                "Put the key they were written with back in COGNIZES_SECRET_KEYS and run this again."
+            )

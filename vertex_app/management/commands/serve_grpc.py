@@ -10,7 +10,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from cognizes.infra import secret_key
-
 from vertex_app import grpc_server
 
 GRACE_SECONDS = 5
