@@ -124,6 +124,7 @@ func clientOptions(s settings) []option.ClientOption {
 		option.WithGRPCDialOption(grpc.WithStreamInterceptor(stream)),
 	}
 }
+
 // --8<-- [end:grpc-options]
 
 func main() {
@@ -181,6 +182,7 @@ func newSessionService(ctx context.Context, s settings) (session.Service, error)
 		ReasoningEngine: s.engineID,
 	}, clientOptions(s)...)
 }
+
 // --8<-- [end:session-service]
 
 // stateValue reads one key of a session's state.

@@ -61,6 +61,7 @@ func (t toCognizes) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+t.key)
 	return t.base.RoundTrip(r)
 }
+
 // --8<-- [end:round-tripper]
 
 // scripted calls get_weather, then, given its result, transfers to the remote agent.
