@@ -41,9 +41,9 @@ curl() { command curl --silent --show-error --fail-with-body "$@"; }
 class Server:
     """The servers the blocks run against, the environment they get, and the snippet host that runs them.
 
-    tests/stack.py's PostgreSQL and Redis; the rest started here so that the slow parts overlap: the commands
-    (migrate, the key, the engine) run in the host as soon as it has imported, and the web and gRPC servers start
-    together.
+    tests/stack.py's PostgreSQL and Redis; the rest started here so that the slow parts overlap: the host, the web and
+    the gRPC server import at once, and the commands (migrate, the key, the engine) run in the host as soon as it has
+    imported.
     """
 
     def __init__(self, root: Path, gemini: str) -> None:
@@ -75,13 +75,15 @@ class Server:
             "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false",
         }
         host = self._spawn("host", [sys.executable, str(HERE / "snippet_host.py"), self.socket], stdout=subprocess.PIPE)
-        assert host.stdout.readline().strip() == b"ready", "the snippet host did not start (host.log)"
-        self.command("migrate", "--noinput")
         web_port, grpc_port = free_port(), free_port()
         self.base, self.grpc = f"http://127.0.0.1:{web_port}", f"127.0.0.1:{grpc_port}"
         uvicorn = ["-m", "uvicorn", "cognizes.asgi:application", "--port", str(web_port), "--lifespan", "off"]
-        self._spawn("web", [sys.executable, *uvicorn])
-        self._spawn("grpc", [sys.executable, "manage.py", "serve_grpc", "--port", str(grpc_port)])
+        self._spawn("web", [sys.executable, *uvicorn])  # they import while the database is migrated; they are
+        self._spawn(
+            "grpc", [sys.executable, "manage.py", "serve_grpc", "--port", str(grpc_port)]
+        )  # asked nothing before
+        assert host.stdout.readline().strip() == b"ready", "the snippet host did not start (host.log)"
+        self.command("migrate", "--noinput")
         self.env["KEY"] = self.command("create_api_key", "weather")["stdout"].strip().splitlines()[-1]
         self.env["ENGINE_ID"] = self.command("vertex_engine", "weather")["stdout"].strip().splitlines()[-1]
         # What `make run` does first (load_demo): register the demo agent's get_weather tool in its app.
