@@ -83,6 +83,7 @@ func (c *checker) check(cond bool, what string, detailOnFail string, args ...any
 	return cond
 }
 
+// --8<-- [start:grpc-options]
 // clientOptions points a Google Go client at the Cognizes gRPC server. With
 // COGNIZES_GRPC_CA (the server's certificate, PEM) it is TLS and the key goes as
 // in Google's cloud, option.WithAPIKey; without, plain gRPC, no Google
@@ -123,6 +124,8 @@ func clientOptions(s settings) []option.ClientOption {
 		option.WithGRPCDialOption(grpc.WithStreamInterceptor(stream)),
 	}
 }
+
+// --8<-- [end:grpc-options]
 
 func main() {
 	memoryMode := flag.Bool("memory", false, "run the Memory Bank checks (MemoryBankClient) instead of the session checks")
@@ -171,6 +174,7 @@ func main() {
 	fmt.Println("all checks passed")
 }
 
+// --8<-- [start:session-service]
 func newSessionService(ctx context.Context, s settings) (session.Service, error) {
 	return vertexai.NewSessionService(ctx, vertexai.VertexAIServiceConfig{
 		ProjectID:       projectID,
@@ -178,6 +182,8 @@ func newSessionService(ctx context.Context, s settings) (session.Service, error)
 		ReasoningEngine: s.engineID,
 	}, clientOptions(s)...)
 }
+
+// --8<-- [end:session-service]
 
 // stateValue reads one key of a session's state.
 func stateValue(sess session.Session, key string) (any, bool) {

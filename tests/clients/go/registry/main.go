@@ -46,6 +46,7 @@ const (
 	offline    = "[offline model]" // how the demo's scripted model starts every answer
 )
 
+// --8<-- [start:round-tripper]
 // toCognizes sends the registry client's requests to Cognizes, with the key: the
 // client's base URL is a constant, and its HTTPClient the one way in.
 type toCognizes struct {
@@ -60,6 +61,8 @@ func (t toCognizes) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+t.key)
 	return t.base.RoundTrip(r)
 }
+
+// --8<-- [end:round-tripper]
 
 // scripted calls get_weather, then, given its result, transfers to the remote agent.
 type scripted struct{ offered []string }
@@ -103,8 +106,10 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// --8<-- [start:client]
 	registry, err := agentregistry.New(ctx, agentregistry.Config{ProjectID: "p", Location: "us-central1",
 		HTTPClient: &http.Client{Transport: toCognizes{http.DefaultTransport, target, key}}})
+	// --8<-- [end:client]
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentregistry.New:", err)
 		os.Exit(2)
@@ -152,12 +157,14 @@ func records(ctx context.Context, c *checker, registry *agentregistry.Client) {
 }
 
 func oneTurn(ctx context.Context, c *checker, registry *agentregistry.Client, headers map[string]string) {
+	// --8<-- [start:agent-and-tools]
 	remote, err := registry.RemoteAgent(ctx, agentName, agentregistry.WithA2AHeaders(headers))
 	if err != nil {
 		c.check(false, "RemoteAgent: %v", err)
 		return
 	}
 	tools, err := registry.MCPToolset(ctx, serverName, agentregistry.WithMCPHeaders(headers))
+	// --8<-- [end:agent-and-tools]
 	if err != nil {
 		c.check(false, "MCPToolset: %v", err)
 		return

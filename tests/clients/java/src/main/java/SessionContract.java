@@ -193,6 +193,7 @@ public final class SessionContract {
     String key = env("COGNIZES_KEY");
     String app = env("COGNIZES_ENGINE_ID");
 
+    // --8<-- [start:session-service]
     GoogleCredentials credentials =
         GoogleCredentials.create(new AccessToken(key, Date.from(Instant.parse("2999-01-01T00:00:00Z"))));
     VertexAiSessionService service =
@@ -201,6 +202,7 @@ public final class SessionContract {
             LOCATION,
             credentials,
             HttpOptions.builder().baseUrl(url).apiVersion("v1beta1").build());
+    // --8<-- [end:session-service]
 
     try {
       run(service, url, key, app);
