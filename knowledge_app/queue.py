@@ -20,7 +20,7 @@ its turn only ages while others are served. The choice is one statement over the
 pending documents and the running ones, locked with ``SKIP LOCKED`` so two workers
 claiming at once take two documents.
 
-The queue is also where a document is sent to it: its Celery message names the task by name
+Documents are sent to the queue from here too: the Celery message names its task
 (``INGEST_DOCUMENT``), so the rules that store documents and the recovery that finds lost ones
 need not import the tasks that run them (the tasks import them).
 """

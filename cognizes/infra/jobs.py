@@ -20,7 +20,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from celery import current_app
 from django.db import models, transaction
@@ -30,6 +30,12 @@ from django.utils import timezone
 from cognizes.infra.leases import renewing
 
 Row = TypeVar("Row", bound=models.Model)
+
+
+class _Claimed(Protocol):
+    """What a claim reads of a leased row besides its key (the model's own field, which Django's types cannot name)."""
+
+    attempts: int
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,8 @@ class LeasedJobs(Generic[Row]):
             )
             if row is None:
                 return None
-            fields = {"status": self.running, "lease_until": now + self.lease(), "attempts": row.attempts + 1, **reset}
+            attempts = _attempts(row) + 1
+            fields = {"status": self.running, "lease_until": now + self.lease(), "attempts": attempts, **reset}
             for name, value in fields.items():
                 setattr(row, name, value)
             row.save(update_fields=[*fields, *self._touched(now)])
@@ -85,7 +92,7 @@ class LeasedJobs(Generic[Row]):
 
     def held(self, row: Row) -> models.QuerySet[Row]:
         """The row while the claim ``row`` was taken with still holds it (running, and no later attempt begun)."""
-        return self.model._default_manager.filter(pk=row.pk, status=self.running, attempts=row.attempts)
+        return self.model._default_manager.filter(pk=row.pk, status=self.running, attempts=_attempts(row))
 
     def renewed(self, row: Row) -> AbstractContextManager[None]:
         """Keep this claim's lease alive while the block runs, from a thread of its own."""
@@ -124,6 +131,10 @@ class LeasedJobs(Generic[Row]):
             for field in self.model._meta.concrete_fields
             if isinstance(field, models.DateTimeField) and field.auto_now
         }
+
+
+def _attempts(row: models.Model) -> int:
+    return cast(_Claimed, row).attempts
 
 
 def send(task: str, row_id: int, *, countdown: float = 0) -> None:
