@@ -80,6 +80,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import api_adk  # noqa: E402
 from bench.http_load import ClientFactory, Load, run_load, start_server, stop_server  # noqa: E402
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
 
@@ -845,9 +846,7 @@ def main() -> None:
 
         logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request at INFO
         if args.adk:
-            from bench.api_adk import compare  # here: it imports the apps, which Django must be set up for
-
-            compare(
+            api_adk.compare(
                 database_url,
                 server_url,
                 settings.REDIS_URL,
