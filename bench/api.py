@@ -67,33 +67,27 @@ import argparse
 import logging
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import api_adk  # noqa: E402
+from bench.http_load import ClientFactory, Load, run_load, start_server, stop_server  # noqa: E402
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from cognizes.infra import (
-    local,
-    secret_key,
-)
+from cognizes.infra import local  # noqa: E402
 
 BENCH_DB = "cognizes_bench_api"
 APP = "bench_api"
@@ -103,11 +97,7 @@ SEARCH_LIMIT = 10
 REMEMBER_BATCH = 64
 QUESTIONS = 100
 """Different questions; searches cycle through them."""
-SERVER_RATE = "1000000/min"
-SERVER_START_TIMEOUT = 60.0
 CONNECTION_STATS_DELAY = 0.5
-BACKGROUND_FAILURE = "background database work failed"
-"""What ``cognizes.infra.db_threads`` logs when work it runs in the background raises."""
 HTTP = "HTTP"
 LOCAL = "in-process"
 APPEND = "append"
@@ -141,39 +131,6 @@ def analyze(database_url: str) -> None:
         conn.execute("ANALYZE")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class Server:
-    process: subprocess.Popen[bytes]
-    base_url: str
-    log_path: Path
-
-    def log_tail(self, lines: int = 30) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-
-    def background_failures(self) -> Counter[str]:
-        """Failed background work in the server's log, by the error's last line."""
-        failures: Counter[str] = Counter()
-        lines = self.log_path.read_text(errors="replace").splitlines()
-        for number, line in enumerate(lines):
-            if line.startswith(BACKGROUND_FAILURE):
-                failures[error_line(lines[number + 1 :])] += 1
-        return failures
-
-
-def error_line(lines: list[str]) -> str:
-    """The ``Type: message`` line that ends the traceback at the start of ``lines``."""
-    for line in lines:
-        if line and not line.startswith((" ", "Traceback", "The above exception", "During handling")):
-            return line
-    return "?"
-
-
 class BackgroundFailures(logging.Handler):
     """Counts (instead of printing) failures of this process's background database work."""
 
@@ -194,84 +151,6 @@ class BackgroundFailures(logging.Handler):
     def __exit__(self, *exc: object) -> None:
         self.logger.removeHandler(self)
         self.logger.propagate = True
-
-
-def start_server(
-    database_url: str,
-    redis_url: str,
-    conn_max_age: int,
-    pool_size: int,
-    workers: int,
-    app: str = "cognizes.asgi:application",
-    extra_env: dict[str, str] | None = None,
-) -> Server:
-    """A uvicorn process serving the API (or ``app``), answering once this returns."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "cognizes.settings",
-        "DATABASE_URL": database_url,
-        "DATABASE_CONN_MAX_AGE": str(conn_max_age),
-        "DATABASE_POOL_SIZE": str(pool_size),
-        "REDIS_URL": redis_url,
-        "COGNIZES_API_RATE": SERVER_RATE,
-        "DJANGO_DEBUG": "false",
-        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secret_key.ensure(),  # as `make run` does
-        **(extra_env or {}),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        app,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--http",
-        "httptools",
-        "--loop",
-        "uvloop",
-        "--lifespan",
-        "off",
-        "--no-access-log",
-        "--log-level",
-        "warning",
-    ]
-    log_path = Path(tempfile.mkstemp(prefix="bench_api_server_", suffix=".log")[1])
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    server = Server(process=process, base_url=f"http://127.0.0.1:{port}", log_path=log_path)
-    wait_until_answering(server)
-    return server
-
-
-def wait_until_answering(server: Server) -> None:
-    import httpx
-
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {server.process.returncode}:\n{server.log_tail()}")
-        try:
-            httpx.get(f"{server.base_url}/api/v1/", timeout=2.0)
-            return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    stop_server(server)
-    raise RuntimeError(f"uvicorn did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}")
-
-
-def stop_server(server: Server) -> None:
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait()
-    server.log_path.unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------------
@@ -505,13 +384,6 @@ def load_memories(count: int) -> tuple[int, int]:
 # ---------------------------------------------------------------------------
 
 
-class Client(Protocol):
-    def call(self, index: int) -> None:
-        """Request number ``index`` of this client (timed)."""
-
-    def close(self) -> None: ...
-
-
 def http_client(base_url: str, key: str) -> Any:
     import httpx
 
@@ -634,10 +506,6 @@ class HttpFloor:
         self.http.close()
 
 
-ClientFactory = Callable[[int, int], Client]
-"""(client number, requests it will make) -> a ready client."""
-
-
 @dataclass
 class Bench:
     base_url: str
@@ -677,12 +545,6 @@ class Run:
     """New PostgreSQL sessions on the scratch database per request (setup and untimed requests included)."""
     redis_connections: float = 0.0
     """New connections to the Redis server per request (server-wide count)."""
-
-
-@dataclass(frozen=True)
-class Load:
-    latencies: list[float]
-    seconds: float
 
 
 class ConnectionCounter:
@@ -728,48 +590,6 @@ def measure(factory: ClientFactory, clients: int, requests: int, counter: Connec
     time.sleep(CONNECTION_STATS_DELAY)  # a backend counts its session as it exits
     after = counter.read()
     return summarise(load, (after[0] - before[0], after[1] - before[1]))
-
-
-def run_load(factory: ClientFactory, clients: int, requests: int) -> Load:
-    """``requests`` split between ``clients`` threads, all released at once after their setup."""
-    per_client = max(1, requests // clients)
-    start_gate = threading.Barrier(clients + 1)
-    latencies: list[list[float]] = [[] for _ in range(clients)]
-    finished = [0.0] * clients
-    errors: list[BaseException] = []
-
-    def work(number: int) -> None:
-        client = None
-        try:
-            client = factory(number, per_client)
-            start_gate.wait()
-            timings = latencies[number]
-            for index in range(per_client):
-                begin = time.perf_counter()
-                client.call(index)
-                timings.append(time.perf_counter() - begin)
-            finished[number] = time.perf_counter()
-        except BaseException as error:
-            errors.append(error)
-            start_gate.abort()
-        finally:
-            if client is not None:
-                client.close()
-
-    threads = [threading.Thread(target=work, args=(n,), name=f"bench-client-{n}") for n in range(clients)]
-    with no_gc():
-        for thread in threads:
-            thread.start()
-        try:
-            start_gate.wait()
-        except threading.BrokenBarrierError:
-            pass
-        started = time.perf_counter()
-        for thread in threads:
-            thread.join()
-    if errors:
-        raise errors[0]
-    return Load([t for timings in latencies for t in timings], max(finished) - started)
 
 
 # ---------------------------------------------------------------------------
@@ -1026,17 +846,9 @@ def main() -> None:
 
         logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request at INFO
         if args.adk:
-            from django.core.management import call_command
-
-            from bench.api_adk import compare
-            from cognizes.access.services import do_create_api_key
-
-            call_command("migrate", verbosity=0)
-            key = do_create_api_key(name="bench", app_name=APP)[1]
-            compare(
+            api_adk.compare(
                 database_url,
                 server_url,
-                key,
                 settings.REDIS_URL,
                 rounds,
                 sizes.concurrency,

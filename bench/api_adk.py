@@ -32,11 +32,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.api import APP, free_port, run_load, start_server, stop_server, text_event
+from bench.http_load import free_port, run_load, start_server, stop_server
 from bench.scratch import recreate_databases
-from bench.sessions import asyncpg_url
+from bench.sessions import asyncpg_url, text_event
 
 ADK_DB = "cognizes_bench_adk_api"
+APP = "bench_api"
 OURS, ADK = "Cognizes", "adk api_server"
 USER = "api_user"
 OPERATIONS = ("create", "get_empty", "get_50", "list_50")
@@ -172,7 +173,7 @@ def fill_adk(server_url: str, target: Target) -> None:
         empty = await service.create_session(app_name=APP, user_id=USER, state={"turn": 0})
         full = await service.create_session(app_name=APP, user_id=USER, state={"turn": 0})
         for turn in range(50):
-            await service.append_event(full, text_event(f"turn {turn}", turn))
+            await service.append_event(full, text_event(f"turn {turn}", {"turn": turn}))
         for _ in range(50):
             await service.create_session(app_name=APP, user_id="lister", state={"topic": "bench"})
         target.empty_id, target.full_id = empty.id, full.id
@@ -199,15 +200,21 @@ def fill_ours(target: Target) -> None:
             user_id=USER,
             session_id=target.full_id,
             expected_version=version,
-            event=adk.to_new_event(text_event(f"turn {turn}", turn)),
+            event=adk.to_new_event(text_event(f"turn {turn}", {"turn": turn})),
         )
     for _ in range(50):
         create("lister")
 
 
-def compare(
-    database_url: str, server_url: str, key: str, redis_url: str, rounds: int, concurrency: int, requests: int
-) -> None:
+def compare(database_url: str, server_url: str, redis_url: str, rounds: int, concurrency: int, requests: int) -> None:
+    """Both servers on the same calls, ``rounds`` times interleaved, then the table (Django set up on ``database_url``,
+    an empty scratch database: it is migrated here)."""
+    from django.core.management import call_command
+
+    from cognizes.access.services import do_create_api_key
+
+    call_command("migrate", verbosity=0)
+    key = do_create_api_key(name="bench", app_name=APP)[1]
     recreate_databases(server_url, [ADK_DB])
     ours_server = start_server(database_url, redis_url, conn_max_age=0, pool_size=20, workers=1)
     adk_process, adk_base, agents = start_adk(server_url)

@@ -61,7 +61,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.api import SERVER_RATE, free_port, start_server, stop_server  # noqa: E402
+from bench.http_load import SERVER_RATE, free_port, start_server, stop_server  # noqa: E402
 from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
 from bench.timing import no_gc  # noqa: E402
 

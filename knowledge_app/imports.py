@@ -15,8 +15,9 @@ An import is done, as Vertex's is, once every document it added is indexed or fa
 Recovery makes the import idempotent rather than resumable. A worker holds an import under a
 lease renewed with every batch, each batch's documents and counts committed together; a
 worker killed mid-import leaves a lease that runs out, and ``do_recover_imports`` sends the
-import again. The new run lists the files again and counts afresh: what the killed run added
-is a document already linked to this import, counted added again rather than skipped.
+import again (``knowledge_app.leases.IMPORTS``, ``cognizes.infra.jobs``). The new run lists the
+files again and counts afresh: what the killed run added is a document already linked to this
+import, counted added again rather than skipped.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from django.db import transaction
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
-from knowledge_app import import_sources, leases, services
+from cognizes.infra import jobs
+from knowledge_app import import_sources, services
+from knowledge_app.leases import IMPORTS, MAX_ATTEMPTS, lease
 from knowledge_app.models import Corpus, Document, DocumentStatus, Import, ImportStatus
 
 logger = logging.getLogger(__name__)
@@ -42,7 +45,8 @@ BATCH_BYTES = 16 * 1024 * 1024
 """A batch of files is added (and the lease renewed) in one transaction: few commits for small files,
 short transactions for large ones."""
 MAX_FAILURES_KEPT = 100
-MAX_ATTEMPTS = 3
+RUN_IMPORT = "knowledge_app.tasks.run_import"
+"""The task that runs an import, sent by name: the tasks import this module, not the other way round."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,7 @@ def do_run_import(import_id: int) -> str:
     try:
         return _run(record)
     except Exception:
-        Import.objects.filter(id=record.id, lease_until=record.lease_until).update(lease_until=timezone.now())
+        IMPORTS.let_go(record)
         raise  # the lease let go: a retry of the task takes the import at once
 
 
@@ -167,13 +171,11 @@ def _run(record: Import) -> str:
     }
     tally, remaining, ours = _Tally(), iter(files), set[int]()
     while True:
-        with transaction.atomic():
-            renewed = _renew(record)
-            if renewed is None:  # the lease ran out and another worker took it: its counts will be the ones
+        with transaction.atomic():  # the lease renewed with the batch: the import locked until it commits
+            if not IMPORTS.renew(record):  # the lease ran out and another worker took it: its counts will be the ones
                 return "lost its lease: left to the worker that took it over"
             taken = _add_batch(record, folder, remaining, tally, earlier, ours, chunking)
             Import.objects.filter(id=record.id).update(**tally.fields(), updated_at=timezone.now())
-        record.lease_until = renewed  # once committed: a batch rolled back leaves the lease as it was
         if not taken:
             break
     _finish(record, status=ImportStatus.ADDED, **tally.fields())
@@ -246,31 +248,11 @@ def _unique(files: Iterator[import_sources.SourceFile]) -> list[import_sources.S
 
 def _claim(import_id: int) -> Import | None:
     """The import, now ``running`` under this worker's lease and counted afresh; None if it is not to be run."""
-    return leases.claim(
-        Import,
-        import_id,
-        pending=ImportStatus.PENDING,
-        running=ImportStatus.RUNNING,
-        related=("corpus",),
-        **_Tally().fields(),
-        files_found=0,
-    )
-
-
-def _renew(record: Import) -> datetime | None:
-    """This worker's lease extended (the import locked until the batch commits); None if it is no longer ours."""
-    renewed = timezone.now() + leases.lease()
-    still_ours = Import.objects.filter(
-        id=record.id, status=ImportStatus.RUNNING, lease_until=record.lease_until
-    ).update(lease_until=renewed)
-    return renewed if still_ours else None
+    return IMPORTS.claim(import_id, related=("corpus",), **_Tally().fields(), files_found=0)
 
 
 def _finish(record: Import, **fields: Any) -> None:
-    now = timezone.now()
-    Import.objects.filter(id=record.id, lease_until=record.lease_until).update(
-        lease_until=None, finished_at=now, updated_at=now, **fields
-    )
+    IMPORTS.finish(record, finished_at=timezone.now(), **fields)
 
 
 def do_fail_after_error(import_id: int, error: BaseException) -> None:
@@ -290,29 +272,22 @@ def do_recover_imports() -> list[int]:
 
     One whose workers vanished ``MAX_ATTEMPTS`` times fails, saying so, rather than staying running.
     """
-    from knowledge_app.tasks import run_import
-
     now = timezone.now()
-    Import.objects.filter(status=ImportStatus.RUNNING, lease_until__lt=now, attempts__gte=MAX_ATTEMPTS).update(
-        status=ImportStatus.FAILED,
-        lease_until=None,
+    IMPORTS.give_up_on_lost(
+        now,
         finished_at=now,
-        updated_at=now,
         error=f"The import's worker stopped {MAX_ATTEMPTS} times before it was done (killed, or out of memory). "
         "The files added before are kept; importing again adds the rest.",
     )
     lost = list(
         Import.objects.filter(
-            Q(status=ImportStatus.RUNNING, lease_until__lt=now)
-            | Q(status=ImportStatus.PENDING, updated_at__lt=now - leases.lease())
+            IMPORTS.lost(now) | Q(status=ImportStatus.PENDING, updated_at__lt=now - lease())
         ).values_list("id", flat=True)[:100]
     )
     for import_id in lost:
-        run_import.delay(import_id)
+        jobs.send(RUN_IMPORT, import_id)
     return lost
 
 
 def _enqueue_on_commit(import_id: int) -> None:
-    from knowledge_app.tasks import run_import
-
-    transaction.on_commit(lambda: run_import.delay(import_id))
+    transaction.on_commit(lambda: jobs.send(RUN_IMPORT, import_id))

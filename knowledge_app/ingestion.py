@@ -1,7 +1,7 @@
 """Indexing a document on a worker: parse → chunk → embed → replace its chunks, all or nothing.
 
 A worker claims a document by moving it to ``running`` with a lease
-(``knowledge_app.leases``), which it renews while it works, however long that is:
+(``knowledge_app.leases.DOCUMENTS``, ``cognizes.infra.jobs``), which it renews while it works, however long that is:
 another delivery of the same task finds it claimed and leaves it, and a worker killed
 mid-document leaves a lease that runs out, after which ``do_recover_documents`` sends
 it again. Which document a task's worker takes is the fair queue's choice
@@ -24,8 +24,9 @@ from django.utils import timezone
 from cognizes.access import limits
 from cognizes.infra.embedders import get_embedder
 from cognizes.infra.text import search_text
-from knowledge_app import leases, queue
+from knowledge_app import queue
 from knowledge_app.chunking import chunk
+from knowledge_app.leases import DOCUMENTS, MAX_ATTEMPTS, lease
 from knowledge_app.models import Chunk, Document, DocumentStatus
 from knowledge_app.parsing import UnreadableDocument, parse
 
@@ -33,7 +34,6 @@ logger = logging.getLogger(__name__)
 
 EMBED_BATCH = 32
 """Chunks embedded per call: the model is far faster per text in batches."""
-MAX_ATTEMPTS = 3
 
 
 def _claim(document_id: int) -> Document | None:
@@ -63,21 +63,18 @@ def do_ingest_next() -> str:
 def _index(document: Document) -> str:
     """Parse, chunk, embed and swap in the claimed document's chunks, renewing the claim all the while."""
     try:
-        with leases.renewed(document, running=DocumentStatus.RUNNING):
+        with DOCUMENTS.renewed(document):
             return _parse_and_embed(document)
     except Exception as error:
         # Let go at once: a retry of the task (or recovery) takes it again without waiting out the lease; on the
         # last attempt, say why it failed (the task's own give-up names its message's document, maybe another).
         try:
             if document.attempts >= MAX_ATTEMPTS:
-                _held(document).update(
-                    status=DocumentStatus.FAILED,
-                    lease_until=None,
-                    updated_at=timezone.now(),
-                    error=f"Indexing failed {MAX_ATTEMPTS} times: {error}",
+                DOCUMENTS.finish(
+                    document, status=DocumentStatus.FAILED, error=f"Indexing failed {MAX_ATTEMPTS} times: {error}"
                 )
             else:
-                _held(document).update(lease_until=timezone.now())
+                DOCUMENTS.let_go(document)
         except DatabaseError:  # the outage that failed the run: the lease runs out by itself
             pass
         raise
@@ -85,7 +82,7 @@ def _index(document: Document) -> str:
 
 def _held(document: Document) -> QuerySet[Document]:
     """The document while this run's claim holds it: what every write of the run goes through."""
-    return leases.held(document, running=DocumentStatus.RUNNING)
+    return DOCUMENTS.held(document)
 
 
 def _parse_and_embed(document: Document) -> str:
@@ -143,9 +140,7 @@ def _parse_and_embed(document: Document) -> str:
 
 def _finish(document: Document, **fields: object) -> bool:
     """End this run's claim with ``fields``; False if the claim was no longer held (nothing written)."""
-    return bool(
-        _held(document).update(lease_until=None, error=fields.pop("error", ""), updated_at=timezone.now(), **fields)
-    )
+    return DOCUMENTS.finish(document, error=fields.pop("error", ""), **fields)
 
 
 def do_fail_after_error(document_id: int, error: BaseException) -> None:
@@ -159,28 +154,21 @@ def do_recover_documents() -> list[int]:
     """Send again a message for every document whose worker vanished (its lease ran out) or whose message was
     lost; one whose workers vanished ``MAX_ATTEMPTS`` times is failed, saying so, rather than left running for good.
 
-    A live worker renews its lease (``leases.renewed``), so a lease runs out only when its worker is gone.
+    A live worker renews its lease (``DOCUMENTS.renewed``), so a lease runs out only when its worker is gone.
     """
-    from knowledge_app.tasks import ingest_document
-
     now = timezone.now()
-    Document.objects.filter(status=DocumentStatus.RUNNING, lease_until__lt=now, attempts__gte=MAX_ATTEMPTS).update(
-        status=DocumentStatus.FAILED,
-        lease_until=None,
-        updated_at=now,
+    DOCUMENTS.give_up_on_lost(
+        now,
         error=f"Indexing stopped {MAX_ATTEMPTS} times without finishing (its worker was lost each time): "
         "index it again once the workers are healthy.",
     )
     lost = list(
-        Document.objects.filter(
-            Q(status=DocumentStatus.RUNNING, lease_until__lt=now)
-            | Q(status=DocumentStatus.PENDING, updated_at__lt=now - leases.lease())
-        )
+        Document.objects.filter(DOCUMENTS.lost(now) | Q(status=DocumentStatus.PENDING, updated_at__lt=now - lease()))
         .filter(attempts__lt=MAX_ATTEMPTS)
         .values_list("id", flat=True)[:1000]
     )
     # A document waiting its turn behind a long queue looks lost too: sent once a lease, not once a round.
     Document.objects.filter(id__in=lost, status=DocumentStatus.PENDING).update(updated_at=now)
     for document_id in lost:
-        ingest_document.delay(document_id)
+        queue.send(document_id)
     return lost

@@ -19,6 +19,10 @@ busy while there is any work (no cap leaves a worker idle), and no app is starve
 its turn only ages while others are served. The choice is one statement over the
 pending documents and the running ones, locked with ``SKIP LOCKED`` so two workers
 claiming at once take two documents.
+
+Documents are sent to the queue from here too: the Celery message names its task
+(``INGEST_DOCUMENT``), so the rules that store documents and the recovery that finds lost ones
+need not import the tasks that run them (the tasks import them).
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from knowledge_app import leases
+from cognizes.infra import jobs
+from knowledge_app.leases import DOCUMENTS
 from knowledge_app.models import Document, DocumentStatus, IndexingTurn
+
+INGEST_DOCUMENT = "knowledge_app.tasks.ingest_document"
 
 _NEXT = """
 WITH busy AS (
@@ -72,14 +79,17 @@ def claim_next(*, max_attempts: int, **reset: object) -> Document | None:
 
 def claim(document_id: int, **reset: object) -> Document | None:
     """The document named, now ``running`` under this worker's lease; None if it is not to be run (done, or held)."""
-    return leases.claim(
-        Document,
-        document_id,
-        pending=DocumentStatus.PENDING,
-        running=DocumentStatus.RUNNING,
-        related=("corpus",),
-        **reset,
-    )
+    return DOCUMENTS.claim(document_id, related=("corpus",), **reset)
+
+
+def send(document_id: int) -> None:
+    """Tell a worker there is a document to index (the one whose turn it is: ``document_id`` is only the sender's)."""
+    jobs.send(INGEST_DOCUMENT, document_id)
+
+
+def send_on_commit(document_id: int) -> None:
+    """``send`` once this transaction commits: a worker never looks before the document is there to claim."""
+    transaction.on_commit(lambda: send(document_id))
 
 
 def _served(app_name: str, now: datetime) -> None:

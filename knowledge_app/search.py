@@ -63,8 +63,8 @@ fusions swept, the one chosen on one half (scores, ``vector`` 0.5 and 0.3) beats
 HNSW_FROM_CHUNKS = 10_000
 """A scope of this many chunks or more is searched through the HNSW index; a smaller one, exactly. PostgreSQL's
 planner scans a corpus exactly at any size (its cost model sees no gain in the index under a filter), which
-``bench/knowledge_scale.py`` measured at 146 ms p95 for corpora of 10,000-29,000 chunks of a million, against
-27 ms (recall@10 0.98) through the index; for corpora of 1,000-10,000 chunks the exact scan was the faster."""
+``bench/knowledge_scale.py`` measured several times slower than the index (at a recall@10 of 0.98) for corpora
+from 10,000 chunks of a million; below, the exact scan was the faster (docs/measured.md)."""
 MAX_QUERY_CHARS = 4000
 """A longer query is cut here: its embedding reads 512 tokens anyway, and BM25 over 10,000 words would scan."""
 

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from cognizes.access import limits
 from cognizes.access.models import MAX_KEY_LENGTH
+from knowledge_app import queue
 from knowledge_app.metadata import InvalidMetadata, checked
 from knowledge_app.models import Corpus, Document, DocumentStatus
 
@@ -182,7 +183,7 @@ def do_add_document(
             )
     except IntegrityError:  # the same bytes, uploaded at the same moment by another request
         return Added(owned.get(content_hash=digest), created=False)
-    _enqueue_on_commit(document.id)
+    queue.send_on_commit(document.id)
     return Added(document, created=True)
 
 
@@ -250,10 +251,4 @@ def do_delete_corpus(corpus: Corpus) -> None:
 def do_reindex(document: Document) -> None:
     """Parse, chunk and embed the document again (its chunks are replaced when the new ones are ready)."""
     Document.objects.filter(id=document.id).update(status=DocumentStatus.PENDING, error="", lease_until=None)
-    _enqueue_on_commit(document.id)
-
-
-def _enqueue_on_commit(document_id: int) -> None:
-    from knowledge_app.tasks import ingest_document
-
-    transaction.on_commit(lambda: ingest_document.delay(document_id))
+    queue.send_on_commit(document.id)

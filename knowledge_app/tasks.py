@@ -1,4 +1,8 @@
-"""Celery tasks of knowledge_app: thin wrappers that take ids and call one service."""
+"""Celery tasks of knowledge_app: thin wrappers that take ids and call one service.
+
+The tasks import what they run, never the other way round: what sends them names them (``queue.INGEST_DOCUMENT``,
+``imports.RUN_IMPORT``), and ``.importlinter`` keeps it so.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from cognizes.infra.tasks import MAINTENANCE_TASK, RETRIED_THROUGH_OUTAGES, run_on_a_timer
-from knowledge_app import imports, ingestion
+from knowledge_app import imports, ingestion, queue
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +31,7 @@ def _giving_up_after_the_last_try(
         raise
 
 
-@shared_task(**RETRIED_THROUGH_OUTAGES)
+@shared_task(name=queue.INGEST_DOCUMENT, **RETRIED_THROUGH_OUTAGES)
 def ingest_document(self, document_id: int) -> str:
     """Index one document (parse, chunk, embed, swap its chunks in): the one whose turn it is
     (``knowledge_app.queue``). Each pending document has sent one of these messages; which document a message
@@ -37,7 +41,7 @@ def ingest_document(self, document_id: int) -> str:
     )
 
 
-@shared_task(**RETRIED_THROUGH_OUTAGES)
+@shared_task(name=imports.RUN_IMPORT, **RETRIED_THROUGH_OUTAGES)
 def run_import(self, import_id: int) -> str:
     """Add an import's files to its corpus (each then indexed by ``ingest_document``)."""
     return _giving_up_after_the_last_try(self, imports.do_run_import, imports.do_fail_after_error, import_id)

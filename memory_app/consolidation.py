@@ -12,7 +12,9 @@ a job still not done when its lease runs out (its worker was SIGKILLed, its
 message died with a Redis restart or was never sent while Redis was down) is sent
 again by ``do_recover_jobs`` (a beat task, and every worker once it has started).
 A job commits its result only while it still holds its claim, so a worker that
-was presumed dead and wakes up late writes nothing twice.
+was presumed dead and wakes up late writes nothing twice. The claim, its renewal and
+its end are the leased rows' rule of every app (``JOBS``, ``cognizes.infra.jobs``);
+a job's own states (scheduled, a dispatch lease while queued) are this module's.
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import kombu.exceptions
-from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from cognizes.infra.leases import renewing
+from cognizes.infra import jobs
+from cognizes.infra.jobs import LeasedJobs
 from memory_app.extraction import get_extractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory
 from memory_app.services import Generation, do_remember, get_bank_config
@@ -40,6 +42,19 @@ KNOWN_MEMORIES_FOR_EXTRACTION = 50
 # The tasks are sent by name: consolidation is what the tasks call, not the other way round.
 CONSOLIDATE = "memory_app.tasks.consolidate"
 CONSOLIDATE_WHEN_DUE = "memory_app.tasks.consolidate_when_due"
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.COGNIZES_JOB_LEASE_SECONDS)
+
+
+JOBS = LeasedJobs(
+    ConsolidationJob,
+    waiting=(JobStatus.QUEUED, JobStatus.FAILED),  # a failed job is run again by its task's retry
+    running=JobStatus.RUNNING,
+    failed=JobStatus.FAILED,
+    lease=_lease,
+)
 
 
 class JobTakenOver(Exception):
@@ -240,7 +255,7 @@ def _send(task: str, job_id: int, *, countdown: float = 0) -> None:
     scheduled one is recovered once it is overdue. The request that made it succeeds.
     """
     try:
-        current_app.send_task(task, (job_id,), countdown=min(countdown, settings.COGNIZES_JOB_MAX_COUNTDOWN_SECONDS))
+        jobs.send(task, job_id, countdown=min(countdown, settings.COGNIZES_JOB_MAX_COUNTDOWN_SECONDS))
     except kombu.exceptions.OperationalError as error:  # the broker is unreachable (after Celery's own retries)
         logger.warning("job %s not sent (%s): it is sent again once the broker is back", job_id, error)
         ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(lease_until=timezone.now())
@@ -255,35 +270,25 @@ def run_job(job_id: int) -> None:
     claimed it and died before committing, and its lease is the only sign.
     """
     now = timezone.now()
-    with transaction.atomic():
-        job = ConsolidationJob.objects.select_for_update(skip_locked=True).filter(pk=job_id).first()
-        if job is None or not _free(job, now):
-            if job is not None and job.status == JobStatus.RUNNING:
-                wait = (job.lease_until - now).total_seconds() + 1
-                transaction.on_commit(lambda: _send(CONSOLIDATE, job_id, countdown=wait))
-            return
-        job.status, job.attempts, job.started_at = JobStatus.RUNNING, job.attempts + 1, now
-        job.lease_until = now + _lease()
-        job.save(update_fields=["status", "attempts", "started_at", "lease_until"])
+    job = JOBS.claim(job_id, started_at=now)
+    if job is None:
+        held_until = (
+            ConsolidationJob.objects.filter(pk=job_id, status=JobStatus.RUNNING, lease_until__gte=now)
+            .values_list("lease_until", flat=True)
+            .first()
+        )
+        if held_until is not None:  # come back once the lease ends: its holder may be dead
+            wait = (held_until - now).total_seconds() + 1
+            transaction.on_commit(lambda: _send(CONSOLIDATE, job_id, countdown=wait))
+        return
     try:
-        with renewing(lambda: _claimed(job), lease=_lease, name=f"consolidation job {job.pk}"):
+        with JOBS.renewed(job):
             _run(job)
     except JobTakenOver:
         logger.warning("consolidation job %s: taken over by another run after its lease ran out", job.pk)
     except Exception as error:
-        _claimed(job).update(status=JobStatus.FAILED, error=f"{type(error).__name__}: {error}", lease_until=None)
+        JOBS.finish(job, status=JobStatus.FAILED, error=f"{type(error).__name__}: {error}")
         raise
-
-
-def _free(job: ConsolidationJob, now: datetime) -> bool:
-    if job.status in (JobStatus.QUEUED, JobStatus.FAILED):
-        return True
-    return job.status == JobStatus.RUNNING and (job.lease_until is None or job.lease_until < now)
-
-
-def _claimed(job: ConsolidationJob):
-    """The job's row while this run (its attempt number) still holds it."""
-    return ConsolidationJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING, attempts=job.attempts)
 
 
 def do_recover_jobs(limit: int = 500) -> list[int]:
@@ -293,8 +298,10 @@ def do_recover_jobs(limit: int = 500) -> list[int]:
     two recoveries at once do not both send it), then sent. Returns their ids.
     """
     now = timezone.now()
-    lost = Q(status__in=[JobStatus.QUEUED, JobStatus.RUNNING], lease_until__lt=now) | Q(
-        status=JobStatus.SCHEDULED, not_before__lt=now - _lease()
+    lost = (
+        JOBS.lost(now)
+        | Q(status=JobStatus.QUEUED, lease_until__lt=now)  # its dispatch lease ran out: no worker started it
+        | Q(status=JobStatus.SCHEDULED, not_before__lt=now - _lease())
     )
     with transaction.atomic():
         ids = list(
@@ -309,10 +316,6 @@ def do_recover_jobs(limit: int = 500) -> list[int]:
     if ids:
         logger.warning("consolidation jobs %s were lost (worker gone or message lost): sent again", ids)
     return ids
-
-
-def _lease() -> timedelta:
-    return timedelta(seconds=settings.COGNIZES_JOB_LEASE_SECONDS)
 
 
 def _redispatch_time() -> datetime:
@@ -341,7 +344,7 @@ def _run(job: ConsolidationJob) -> None:
     # dies in between leaves neither, so its retry ingests each event once (issue 11). Only while
     # this run still holds the job: one that lost it to a takeover commits nothing.
     with transaction.atomic():
-        if not _claimed(job).select_for_update().exists():
+        if not JOBS.held(job).select_for_update().exists():
             raise JobTakenOver(job.pk)
         outcome = do_remember(
             app_name=job.app_name,

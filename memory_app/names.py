@@ -99,8 +99,8 @@ def _latin_names(text: str) -> list[str]:
 
 def _chinese_names(text: str) -> list[str]:
     """Words jieba's dictionary tags as proper names, and words it found only by its HMM (not in the dictionary:
-    mostly names, like 小明). posseg's own tagging does the same with a second HMM, at ~30 times the cost
-    (~20 ms a sentence: more than the embedding)."""
+    mostly names, like 小明). posseg's own tagging does the same with a second HMM, at many times the cost
+    (more than the embedding: docs/measured.md)."""
     tags = _word_tags()
     return [
         word

@@ -295,9 +295,9 @@ class ScopeFacts:
 
         A walk reads about ``candidates × table_rows / count`` index entries before it has met
         ``candidates`` of this scope (hnsw.iterative_scan), a scan reads ``count`` rows; each costs about
-        the same (~3 µs here, bench/memory_scale.py). So the walk wins once ``count² > candidates ×
-        table_rows``: at 1M memories, scopes of more than ~7,000. PostgreSQL's planner, which does not know
-        how the filter thins the walk, keeps scanning them: a heavy user's vector search p95 was 60 ms.
+        the same (bench/memory_scale.py). So the walk wins once ``count² > candidates × table_rows``: at 1M
+        memories, scopes of several thousand. PostgreSQL's planner, which does not know how the filter thins
+        the walk, keeps scanning them, and a heavy user's vector search was slow (docs/measured.md).
         """
         return self.table_rows > 0 and self.count * self.count > candidates * self.table_rows
 

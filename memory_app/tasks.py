@@ -12,13 +12,13 @@ from memory_app import consolidation
 logger = logging.getLogger(__name__)
 
 
-@shared_task(**RETRIED_THROUGH_OUTAGES)
+@shared_task(name=consolidation.CONSOLIDATE, **RETRIED_THROUGH_OUTAGES)
 def consolidate(self, job_id: int) -> None:
     """Ingest one consolidation job."""
     consolidation.run_job(job_id)
 
 
-@shared_task(**RETRIED_THROUGH_OUTAGES)
+@shared_task(name=consolidation.CONSOLIDATE_WHEN_DUE, **RETRIED_THROUGH_OUTAGES)
 def consolidate_when_due(self, job_id: int) -> None:
     """Run a session-end job once its session has been quiet long enough; until then, wait again."""
     consolidation.run_when_due(job_id)

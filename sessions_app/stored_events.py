@@ -1,9 +1,8 @@
 """ADK ``Event`` objects rebuilt from the JSON stored for them, the very objects
-``Event.model_validate_json`` returns, in about a third of its time.
+``Event.model_validate_json`` returns, in a fraction of its time (docs/measured.md).
 
-Rebuilding events is most of a session read: ``Event.model_validate_json`` takes ~20 µs an event
-(bench/sessions.py's 150-event session: 3.2 of the raw floor's 3.5 ms). Most of that is not
-validation but Python that, for JSON, can only hand its input back: every ``google.genai`` model
+Rebuilding events is most of a session read (``Event.model_validate_json``, event by event). Most of
+that is not validation but Python that, for JSON, can only hand its input back: every ``google.genai`` model
 runs ``_check_field_type_mismatches`` before validating (it warns when a field holds a pydantic
 model of another class, which a value parsed from JSON never is), ``Event`` runs
 ``_accept_convenience_kwargs`` (it moves top-level ``message``, ``state``, ``route`` and

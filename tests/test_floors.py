@@ -8,6 +8,7 @@ whichever order a process happens to load them.
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +53,39 @@ def test_no_module_of_an_app_passes_600_lines():
         if "migrations" not in path.parts
     }
     assert {path: lines for path, lines in sizes.items() if lines > MAX_MODULE_LINES} == {}
+
+
+def _bench_imports() -> dict[str, set[str]]:
+    """Each benchmark module and the benchmark modules it imports, anywhere in it (a function-level import too).
+
+    Read from the source: ``bench`` is no package (its scripts put the checkout on the path), so a graph built by
+    importing it would also hold any other checkout's ``bench`` on the path.
+    """
+    modules = {path.stem for path in (ROOT / "bench").glob("*.py")}
+    imports: dict[str, set[str]] = {}
+    for name in modules:
+        tree = ast.parse((ROOT / "bench" / f"{name}.py").read_text())
+        named = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        named |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        imports[name] = {module.removeprefix("bench.") for module in named if module.startswith("bench.")} & modules
+    return imports
+
+
+def test_no_benchmark_imports_one_that_imports_it_back():
+    """A circle between two scripts (bench/api.py ⇄ bench/api_adk.py did) runs whichever is loaded second half-built;
+    what two benchmarks share lives in a module both import (``bench/http_load.py``)."""
+    imports = _bench_imports()
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            module = todo.pop()
+            if module == goal:
+                return True
+            if module not in seen:
+                seen.add(module)
+                todo.extend(imports.get(module, ()))
+        return False
+
+    circles = sorted((name, used) for name, used_ in imports.items() for used in used_ if reaches(used, name))
+    assert circles == []

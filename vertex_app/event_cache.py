@@ -2,9 +2,9 @@
 
 An agent reads its whole session at every turn (ADK's Vertex client lists every
 event), so a ``ListEvents`` mostly renders events it rendered before: each one
-renamed to ``rawEvent`` and shaped as a ``SessionEvent`` (~6.5 µs, a third of a
-50-event ``ListEvents``), and over gRPC read into a protobuf message (~15 µs more,
-half of the call). Stored events never change (a session's rows are only ever
+renamed to ``rawEvent`` and shaped as a ``SessionEvent`` (a third of a 50-event
+``ListEvents``), and over gRPC read into a protobuf message (half of the call;
+docs/measured.md). Stored events never change (a session's rows are only ever
 deleted with it), so a resource made once can be served again.
 
 Nothing is trusted to stay true, though: an entry is found by the session's row

@@ -5,7 +5,7 @@ snake_case field names. ADK's Vertex client sends (and reads back) the same dump
 ``by_alias=True``: the same values under camelCase names — but only the names of
 model fields change, never the keys of free-form maps (a ``state_delta``, a tool
 call's ``args``). Validating each event as an ADK ``Event`` and dumping it again
-cost more than the rest of a ``ListEvents`` together (50 events: ~7 ms of ~11).
+cost more than the rest of a ``ListEvents`` together (docs/measured.md).
 
 So the names are renamed by the model's own schema: for each model, each field's
 serialisation alias and the model (if any) its value holds, read once from the

@@ -127,8 +127,8 @@ def _declared_length(scope: Scope) -> int:
 def _declares_no_body(scope: Scope) -> bool:
     """Neither a length nor chunks: an HTTP/1.1 request framed so has no body (most GETs and DELETEs).
 
-    Its one empty message is already parsed when the app is called, so the timed read (a task per request,
-    ~50 µs of a small GET's server CPU here) would guard nothing.
+    Its one empty message is already parsed when the app is called, so the timed read (a task per request, a
+    measurable share of a small GET's server CPU: docs/measured.md) would guard nothing.
     """
     return not any(name in (b"content-length", b"transfer-encoding") for name, _ in scope.get("headers", []))
 

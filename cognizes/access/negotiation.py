@@ -3,8 +3,8 @@
 Nearly every API request says ``Accept: */*`` (httpx, aiohttp, curl, OkHttp) or
 nothing at all (the gRPC transcoder's, Google's GAPIC clients), or
 ``application/json``. DRF's negotiation parses the header into media types and
-ranks them against each renderer on every request, ~50 µs of a ~0.7 ms Vertex
-``GetSession`` (a Vertex get is two requests, so it paid it twice). For those
+ranks them against each renderer on every request, a noticeable share of a Vertex
+``GetSession`` (a Vertex get is two requests, so it paid it twice: docs/measured.md). For those
 three values the answer is known: the first renderer (``*/*`` or no header), or
 the first when it is JSON's. Anything else — ``?format=``, a format suffix, any
 other header — is DRF's own negotiation, with its 406s.

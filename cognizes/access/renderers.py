@@ -1,10 +1,10 @@
 """JSON responses written by pydantic-core's serializer, for views whose data is JSON's own types.
 
 DRF's ``JSONRenderer`` writes through the ``json`` module with a Python-level
-``default`` hook: a page of 50 Vertex events (each with its ``rawEvent``) took
-~0.33 ms to write, as much as reading them from PostgreSQL. pydantic-core (already
-installed: pydantic's own core, which ADK depends on) writes the same JSON in
-~0.08 ms. Its bytes are DRF's for strings, numbers, booleans, null, lists and
+``default`` hook: a page of 50 Vertex events (each with its ``rawEvent``) took as
+long to write as to read from PostgreSQL. pydantic-core (already installed:
+pydantic's own core, which ADK depends on) writes the same JSON in a fraction of
+that (docs/measured.md). Its bytes are DRF's for strings, numbers, booleans, null, lists and
 string-keyed dicts (compact, UTF-8, U+2028/U+2029 escaped as DRF escapes them);
 numbers may be spelled differently (``1e-7`` for ``1e-07``), the same values.
 
@@ -16,8 +16,8 @@ bare constants, go to DRF's renderer, which refuses them as before.
 
 A caller in the same process that reads the view's data rather than its bytes (the
 gRPC transcoder, which builds protobuf messages from it) marks its request with
-``DATA_ONLY``: a successful answer is then not written at all (~0.1 ms of a 50-event
-``ListEvents``); errors are written as ever. A page of ``FrozenJson`` values (stored
+``DATA_ONLY``: a successful answer is then not written at all (a share of a 50-event
+``ListEvents`` worth saving); errors are written as ever. A page of ``FrozenJson`` values (stored
 events, ``vertex_app.event_cache``) is written with each one's kept text.
 """
 

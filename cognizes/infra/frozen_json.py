@@ -2,8 +2,8 @@
 
 A stored event is rendered as the same Vertex ``SessionEvent`` at every turn of an
 agent (``vertex_app.event_cache`` keeps them). Writing it was still the work of
-every response: ~3 µs of JSON text each (``cognizes.access.renderers``), ~15 µs as a
-protobuf message over gRPC (``cognizes.infra.proto_json``). A ``FrozenJson`` keeps both the
+every response: its JSON text (``cognizes.access.renderers``), and over gRPC, costlier
+still, its protobuf message (``cognizes.infra.proto_json``; docs/measured.md). A ``FrozenJson`` keeps both the
 first time they are made, and the writers reuse them.
 """
 

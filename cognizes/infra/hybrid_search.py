@@ -73,8 +73,8 @@ TERM_FREQUENCY = "round(1 / (1.6449340668482264 * (1 - {rank})) - 0.5)"
 For one lexeme, ``ts_rank`` (normalisation 0) is ``Σ_{j=1..tf} 1/j² / (π²/6)``; its complement,
 ``ψ₁(tf + 1) / (π²/6)``, is ``1 / (tf + ½)`` within rounding, which this inverts: exact for 1-255 occurrences
 (the float4 ``ts_rank`` returns blurs 256, where a tsvector stops counting positions). Reading the positions
-instead (``unnest`` of the row's tsvector) makes a row of every lexeme of every matching row: 380 of the 430 ms
-of a keyword list over 9,500 matching chunks of one corpus (bench/knowledge_scale.py)."""
+instead (``unnest`` of the row's tsvector) makes a row of every lexeme of every matching row: most of the time of a
+keyword list over a corpus's many matching chunks (docs/measured.md)."""
 
 _LEXEME_QUERY = "(chr(39) || replace(replace(lexeme, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39))::tsquery"
 """A lexeme as a tsquery of it alone: quoted, so it is taken as it is and not parsed again."""
@@ -142,8 +142,7 @@ def lexeme_params(lexemes: Sequence[str]) -> dict[str, Any]:
 UNROLLED_LEXEMES = 1600
 """The most lexemes ``keyword_ranks_of`` gives a column each (PostgreSQL's select lists stop at 1,664 entries, and
 a knowledge search's query of 4,000 characters may hold 2,000 Chinese words); a longer query gets ``keyword_ranks``.
-Short of it a column each is the faster however many: 0.18 s against 1.1 s for 10 lexemes matching every chunk
-of a 28,853-chunk corpus, 8.7 s against 40.5 s for 1,600 (bench/knowledge_scale.py's database)."""
+Short of it a column each is the faster however many, from 10 lexemes to 1,600 (docs/measured.md)."""
 
 
 def keyword_ranks_of(table: str, where: str, lexemes: int, id_type: str) -> str:

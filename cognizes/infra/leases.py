@@ -3,8 +3,9 @@
 Background work is a row first, claimed under a lease (consolidation jobs, documents to index,
 imports): a worker killed mid-run leaves a lease that runs out, and another may run the row again.
 A live worker must therefore keep extending its lease however long the work takes, or a slow run is
-taken over while it still works (a 117-page PDF was claimed three times that way: issue 41 J1). Each
-app says which rows its claim is (its attempt number) and how long a lease is; the thread is here once.
+taken over while it still works (a 117-page PDF was claimed three times that way: issue 41 J1). The
+thread is here once; ``cognizes.infra.jobs`` says which rows a claim is (its attempt number) and how long
+its lease, for every leased row of every app.
 """
 
 from __future__ import annotations

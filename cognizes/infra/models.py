@@ -22,7 +22,7 @@ def model_named(name: str, *, api_base: str = "", timeout: float = 60.0) -> Any:
     call and without retries of its own (the callers retry, then fall back: each knows how)."""
     if api_base:
         # LiteLLM fetches its model price list from GitHub when imported: a self-hosted server has no business
-        # calling out for it, and offline its retries held the first call ~7 s. Its bundled copy serves.
+        # calling out for it, and offline its retries held the first call for seconds. Its bundled copy serves.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         from google.adk.models.lite_llm import LiteLlm
 

@@ -2,7 +2,7 @@
 
 ``json_format.ParseDict`` walks every value through generic Python code: for a
 ``ListEvents`` page of 50 events (each with its ``rawEvent`` as a ``Struct``) it
-took ~6 ms of an ~11 ms gRPC call, more than the view that produced the page, and
+took more than half of the gRPC call, more than the view that produced the page, and
 each timestamp went through ``strptime``. ``parse_dict`` does the same for what
 Cognizes' responses hold — scalars, enums by name, nested and repeated messages,
 maps with string keys, ``Struct`` / ``Value`` / ``ListValue`` and RFC 3339
@@ -14,7 +14,7 @@ makes it start over with ``json_format.ParseDict`` itself, so the result and the
 errors are ``json_format``'s in every case it does not handle: it is a shortcut,
 never a second reading of proto3 JSON.
 
-Even so, building a message from Python values costs ~15 µs per ``rawEvent``
+Even so, building a message from Python values costs the same per ``rawEvent``
 ``Struct`` whichever way it is done (these readers, ``Struct.update``, or wire bytes
 written in Python): 50 events were half of a gRPC ``ListEvents``. A value that is
 served again and again unchanged (a stored event, remembered by

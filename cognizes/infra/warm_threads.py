@@ -4,8 +4,8 @@
 its queue wakes, and a call submitted while the last one is still returning finds
 another thread (or starts one). One agent appending turn after turn then alternates
 between two threads, so between two database threads' connections, two PostgreSQL
-backends and two sets of CPU caches, each asleep in turn: 916 µs an append against
-757 µs on a single thread (bench/sessions.py conditions, same process, alternated).
+backends and two sets of CPU caches, each asleep in turn: an append was measurably
+slower than on a single thread (docs/measured.md).
 Here idle threads form a stack, and a thread goes back on it *before* it reports
 its result, so the caller's next call reaches the same thread (with its connection),
 often before it has even gone to sleep. Concurrent calls still spread over up to

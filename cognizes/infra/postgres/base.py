@@ -16,11 +16,11 @@ append through ``PostgresSessionService`` made two round trips.
 
 ``prepared_cursor()`` is for the hot statements (an event append, a session read): PostgreSQL
 parses and plans each of them once per connection instead of on every call. The append's one
-statement (a compare-and-swap, the event insert and the state merges) took 270 µs of server
-CPU per call unprepared and 60 µs prepared. Only what goes through it is prepared (Django's own
-cursors bind client-side and never are), and nothing is behind a transaction pooler
-(``PREPARED_STATEMENTS`` False in the database's settings), where the next transaction may
-run on a server connection that never saw the statement.
+statement (a compare-and-swap, the event insert and the state merges), unprepared, spent most
+of its server CPU being parsed and planned anew on every call (docs/measured.md). Only what
+goes through it is prepared (Django's own cursors bind client-side and never are), and nothing
+is behind a transaction pooler (``PREPARED_STATEMENTS`` False in the database's settings),
+where the next transaction may run on a server connection that never saw the statement.
 """
 
 from __future__ import annotations
