@@ -12,9 +12,12 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, get_args
 
+# a2a-sdk's dispatcher and its 0.3 adapter import each other: only the dispatcher first imports (isort must not sort).
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+
+# isort: split
 from a2a.compat.v0_3 import types as v03
 from a2a.compat.v0_3.jsonrpc_adapter import JSONRPC03Adapter
-from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # before the 0.3 adapter: a2a-sdk imports it here
 from a2a.types import AgentCard, Message, Part, Role
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, VERSION_HEADER
 from google.protobuf.json_format import MessageToDict
