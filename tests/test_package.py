@@ -252,6 +252,22 @@ def _wait_for_line(lines: queue.Queue[str], seen: list[str], text: str, launcher
             seen.append(lines.get(timeout=0.5))
 
 
+def _processes_of(folder: Path) -> list[psutil.Process]:
+    """The processes whose command line names ``folder`` (PostgreSQL and Redis name their data folder)."""
+    return [p for p in psutil.process_iter(["cmdline"]) if str(folder) in " ".join(p.info["cmdline"] or [])]
+
+
+def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
+    """Those of ``processes`` still running after up to 15 s (zombies, exited but not yet reaped, do not count)."""
+    _, alive = psutil.wait_procs(processes, timeout=15)
+    running = []
+    for process in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if process.status() != psutil.STATUS_ZOMBIE:
+                running.append(process)
+    return running
+
+
 @pytest.mark.timeout(300)
 def test_cognizes_run_from_an_empty_folder_serves_an_agent_written_elsewhere_and_ctrl_c_stops_everything(
     venv, tmp_path
@@ -269,9 +285,16 @@ def test_cognizes_run_from_an_empty_folder_serves_an_agent_written_elsewhere_and
     )
     assert early.returncode == 1, early.stderr
     assert "Traceback" not in early.stderr and "start `cognizes run` there once" in early.stderr
+    assert _alive(_processes_of(data)) == [], "the servers the agent started outlived it"
 
     port, grpc_port = free_port(), free_port()
-    run_env = {**env, "PORT": str(port), "COGNIZES_GRPC_PORT": str(grpc_port), "COGNIZES_ADMIN_PASSWORD": "outside-pw"}
+    run_env = {
+        **env,
+        "PORT": str(port),
+        "COGNIZES_GRPC_PORT": str(grpc_port),
+        "COGNIZES_ADMIN_PASSWORD": "outside-pw",
+        "COGNIZES_WEB_WORKERS": "1",  # one web process to start, not one per core: uvicorn's supervisor is not ours
+    }
     launcher = subprocess.Popen(
         [venv / "bin" / "cognizes", "run"],
         cwd=here,
@@ -293,8 +316,9 @@ def test_cognizes_run_from_an_empty_folder_serves_an_agent_written_elsewhere_and
             )
 
         agent = start([venv / "bin" / "python", "agent.py"], elsewhere)
-        key_made = start([venv / "bin" / "cognizes", "create_api_key", "my_app"], here)
-        engine_made = start([venv / "bin" / "cognizes", "vertex_engine", "my_app"], here)
+        # (--skip-checks: cognizes run's migrate ran Django's checks, whose URL imports cost each command ~4 s of CPU)
+        key_made = start([venv / "bin" / "cognizes", "create_api_key", "my_app", "--skip-checks"], here)
+        engine_made = start([venv / "bin" / "cognizes", "vertex_engine", "my_app", "--skip-checks"], here)
         agent_said, key_said, engine_said = (p.communicate(timeout=180) for p in (agent, key_made, engine_made))
         assert (agent.returncode, key_made.returncode, engine_made.returncode) == (0, 0, 0), (agent_said, key_said)
         key, engine = key_said[0].splitlines()[-1], engine_said[0].splitlines()[-1]
@@ -322,7 +346,7 @@ def test_cognizes_run_from_an_empty_folder_serves_an_agent_written_elsewhere_and
 
         time.sleep(3)  # let the worker and beat finish starting
         started = psutil.Process(launcher.pid).children(recursive=True)
-        servers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+        servers = _processes_of(tmp_path)
         assert len(started) >= 4 and servers, "expected web, gRPC, worker, beat, PostgreSQL and Redis"
 
         launcher.send_signal(signal.SIGINT)
@@ -343,9 +367,7 @@ def test_cognizes_run_from_an_empty_folder_serves_an_agent_written_elsewhere_and
     assert "celery@" not in output and "Uvicorn running" not in output  # no banners burying the summary
     after = output[summary:].splitlines()
     assert [line for line in after if "warn" in line.lower() or "experimental" in line.lower()] == []
-    _, alive = psutil.wait_procs(started + servers, timeout=15)
-    assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
-    leftovers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
-    assert [p for p in leftovers if p.status() != psutil.STATUS_ZOMBIE] == []
+    assert _alive(started + servers) == []
+    assert _alive(_processes_of(tmp_path)) == []
     # Redis's socket and files were under the data folder, not in a new /tmp folder left behind.
     assert set(Path(tempfile.gettempdir()).glob("tmp*/redis.config")) == temporary
