@@ -35,7 +35,7 @@ from google.cloud.aiplatform_v1beta1.services.session_service.transports import 
 
 from tests.processes import ROOT, database_env, free_port
 
-VERSION = re.search(r'^__version__ = "([^"]+)"$', (ROOT / "cognizes" / "__init__.py").read_text(), re.M)[1]
+VERSION = re.findall(r'^__version__ = "([^"]+)"$', (ROOT / "cognizes" / "__init__.py").read_text(), re.M)[0]
 WHEEL_PACKAGES = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
     "packages"
 ]
@@ -239,7 +239,12 @@ def _get(url: str, key: str = "") -> bytes:
 def _lines(stream) -> queue.Queue[str]:
     """The lines of ``stream`` as they come (the launcher's output, read while it runs)."""
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+
+    def read() -> None:
+        for line in stream:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
     return lines
 
 
