@@ -6,9 +6,17 @@
 or the pieces: PostgresSessionService, PostgresMemoryService, PostgresArtifactService, DatabaseToolset,
 AuditPlugin.
 
-Importing this module sets Django up (with ``cognizes.settings`` unless
-``DJANGO_SETTINGS_MODULE`` says otherwise), so a plain agent script needs nothing
-but ``DATABASE_URL`` (or nothing at all, for the embedded PostgreSQL).
+Importing this module sets Django up (with ``cognizes.settings`` unless ``DJANGO_SETTINGS_MODULE`` says otherwise),
+so an agent script in any directory needs nothing but the installed package. Its database is the first of:
+
+- ``DATABASE_URL`` (and ``REDIS_URL``), when set: servers of your own, migrated with ``cognizes migrate``;
+- the embedded PostgreSQL and Redis that ``cognizes run`` keeps under ``COGNIZES_VAR_DIR`` (by default the user's
+  data folder, or ``var/`` in a checkout): the script joins them while ``cognizes run`` is running, and otherwise
+  starts them itself, as every process of a checkout does (they stop when the last process using them exits).
+
+The secret key is the one ``cognizes run`` wrote into that folder (``DJANGO_SECRET_KEY`` overrides it). A folder
+where ``cognizes run`` never ran holds no migrated database: the import then exits with a message saying so
+(``cognizes.infra.setup``) rather than failing later at the first query.
 """
 
 from cognizes.infra.setup import ensure_django

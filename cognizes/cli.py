@@ -7,6 +7,8 @@
 
 It is ``manage.py`` for an installed Cognizes: the settings are ``cognizes.settings`` unless
 ``DJANGO_SETTINGS_MODULE`` names others, and the data is under ``COGNIZES_VAR_DIR`` (``cognizes.infra.local``).
+Its own words (``--help``, ``--version``, ``run``) are answered before Django loads: the settings start the
+embedded servers, which help and a version have no need of.
 """
 
 from __future__ import annotations
@@ -16,19 +18,44 @@ import sys
 
 import cognizes
 
+USAGE = f"""\
+usage: cognizes <command> [options]
+
+Cognizes {cognizes.__version__}: a self-hosted engine for ADK agents (sessions, memory, knowledge, tools) on
+PostgreSQL.
+
+commands:
+  run                    start PostgreSQL, Redis, the web and gRPC servers, a worker and beat; Ctrl-C stops them
+                         all (`cognizes run --help` lists its settings)
+  help                   list every other command (Django's management commands: migrate, create_api_key,
+                         createsuperuser, vertex_engine, …)
+  help <command>         one command's options
+  <command> [options]    run that management command, e.g. `cognizes create_api_key my_app`
+
+options:
+  -h, --help             show this message and exit
+  -V, --version          show the version and exit
+
+Data (the embedded PostgreSQL and Redis, the secret key) lives under COGNIZES_VAR_DIR, by default the user's data
+folder; DATABASE_URL and REDIS_URL name servers of your own instead.
+"""
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (``sys.argv[1:]`` by default) and return its exit status."""
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] in (["--version"], ["-V"]):
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0
+    if args[0] in ("-V", "--version"):
         print(f"cognizes {cognizes.__version__}")
         return 0
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
-    if args[:1] == ["run"]:
+    if args[0] == "run":
         from cognizes import run
 
-        return run.main()
-    if args[:1] == ["runserver"] and not os.environ.get("DJANGO_SECRET_KEY"):
+        return run.main(args[1:])
+    if args[0] == "runserver" and not os.environ.get("DJANGO_SECRET_KEY"):
         # The development server, like `cognizes run`, makes the installation's key if it has none (issue 41 E).
         from cognizes.infra import secret_key
 

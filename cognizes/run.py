@@ -11,6 +11,8 @@ servers; on exit every child's process group is stopped, then the servers.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -31,7 +33,8 @@ WEB_WORKERS = int(os.environ.get("COGNIZES_WEB_WORKERS", str(os.cpu_count() or 1
 """Web server processes: one per core by default (each has its own database pool and event loop)."""
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    _arguments().parse_args(sys.argv[1:] if argv is None else argv)  # none yet: it answers --help, refuses typos
     port = os.environ.get("PORT", "8000")
     grpc_port = os.environ.get("COGNIZES_GRPC_PORT", "50051")
     env = {
@@ -56,13 +59,15 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     try:
         print(f"Data: {local.VAR_DIR}  (COGNIZES_VAR_DIR)", flush=True)
+        # migrate runs Django's system checks (a broken setting or URL stops here, said plainly); the next steps
+        # would only repeat them, importing every URL's views again (~4 s of CPU each).
         subprocess.run([*cognizes, "migrate", "--noinput"], env=env, check=True)
         admin = subprocess.run(
-            [*cognizes, "ensure_admin"], env=env, check=True, capture_output=True, text=True
+            [*cognizes, "ensure_admin", "--skip-checks"], env=env, check=True, capture_output=True, text=True
         ).stdout.strip()
         print(admin, flush=True)
         if demo:
-            subprocess.run([*cognizes, "load_demo"], env=env, check=True)
+            subprocess.run([*cognizes, "load_demo", "--skip-checks"], env=env, check=True)
         # The web server runs requests on many threads (cognizes.infra.asgi_handler), and
         # streams on threads of their own: it takes its connections from a pool rather
         # than keeping one per thread (bench/api.py measures both).
@@ -128,6 +133,19 @@ def main() -> int:
         local.stop()
 
 
+def _arguments() -> argparse.ArgumentParser:
+    """``cognizes run``'s command line: no options, its settings are environment variables (as its children's are)."""
+    return argparse.ArgumentParser(
+        prog="cognizes run",
+        description="Start PostgreSQL and Redis (embedded, unless DATABASE_URL / REDIS_URL name servers), migrate, "
+        "create the admin user, then run the web server, Vertex AI's gRPC server, a Celery worker and beat until "
+        "Ctrl-C, which stops them all.",
+        epilog="environment: PORT (web, 8000), COGNIZES_GRPC_PORT (50051), COGNIZES_VAR_DIR (the data folder), "
+        "COGNIZES_WEB_WORKERS (one per core), COGNIZES_RUN_LOG_LEVEL (WARNING), COGNIZES_ADMIN_PASSWORD (else "
+        "generated and shown once), DJANGO_SECRET_KEY (else generated into the data folder).",
+    )
+
+
 def _answers(url: str, children: list[subprocess.Popen]) -> bool:
     """Wait until the web server answers ``url`` (False if a child exits first, or it never does)."""
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
@@ -178,14 +196,10 @@ def _stop_children(children: list[subprocess.Popen]) -> None:
             os.killpg(child.pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
     for child in children:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 if __name__ == "__main__":

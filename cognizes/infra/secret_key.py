@@ -1,10 +1,11 @@
 """The installation's secret key: generated once, kept private in the data folder, never a literal in the code.
 
 Django signs with ``SECRET_KEY`` (sessions, CSRF, and RAG Engine's upload URLs, issue 41 E): a key shipped in the
-repository let anyone forge them. ``DJANGO_SECRET_KEY`` wins; else ``make run`` (``cognizes.run``) generates one
+repository let anyone forge them. ``DJANGO_SECRET_KEY`` wins; else ``cognizes run`` (``make run``) generates one
 per installation into ``COGNIZES_VAR_DIR/secret_key`` (mode 0600, reused on the next start), which every later
-process of that installation (``manage.py``, a second web server) reads too. The servers refuse to start with
-neither (``require``); commands that sign nothing (``migrate``, ``create_api_key``) run without one.
+process of that installation (the ``cognizes`` command, an agent script, a second web server) reads too. The
+servers refuse to start with neither (``require``); commands that sign nothing (``migrate``, ``create_api_key``) run
+without one.
 """
 
 from __future__ import annotations
@@ -83,6 +84,6 @@ def require(server: str) -> None:
     if not key:
         raise ImproperlyConfigured(
             f'{server} needs a secret key: set {VARIABLE} (e.g. `python -c "import secrets; '
-            f'print(secrets.token_urlsafe(50))"`), or start Cognizes once with `make run`, which generates one '
-            f"into {path()}."
+            f'print(secrets.token_urlsafe(50))"`), or start Cognizes once with `cognizes run`, which generates '
+            f"one into {path()}."
         )
