@@ -15,15 +15,14 @@ import argparse
 import contextlib
 import importlib.util
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 from cognizes.infra import local, secret_key
+from cognizes.infra.command import typed
 
 STOP_TIMEOUT_SECONDS = 15
 START_TIMEOUT_SECONDS = 120
@@ -161,7 +160,7 @@ def _answers(url: str, children: list[subprocess.Popen]) -> bool:
 def _summary(port: str, grpc_port: str, admin: str, demo: bool) -> str:
     """The lines that matter, printed last: where to go, how to log in, what to try."""
     base = f"http://127.0.0.1:{port}"
-    command = _command()
+    command = typed()
     app = "weather" if demo else "my_app"
     lines = [
         "",
@@ -179,14 +178,6 @@ def _summary(port: str, grpc_port: str, admin: str, demo: bool) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def _command() -> str:
-    """How to type the ``cognizes`` command here: its name when the PATH finds this Python's, else its path."""
-    script = Path(sys.executable).with_name("cognizes")
-    if shutil.which("cognizes") == str(script):
-        return "cognizes"
-    return str(script) if script.exists() else f"{sys.executable} -m cognizes"
 
 
 def _stop_children(children: list[subprocess.Popen]) -> None:

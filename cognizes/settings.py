@@ -38,6 +38,9 @@ SECRET_KEY = secret_key.configured()
 ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
+# The demo weather agent (its app, agent and tool): a checkout's, not the wheel's.
+DEMO = importlib.util.find_spec("demo_agents") is not None
+
 INSTALLED_APPS = [
     "cognizes.apps.CognizesAdminConfig",  # django.contrib.admin, opening on an overview
     "django.contrib.auth",
@@ -60,8 +63,7 @@ INSTALLED_APPS = [
     "artifacts_app",
     "vertex_app",
     "runtime_app",
-    # The demo weather agent and its `load_demo` command: a checkout's, not the wheel's.
-    *(["demo_agents"] if importlib.util.find_spec("demo_agents") else []),
+    *(["demo_agents"] if DEMO else []),
 ]
 
 MIDDLEWARE = [
@@ -361,7 +363,7 @@ COGNIZES_FORGET_MEMORIES_WITH_SESSIONS = _env_bool("COGNIZES_FORGET_MEMORIES_WIT
 # paths; rows never import anything else), the audit's cut-off for stored
 # results, and whether OpenAPI tools may call loopback/private addresses
 # (ADK refuses them by default, against SSRF).
-COGNIZES_TOOL_CALLABLES = _env_list("COGNIZES_TOOL_CALLABLES", "demo_agents.weather.tools.get_weather")
+COGNIZES_TOOL_CALLABLES = _env_list("COGNIZES_TOOL_CALLABLES", "demo_agents.weather.tools.get_weather" if DEMO else "")
 COGNIZES_TOOL_RESULT_MAX_BYTES = int(os.environ.get("COGNIZES_TOOL_RESULT_MAX_BYTES", "16384"))
 COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK = _env_bool("COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK", False)
 # Secrets an app stores for its tools and MCP servers (tools_app.AppSecret) are encrypted with these Fernet keys:
@@ -425,7 +427,8 @@ COGNIZES_TRACE_RETENTION_DAYS = float(os.environ.get("COGNIZES_TRACE_RETENTION_D
 # data only ever names an app of this list. Sessions of "session_end" runners are
 # consolidated into memory after COGNIZES_SESSION_IDLE_SECONDS without a turn.
 COGNIZES_AGENTS = dict(
-    item.split("=", 1) for item in _env_list("COGNIZES_AGENTS", "weather=demo_agents.weather.agent.runner")
+    item.split("=", 1)
+    for item in _env_list("COGNIZES_AGENTS", "weather=demo_agents.weather.agent.runner" if DEMO else "")
 )
 COGNIZES_SESSION_IDLE_SECONDS = float(os.environ.get("COGNIZES_SESSION_IDLE_SECONDS", "600"))
 # How long a session created through PostgresSessionService (ADK, runner_for, adk web) lives;
