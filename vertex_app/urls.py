@@ -10,7 +10,7 @@ project mode only, as its clients send them: ``v1/projects/{p}/locations/{l}/age
 
 from django.urls import re_path
 
-from vertex_app import agent_registry, agents, engines, errors, memories, operations, rag, sessions
+from vertex_app import agent_registry, agents, engines, errors, memories, memory_revisions, operations, rag, sessions
 
 ENGINE = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>[0-9]{1,19})"
 SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
@@ -35,9 +35,9 @@ urlpatterns = [
     re_path(ENGINE + r"/memories:retrieveProfiles$", memories.RetrieveProfilesView.as_view()),
     re_path(ENGINE + r"/memories:purge$", memories.PurgeView.as_view()),
     re_path(MEMORY + r"$", memories.MemoryView.as_view()),
-    re_path(MEMORY + r":rollback$", memories.RollbackView.as_view()),
-    re_path(MEMORY + r"/revisions$", memories.RevisionsView.as_view()),
-    re_path(MEMORY + r"/revisions/(?P<revision_id>[^/:]+)$", memories.RevisionView.as_view()),
+    re_path(MEMORY + r":rollback$", memory_revisions.RollbackView.as_view()),
+    re_path(MEMORY + r"/revisions$", memory_revisions.RevisionsView.as_view()),
+    re_path(MEMORY + r"/revisions/(?P<revision_id>[^/:]+)$", memory_revisions.RevisionView.as_view()),
     re_path(MEMORY + r"/operations/(?P<operation_id>[^/:]+)$", memories.MemoryOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),
