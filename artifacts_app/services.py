@@ -56,7 +56,8 @@ def do_save(
     custom_metadata: dict[str, Any] | None,
     now: float,
 ) -> int:
-    """Store a new version (``part`` without its bytes, ``data`` the inline bytes if any) made at ``now``; its number."""
+    """Store a new version (``part`` without its bytes, ``data`` the inline bytes if any) made at ``now``; its
+    number."""
     size = len(data) if data is not None else len((part.get("text") or "").encode())
     limit = settings.COGNIZES_ARTIFACT_MAX_BYTES
     if size > limit:

@@ -64,6 +64,7 @@ both sides alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import random
@@ -84,8 +85,8 @@ from typing import Any, Protocol
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
+from bench.scratch import close_django_connections, recreate_databases, with_database
+from bench.timing import no_gc
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
@@ -760,10 +761,8 @@ def run_load(factory: ClientFactory, clients: int, requests: int) -> Load:
     with no_gc():
         for thread in threads:
             thread.start()
-        try:
+        with contextlib.suppress(threading.BrokenBarrierError):
             start_gate.wait()
-        except threading.BrokenBarrierError:
-            pass
         started = time.perf_counter()
         for thread in threads:
             thread.join()
@@ -838,10 +837,12 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
     for floor in (FLOOR, NOOP):
         for clients in sorted({1, sizes.concurrency}):
             print(row(floor, HTTP, clients, results.median((floor, HTTP, clients))))
-    ceilings = ", ".join(
-        f"x{clients} {results.median((NOOP, HTTP, clients)).requests_per_second / results.median((APPEND, LOCAL, clients)).requests_per_second:.2f}x"
-        for clients in sorted({1, sizes.concurrency})
-    )
+
+    def ceiling(clients: int) -> float:
+        noop = results.median((NOOP, HTTP, clients)).requests_per_second
+        return noop / results.median((APPEND, LOCAL, clients)).requests_per_second
+
+    ceilings = ", ".join(f"x{clients} {ceiling(clients):.2f}x" for clients in sorted({1, sizes.concurrency}))
     overheads = ", ".join(
         f"{operation} x{clients} {overhead_ms(results, operation, clients):.1f} ms"
         for operation, clients, _ in cases(sizes)

@@ -11,6 +11,7 @@ servers; on exit every child's process group is stopped, then the servers.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -178,14 +179,10 @@ def _stop_children(children: list[subprocess.Popen]) -> None:
             os.killpg(child.pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
     for child in children:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ def _env_list(name: str, default: str) -> list[str]:
 
 DEBUG = _env_bool("DJANGO_DEBUG", False)
 # No key in the code (issue 41 E): DJANGO_SECRET_KEY, else the one `make run` generated into COGNIZES_VAR_DIR; with
-# neither, the servers refuse to start (cognizes.infra.secret_key) and commands that sign nothing still run; pytest makes one.
+# neither, the servers refuse to start (cognizes.infra.secret_key) and commands that sign nothing still run; pytest
+# makes one.
 SECRET_KEY = secret_key.configured()
 ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
@@ -234,9 +235,9 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 # Script runs only from the site's own files (issue 41 D): text a tenant stored that reached a page unescaped would
-# not run in the admin's origin. Stored content sets its own, stricter sandbox (cognizes/access/stored_content.py). Swagger UI
-# starts itself with an inline script: its pages are left out. The one hash is the browsable API's "Log out" link
-# (DRF's onclick, rest_framework/templatetags/rest_framework.py), allowed as that exact text and nothing else.
+# not run in the admin's origin. Stored content sets its own, stricter sandbox (cognizes/access/stored_content.py).
+# Swagger UI starts itself with an inline script: its pages are left out. The one hash is the browsable API's "Log out"
+# link (DRF's onclick, rest_framework/templatetags/rest_framework.py), allowed as that exact text and nothing else.
 CONTENT_SECURITY_POLICY = {
     "EXCLUDE_URL_PREFIXES": ["/api/docs/"],
     "DIRECTIVES": {

@@ -195,7 +195,8 @@ def _pack(pieces: list[tuple[int, int, int]], paragraph_ends: list[int], size: i
 
 def chunk(parsed: Parsed, *, size: int, overlap: int, max_chunks: int | None = None) -> list[Chunk]:
     """``parsed``'s sections cut into chunks of at most ``size`` tokens (a record's line may be one longer),
-    overlapping by at most ``overlap``; ``cognizes.access.limits.LimitExceeded`` if there would be more than ``max_chunks``.
+    overlapping by at most ``overlap``; ``cognizes.access.limits.LimitExceeded`` if there would be more than
+    ``max_chunks``.
 
     Sections with no text are skipped. The result depends only on the arguments.
     """

@@ -34,11 +34,11 @@ def _cause(request: HttpRequest) -> str:
 class MemoryBankConfigForm(forms.ModelForm):
     class Meta:
         model = MemoryBankConfig
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007  (the bank's every setting is the admin's to edit)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        config = MemoryBankConfig(**{name: value for name, value in data.items()})
+        config = MemoryBankConfig(**data)
         try:
             services.check_bank_config(config)
         except services.MemoryServiceError as error:

@@ -17,6 +17,7 @@ was presumed dead and wakes up late writes nothing twice.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -165,7 +166,7 @@ def do_ingest_stream(
             continue
         if due or (created and job.not_before):
             countdown = max(0.0, (job.not_before - timezone.now()).total_seconds())
-            transaction.on_commit(lambda: _send(CONSOLIDATE_WHEN_DUE, job.pk, countdown=countdown))
+            transaction.on_commit(functools.partial(_send, CONSOLIDATE_WHEN_DUE, job.pk, countdown=countdown))
         return job
     raise RuntimeError(f"could not add events to stream {stream!r}")
 
@@ -199,7 +200,7 @@ def do_schedule_session(*, app_name: str, user_id: str, session_id: str, delay_s
                 job = ConsolidationJob.objects.create(**scope, not_before=due)
         except IntegrityError:  # another process scheduled it meanwhile: push that one back
             continue
-        transaction.on_commit(lambda: _send(CONSOLIDATE_WHEN_DUE, job.pk, countdown=delay_seconds))
+        transaction.on_commit(functools.partial(_send, CONSOLIDATE_WHEN_DUE, job.pk, countdown=delay_seconds))
         return job
     raise RuntimeError(f"could not schedule consolidation of session {session_id}")
 

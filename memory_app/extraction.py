@@ -309,8 +309,8 @@ def get_extractor() -> Extractor:
 
 
 def memory_model(name: str) -> Any:
-    """The ADK model ``name`` names (``cognizes.infra.models.model_named``): Gemini's, or LiteLLM's for ``provider/model``
-    (``openai/…``, ``anthropic/…``, ``ollama_chat/…``).
+    """The ADK model ``name`` names (``cognizes.infra.models.model_named``): Gemini's, or LiteLLM's for
+    ``provider/model`` (``openai/…``, ``anthropic/…``, ``ollama_chat/…``).
 
     With ``COGNIZES_MEMORY_MODEL_API_BASE`` it is LiteLLM's, talking to that
     server (an OpenAI-compatible vLLM or Ollama: ``openai/<model>``), within

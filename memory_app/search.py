@@ -324,7 +324,9 @@ def _scope_facts(
         )
         authors, newest, count, table_rows, *carrying = cursor.fetchone()
     speakers = [
-        name for name, n in zip(mentioned, carrying) if count >= SPEAKER_MIN_MEMORIES and n >= SPEAKER_SHARE * count
+        name
+        for name, n in zip(mentioned, carrying, strict=True)
+        if count >= SPEAKER_MIN_MEMORIES and n >= SPEAKER_SHARE * count
     ]
     return ScopeFacts(authors or [], speakers, newest, count, table_rows)
 

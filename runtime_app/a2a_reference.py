@@ -73,8 +73,10 @@ def document() -> dict[str, Any]:
                 "security": [],
                 "responses": {
                     "200": {
-                        "description": "A2A 1.0's card, with A2A 0.3's fields beside it (such as `url` and `protocolVersion`) "
-                        "for 0.3 clients.",
+                        "description": (
+                            "A2A 1.0's card, with A2A 0.3's fields beside it (such as `url` and `protocolVersion`) "
+                            "for 0.3 clients."
+                        ),
                         "content": {_JSON: {"schema": card}},
                     }
                 },

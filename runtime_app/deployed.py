@@ -126,7 +126,8 @@ def check_call(method: Any, arguments: Any) -> Call:
 
 def written_state(call: Call) -> list[Any]:
     """The state ``call`` would store as given: create_session's ``state``, the state deltas of the events a turn
-    seeds its session with; the surface checks them against the caller's key (``cognizes.access.api.check_state_write``)."""
+    seeds its session with; the surface checks them against the caller's key
+    (``cognizes.access.api.check_state_write``)."""
     if call.method.removeprefix("async_") == "create_session":
         return [call.input.get("state")]
     seeded = call.input.get("events" if call.method == "streaming_agent_run_with_events" else "session_events")

@@ -169,6 +169,7 @@ class McpApplication:
         manager = await self._manager()
         inner = {**scope, SCOPE_KEY: (app_name, caller.user_id)}
         await manager.handle_request(inner, replay(body, receive), send)
+        return None
 
     async def _manager(self) -> StreamableHTTPSessionManager:
         """This event loop's running manager, started on first use.

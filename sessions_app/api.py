@@ -350,7 +350,9 @@ class EventsView(ScopedView):
         try:
             event = AdkEvent.model_validate(data["event"])
         except PydanticValidationError as error:
-            raise ValidationError({"event": [e["msg"] + " at " + ".".join(map(str, e["loc"])) for e in error.errors()]})
+            raise ValidationError(
+                {"event": [e["msg"] + " at " + ".".join(map(str, e["loc"])) for e in error.errors()]}
+            ) from error
         if event.partial:
             raise ValidationError({"event": ["Partial (streaming) events are not stored."]})
         check_state_write(self.scope, event.actions.state_delta)

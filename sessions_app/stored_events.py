@@ -123,10 +123,13 @@ def _without_hand_backs(schema: Any, root_config: dict[str, Any]) -> Any:
     if not isinstance(schema, dict):
         return schema
     kind = schema.get("type")
-    if kind == "function-before" and isinstance(schema.get("function"), dict):
-        if getattr(schema["function"].get("function"), "__func__", None) in _HANDS_BACK:
-            inner = _without_hand_backs(schema["schema"], root_config)
-            return {**inner, "ref": schema["ref"]} if "ref" in schema else inner
+    if (
+        kind == "function-before"
+        and isinstance(schema.get("function"), dict)
+        and getattr(schema["function"].get("function"), "__func__", None) in _HANDS_BACK
+    ):
+        inner = _without_hand_backs(schema["schema"], root_config)
+        return {**inner, "ref": schema["ref"]} if "ref" in schema else inner
     if kind == "model" and not _flattens(schema, root_config):
         return schema  # validated by its own validator, all of it (pydantic-core reuses the model's own)
     if kind == "model":

@@ -65,7 +65,8 @@ class RegistryTool:
     registry_version: int = 0
     requires_approval: bool = False
     parameters_schema: dict[str, Any] = {}
-    """The row's JSON schema of the arguments (``Tool.parameters_schema``): what callers outside a run are checked against."""
+    """The row's JSON schema of the arguments (``Tool.parameters_schema``): what callers outside a run are checked
+    against."""
     timeout_seconds: float = 30.0
 
 

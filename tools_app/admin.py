@@ -123,7 +123,7 @@ class ToolForm(forms.ModelForm):
 
     class Meta:
         model = Tool
-        exclude = ("version", "parameters_schema")
+        exclude = ("version", "parameters_schema")  # noqa: DJ006  (staff edit every field but the derived ones)
         # A dotted path is long: the admin's default box (20em) cut it ("…get_weathe").
         widgets = {"callable_path": forms.TextInput(attrs={"class": "vTextField", "style": "width: 60ch"})}
 
@@ -246,7 +246,7 @@ class McpServerForm(forms.ModelForm):
 
     class Meta:
         model = McpServer
-        exclude = ("version", "discovered_tools", "discovered_at")
+        exclude = ("version", "discovered_tools", "discovered_at")  # noqa: DJ006  (all but what discovery writes)
         widgets = {"url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 60ch"})}
 
     def clean_headers(self) -> Any:

@@ -238,6 +238,9 @@ class ToolRegistryMarker(models.Model):
     app_name = models.CharField(max_length=128, primary_key=True)
     version = models.BigIntegerField(default=0)
 
+    def __str__(self) -> str:
+        return f"{self.app_name}'s tools, version {self.version}"
+
 
 class ExecutionStatus(models.TextChoices):
     SUCCEEDED = "succeeded", "Succeeded"
@@ -346,3 +349,6 @@ class SandboxExecution(models.Model):
     class Meta:
         indexes = [models.Index(fields=["app_name", "user_id", "session_id"], name="sandbox_scope_idx")]
         ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.language} code run in {self.app_name}/{self.user_id}/{self.session_id}"

@@ -5,8 +5,8 @@ What agentplatform 2.6 and ADK 2.13 send (``../shared/vertex-rag-wire.md``): a c
 ``ragCorpora/{id}`` (under ``projects/{p}/locations/{l}/`` in project mode), the app the
 caller's key is for owns it; a RagFile is a document, its user's if a key of one user uploaded it (only
 that user's keys and the app's see it: ``knowledge_app.services.documents``, and the search's SQL).
-Bodies are read in either spelling (``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable protocol: a
-start call answers with an ``x-goog-upload-url`` whose signed token is the capability (the
+Bodies are read in either spelling (``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable
+protocol: a start call answers with an ``x-goog-upload-url`` whose signed token is the capability (the
 client sends no key with the bytes), and the bytes come in one ``upload, finalize`` call;
 or, from python-aiplatform, one multipart form. Imports read the server's import root, on a
 worker (``rag_import``: the wire; ``knowledge_app.imports``).

@@ -113,8 +113,8 @@ def do_upload(token: str, *, data: bytes) -> services.Added:
         return _store(claims, data)
     except REDIS_DOWN:
         # The file is stored (kept, and indexed once a worker's recovery sends it) but its indexing could not be
-        # sent: the client gets a 503 (cognizes.access.outages). Its URL stays usable, so the retry after Retry-After finds
-        # these bytes in the corpus and finishes, rather than being refused as used.
+        # sent: the client gets a 503 (cognizes.access.outages). Its URL stays usable, so the retry after Retry-After
+        # finds these bytes in the corpus and finishes, rather than being refused as used.
         UploadGrant.objects.filter(id=claims["grant"]).update(used_at=None, document_id=None)
         raise
 

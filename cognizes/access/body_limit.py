@@ -102,6 +102,7 @@ class BodyLimit:
             return await _answer(send, 413, error_body(413, too_large), receive=receive, scope=scope)
         body = b"".join(chunks)
         await self.app(_with_length(scope, len(body)), replay(body, receive), send)
+        return None
 
     def _limit(self, path: str) -> int:
         setting = next((name for pattern, name in self.larger if pattern.search(path)), "COGNIZES_API_MAX_BODY_BYTES")

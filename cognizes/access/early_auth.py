@@ -1,7 +1,7 @@
 """Who may send a request body, decided from its headers before any byte of it is read (issue 41 J4).
 
-Django reads a body before it dispatches, and the body limiter (``cognizes.access.body_limit``) read it before Django: an
-unauthenticated POST declaring 50 MB was read whole before the view's 401. Here the same credentials the surfaces
+Django reads a body before it dispatches, and the body limiter (``cognizes.access.body_limit``) read it before Django:
+an unauthenticated POST declaring 50 MB was read whole before the view's 401. Here the same credentials the surfaces
 accept are checked first: an API key (``Authorization: Bearer``, Google's ``x-goog-api-key`` or ``?key=``) must be
 a usable one, or the request must carry a logged-in staff session (the browsable API). This only refuses early;
 the view still authenticates and checks scope as before, so nothing is allowed here that a view would not check.

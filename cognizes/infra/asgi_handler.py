@@ -26,6 +26,7 @@ the server's event loop, because the job is entered through ``sync_to_async``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any
@@ -103,9 +104,7 @@ class OneHopASGIHandler(ASGIHandler):
             await asyncio.wait([sending, listening], return_when=asyncio.FIRST_COMPLETED)
             for task in (listening, sending):
                 task.cancel()
-                try:
+                with contextlib.suppress(asyncio.CancelledError, RequestAborted):
                     await task
-                except (asyncio.CancelledError, RequestAborted):
-                    pass
         finally:
             await sync_to_async(response.close)()

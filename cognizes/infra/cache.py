@@ -37,5 +37,6 @@ class SharedPoolRedisCache(RedisCache):
         self._class = SharedPoolClient
 
     def redis(self) -> Redis:
-        """The process's redis-py client, for what Django's cache API cannot say (``cognizes.access.throttling``'s script)."""
+        """The process's redis-py client, for what Django's cache API cannot say (``cognizes.access.throttling``'s
+        script)."""
         return self._cache.get_client(write=True)

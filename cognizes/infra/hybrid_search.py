@@ -76,7 +76,10 @@ For one lexeme, ``ts_rank`` (normalisation 0) is ``Σ_{j=1..tf} 1/j² / (π²/6)
 instead (``unnest`` of the row's tsvector) makes a row of every lexeme of every matching row: 380 of the 430 ms
 of a keyword list over 9,500 matching chunks of one corpus (bench/knowledge_scale.py)."""
 
-_LEXEME_QUERY = "(chr(39) || replace(replace(lexeme, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39))::tsquery"
+_LEXEME_QUERY = (
+    "(chr(39) || replace(replace(lexeme, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39))"
+    " || chr(39))::tsquery"
+)
 """A lexeme as a tsquery of it alone: quoted, so it is taken as it is and not parsed again."""
 
 

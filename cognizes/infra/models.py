@@ -53,7 +53,10 @@ def ask(model: Any, prompt: str, *, system_instruction: str = "") -> str:
     """``ask_async`` from synchronous code: a worker's job, a request's view, or a database thread an agent's
     tool runs on. A thread with an event loop running cannot ``asyncio.run``: the call then gets a thread of
     its own."""
-    call = lambda: asyncio.run(ask_async(model, prompt, system_instruction=system_instruction))  # noqa: E731
+
+    def call() -> str:
+        return asyncio.run(ask_async(model, prompt, system_instruction=system_instruction))
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

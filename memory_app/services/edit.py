@@ -167,7 +167,7 @@ def do_reembed(memories: Iterable[Memory], *, batch_size: int = 64) -> int:
     def flush() -> None:
         nonlocal count
         vectors = embedder.embed_documents([m.text for m in batch])
-        for memory, vector in zip(batch, vectors):
+        for memory, vector in zip(batch, vectors, strict=True):
             memory.embedding, memory.embedder = vector, embedder.id
         Memory.objects.bulk_update(batch, ["embedding", "embedder"])
         count += len(batch)

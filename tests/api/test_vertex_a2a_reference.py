@@ -81,7 +81,7 @@ def _filled(path: str) -> str:
 
 def test_every_vertex_route_is_documented_in_project_form_with_each_method_its_view_serves(vertex):
     routes = [p for p in vertex_urls.urlpatterns if hasattr(p.callback, "view_class")]
-    documented = {path: item for path, item in vertex["paths"].items()}
+    documented = dict(vertex["paths"])
     assert all(
         path.removeprefix("/upload").startswith((PROJECT_FORM.rstrip("/"), REGISTRY_FORM)) for path in documented
     ), list(documented)
