@@ -12,9 +12,12 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, get_args
 
+# First, before the 0.3 adapter, which a2a-sdk imports from it: the adapter imported first is a circle that fails.
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+
+# isort: split
 from a2a.compat.v0_3 import types as v03
 from a2a.compat.v0_3.jsonrpc_adapter import JSONRPC03Adapter
-from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # before the 0.3 adapter: a2a-sdk imports it here
 from a2a.types import AgentCard, Message, Part, Role
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, VERSION_HEADER
 from google.protobuf.json_format import MessageToDict
@@ -23,8 +26,8 @@ from cognizes.infra.proto_schema import REF_PREFIX, ProtoSchemas, Schema
 from runtime_app.a2a import CAPABILITIES, CARD_PATH, PREFIX, SCHEME, SECURITY, USER_HEADER, error_body
 from runtime_app.agents import registered_apps
 
-V10 = JsonRpcDispatcher.METHOD_TO_MODEL
-V03 = JSONRPC03Adapter.METHOD_TO_MODEL
+V10: dict[str, Any] = JsonRpcDispatcher.METHOD_TO_MODEL  # protobuf message classes
+V03: dict[str, Any] = JSONRPC03Adapter.METHOD_TO_MODEL
 [_SERVICE] = AgentCard.DESCRIPTOR.file.services_by_name.values()  # A2A 1.0's service: each method's result
 _JSON = "application/json"
 
