@@ -477,7 +477,7 @@ def cached_query_embeddings() -> Iterator[None]:
             cache[text] = original(text)
         return cache[text]
 
-    embedder.embed_query = embed_query  # type: ignore[method-assign]
+    embedder.embed_query = embed_query  # type: ignore[method-assign]  # memoised for this run, on purpose
     try:
         yield
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -104,11 +105,11 @@ TEMPLATES = [
 DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "0"))
 
 
-def _database(url: str) -> dict:
+def _database(url: str) -> dict[str, Any]:
     """One database's Django settings: every alias (default, listen, replica) is reached alike."""
     # Persistent connections: the ADK services run queries from a pool of threads,
     # each keeping its own connection; health checks drop ones the server closed.
-    database = dj_database_url.parse(
+    database: dict[str, Any] = dj_database_url.parse(  # type: ignore[assignment]  # a TypedDict, extended below
         url,
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")),
         conn_health_checks=True,

@@ -116,6 +116,7 @@ class _Budget:
         if self.left is not None:
             self.left -= tokens
             if self.left < 0:  # each chunk holds at most ``size`` tokens: more than max_chunks of them are needed
+                assert self.max_chunks is not None  # left is counted only under a maximum
                 limits.check_chunks(self.max_chunks + 1, size=self.size)
 
     def count(self, chunks: int) -> None:

@@ -16,6 +16,7 @@ its old chunks kept.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.db import DatabaseError, transaction
 from django.db.models import Q, QuerySet
@@ -113,7 +114,7 @@ def _parse_and_embed(document: Document) -> str:
         search_text(f"{heading}\n{text}" if heading else text) for heading, text in zip(headings, texts, strict=True)
     ]
     embedder = get_embedder()
-    vectors = []
+    vectors: list[Any] = []
     for start in range(0, len(pieces), EMBED_BATCH):
         vectors.extend(embedder.embed_documents(searched[start : start + EMBED_BATCH]))
         # A person following a long document sees it move.

@@ -26,6 +26,8 @@ from django.utils import timezone
 
 from cognizes.infra.leases import renewing
 
+# A leased model (Document, ImportJob): its objects, id, status, lease_until and attempts, which a bound of
+# Model cannot say (django-stubs declares no ``objects`` on Model).
 Row = TypeVar("Row", bound=models.Model)
 
 
@@ -45,7 +47,7 @@ def claim(
             # Only the row itself: with ``related`` Django would lock those rows too (the corpus), which every
             # upload and chunk insert into the corpus holds FOR KEY SHARE, and skip_locked would then skip a
             # row nobody is running, its message consumed: left pending until recovery.
-            model.objects.select_for_update(skip_locked=True, of=("self",))
+            model.objects.select_for_update(skip_locked=True, of=("self",))  # type: ignore[attr-defined]  # see Row
             .filter(id=row_id)
             .filter(Q(status=pending) | Q(status=running, lease_until__lt=now))
             .select_related(*related)
@@ -62,7 +64,7 @@ def claim(
 
 def held(row: Row, *, running: str) -> models.QuerySet[Row]:
     """The row while the claim ``row`` was taken with still holds it (running, and no later attempt has begun)."""
-    return type(row).objects.filter(id=row.id, status=running, attempts=row.attempts)
+    return type(row).objects.filter(id=row.id, status=running, attempts=row.attempts)  # type: ignore[attr-defined]  # see Row
 
 
 def renewed(row: Row, *, running: str) -> AbstractContextManager[None]:

@@ -155,8 +155,10 @@ def do_ingest_stream(
                 created = job is None
                 if created:
                     job = ConsolidationJob(**key, events=[], **_generation_fields(generation))
-                seen = {event.get("id") for event in job.events if event.get("id")}
-                job.events = [*job.events, *(e for e in events if not e.get("id") or e["id"] not in seen)]
+                assert job is not None  # found or made
+                events_before: list[dict[str, Any]] = job.events or []  # a stream's job starts with []
+                seen = {event.get("id") for event in events_before if event.get("id")}
+                job.events = [*events_before, *(e for e in events if not e.get("id") or e["id"] not in seen)]
                 job.custom_metadata = {**job.custom_metadata, **(custom_metadata or {})}
                 counted = trigger.event_count is not None and len(job.events) >= trigger.event_count
                 due = force_flush or not trigger.waits() or counted
@@ -165,7 +167,7 @@ def do_ingest_stream(
         except IntegrityError:  # another process opened the stream's pending job meanwhile: add to that one
             continue
         if due or (created and job.not_before):
-            countdown = max(0.0, (job.not_before - timezone.now()).total_seconds())
+            countdown = max(0.0, (job.not_before - timezone.now()).total_seconds())  # type: ignore[operator]  # set
             transaction.on_commit(functools.partial(_send, CONSOLIDATE_WHEN_DUE, job.pk, countdown=countdown))
         return job
     raise RuntimeError(f"could not add events to stream {stream!r}")
@@ -260,7 +262,7 @@ def run_job(job_id: int) -> None:
         job = ConsolidationJob.objects.select_for_update(skip_locked=True).filter(pk=job_id).first()
         if job is None or not _free(job, now):
             if job is not None and job.status == JobStatus.RUNNING:
-                wait = (job.lease_until - now).total_seconds() + 1
+                wait = (job.lease_until - now).total_seconds() + 1  # type: ignore[operator]  # running: leased
                 transaction.on_commit(lambda: _send(CONSOLIDATE, job_id, countdown=wait))
             return
         job.status, job.attempts, job.started_at = JobStatus.RUNNING, job.attempts + 1, now

@@ -265,8 +265,8 @@ class LlmExtractor(Extractor):
             text = str(item.get("text", "")).strip()
             if not text:
                 continue
-            kind = item.get("kind") if item.get("kind") in Kind.values else Kind.FACT
-            custom = item.get("kind") if config and item.get("kind") in config.custom_topic_labels() else ""
+            kind = str(item.get("kind")) if item.get("kind") in Kind.values else Kind.FACT
+            custom = str(item.get("kind")) if config and item.get("kind") in config.custom_topic_labels() else ""
             candidates.append(
                 Candidate(
                     text=text,

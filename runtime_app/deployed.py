@@ -414,7 +414,7 @@ def _run_request(text: str) -> dict[str, Any]:
         raise CallError(f"{method}: request_json has unknown fields {', '.join(unknown)}.")
     if request.get("artifacts"):
         raise CallError(f"{method}: artifacts are not taken with the request; save them with async_save_artifact.")
-    out = {
+    out: dict[str, Any] = {
         "user_id": request.get("user_id") or request.get("userId"),
         "session_id": request.get("session_id") or request.get("sessionId"),
         "message": request.get("message"),

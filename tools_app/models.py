@@ -37,6 +37,7 @@ class SecretAuth(models.Model):
     only by names the operator's ``COGNIZES_ENV_SECRETS`` gives the row's app (issue 41 A).
     """
 
+    app_name: str  # a column of each concrete row (Tool, McpServer), where its own help text says what it is
     auth_scheme = models.CharField(max_length=32, choices=AuthScheme.choices, default=AuthScheme.NONE)
     auth_secret_source = models.CharField(
         max_length=16,

@@ -163,7 +163,7 @@ def _example(example: dict[str, Any]) -> dict[str, Any]:
         conversation.append({"role": content.get("role", "user"), "text": text})
     memories = []
     for memory in example.get("generated_memories") or []:
-        topic = next(iter(memory.get("topics") or []), {})
+        topic: dict[str, Any] = next(iter(memory.get("topics") or []), {})
         label = topic.get("custom_memory_topic_label") or _kind_of(topic.get("managed_memory_topic"))
         memories.append({"fact": memory.get("fact") or "", "topic": label})
     return {"conversation": conversation, "memories": memories}

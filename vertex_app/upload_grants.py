@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -47,7 +48,7 @@ class Declared:
     display_name: str
     description: str
     mime_type: str
-    chunking: dict[str, Any]
+    chunking: Mapping[str, Any]
 
 
 def do_issue_grant(*, key: ApiKey, corpus: Corpus, declared: Declared) -> str:

@@ -42,7 +42,7 @@ async def ask_async(model: Any, prompt: str, *, system_instruction: str = "") ->
         contents=[types.Content(role="user", parts=[types.Part(text=prompt)])],
         config=types.GenerateContentConfig(system_instruction=system_instruction or None, temperature=0),
     )
-    texts = []
+    texts: list[str] = []
     async for response in model.generate_content_async(request, stream=False):
         if response.content and response.content.parts:
             texts.extend(p.text for p in response.content.parts if p.text and not p.thought)

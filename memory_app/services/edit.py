@@ -66,8 +66,9 @@ def do_edit_memory(
         memory = _get_for_update(memory_id, app_name, user_id)
         before = memory.text
         if text is not None and text.strip() != memory.text:
+            assert vector is not None  # embedded above, as text is given
             _set_text(memory, text, vector, embedder.id)
-        changes = {"metadata": metadata, "kind": kind, "topic": topic}
+        changes: dict[str, Any] = {"metadata": metadata, "kind": kind, "topic": topic}
         fields = [name for name, value in changes.items() if value is not None]
         if expires_at is not _UNCHANGED:
             changes["expires_at"] = expires_at

@@ -119,6 +119,7 @@ def stop_on_ctrl_c() -> None:
     receiving the signal wakes the loop. (Only possible on the main thread.)
     """
     task = asyncio.current_task()
+    assert task is not None  # called from a coroutine
     # Not on the main thread (e.g. called from another program's thread): keep the default.
     with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, task.cancel)
