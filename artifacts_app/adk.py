@@ -104,6 +104,7 @@ class PostgresArtifactService(BaseArtifactService):
             return None
         part = types.Part.model_validate(stored.part)
         if artifact_util.is_artifact_ref(part):
+            assert part.file_data is not None  # a reference is file data
             target = artifact_util.resolve_artifact_reference(
                 file_uri=cast(str, part.file_data.file_uri),
                 app_name=app_name,

@@ -66,7 +66,8 @@ class ArtifactAdmin(admin.ModelAdmin):
         ]
 
     def content_view(self, request: HttpRequest, pk: int, version: int) -> HttpResponse:
-        """A version's content as a download that runs nothing (cognizes.access.stored_content), to who may view artifacts."""
+        """A version's content as a download that runs nothing (cognizes.access.stored_content), to who may view
+        artifacts."""
         stored = get_object_or_404(ArtifactVersion, artifact_id=pk, version=version)
         content = content_of(stored)
         if content is None:

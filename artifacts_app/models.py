@@ -65,3 +65,6 @@ class ArtifactContent(models.Model):
 
     class Meta:
         db_table = "artifact_contents"
+
+    def __str__(self) -> str:
+        return f"content of artifact version {self.version_id}"

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Field
 
 from artifacts_app.models import Artifact, ArtifactVersion
 
@@ -56,7 +56,8 @@ def do_save(
     custom_metadata: dict[str, Any] | None,
     now: float,
 ) -> int:
-    """Store a new version (``part`` without its bytes, ``data`` the inline bytes if any) made at ``now``; its number."""
+    """Store a new version (``part`` without its bytes, ``data`` the inline bytes if any) made at ``now``; its
+    number."""
     size = len(data) if data is not None else len((part.get("text") or "").encode())
     limit = settings.COGNIZES_ARTIFACT_MAX_BYTES
     if size > limit:
@@ -84,7 +85,9 @@ def do_save(
 
 def _check_length(value: str, label: str, model: type[Artifact] | type[ArtifactVersion]) -> None:
     """Refuse text longer than its column, naming the limit (PostgreSQL's DataError was a 500: issue 41 K)."""
-    limit = model._meta.get_field("filename" if model is Artifact else "mime_type").max_length
+    field = model._meta.get_field("filename" if model is Artifact else "mime_type")
+    assert isinstance(field, Field)  # a column, not a relation
+    limit = field.max_length
     if limit is not None and len(value) > limit:
         raise InvalidArtifact(f"{label} may have at most {limit} characters (this one has {len(value)}).")
 

@@ -80,14 +80,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import api_adk  # noqa: E402
-from bench.http_load import ClientFactory, Load, run_load, start_server, stop_server  # noqa: E402
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+from bench import api_adk
+from bench.http_load import ClientFactory, Load, run_load, start_server, stop_server
+from bench.scratch import close_django_connections, recreate_databases, with_database
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from cognizes.infra import local  # noqa: E402
+from cognizes.infra import local
 
 BENCH_DB = "cognizes_bench_api"
 APP = "bench_api"
@@ -658,10 +658,12 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
     for floor in (FLOOR, NOOP):
         for clients in sorted({1, sizes.concurrency}):
             print(row(floor, HTTP, clients, results.median((floor, HTTP, clients))))
-    ceilings = ", ".join(
-        f"x{clients} {results.median((NOOP, HTTP, clients)).requests_per_second / results.median((APPEND, LOCAL, clients)).requests_per_second:.2f}x"
-        for clients in sorted({1, sizes.concurrency})
-    )
+
+    def ceiling(clients: int) -> float:
+        noop = results.median((NOOP, HTTP, clients)).requests_per_second
+        return noop / results.median((APPEND, LOCAL, clients)).requests_per_second
+
+    ceilings = ", ".join(f"x{clients} {ceiling(clients):.2f}x" for clients in sorted({1, sizes.concurrency}))
     overheads = ", ".join(
         f"{operation} x{clients} {overhead_ms(results, operation, clients):.1f} ms"
         for operation, clients, _ in cases(sizes)

@@ -217,7 +217,7 @@ def compare(database_url: str, server_url: str, redis_url: str, rounds: int, con
     key = do_create_api_key(name="bench", app_name=APP)[1]
     recreate_databases(server_url, [ADK_DB])
     ours_server = start_server(database_url, redis_url, conn_max_age=0, pool_size=20, workers=1)
-    adk_process, adk_base, agents = start_adk(server_url)
+    adk_process, adk_base, _agents = start_adk(server_url)
     try:
         ours = Target(
             OURS,
@@ -239,7 +239,7 @@ def compare(database_url: str, server_url: str, redis_url: str, rounds: int, con
         fill_adk(server_url, theirs)
         for target in (ours, theirs):  # untimed: imports, connections, plans
             for operation in OPERATIONS:
-                run_load(lambda n, c: Caller(target, operation), 2, 10)
+                run_load(lambda n, c, target=target, operation=operation: Caller(target, operation), 2, 10)
         results = Results()
         client_counts = sorted({1, concurrency})
         for round_no in range(rounds):
@@ -276,9 +276,12 @@ def report(results: Results, client_counts: list[int], rounds: int) -> None:
                 f"{ours[1]:>9.2f}{theirs[1]:>9.2f}{ours[2]:>13.2f}{theirs[2]:>12.2f}"
             )
     if len(client_counts) > 1:
+
+        def growth(operation: str, target: str) -> float:
+            return results.median((operation, target, client_counts[-1]), 2) / results.median((operation, target, 1), 2)
+
         flat = ", ".join(
-            f"{operation} {results.median((operation, OURS, client_counts[-1]), 2) / results.median((operation, OURS, 1), 2):.2f}x"
-            f" (ADK {results.median((operation, ADK, client_counts[-1]), 2) / results.median((operation, ADK, 1), 2):.2f}x)"
+            f"{operation} {growth(operation, OURS):.2f}x (ADK {growth(operation, ADK):.2f}x)"
             for operation in OPERATIONS
         )
         print(f"\nCPU per request with {client_counts[-1]} clients over 1 client (flat = 1.00x): {flat}")

@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.api import start_server, stop_server  # noqa: E402
-from bench.scratch import migrated_database  # noqa: E402
+from bench.api import start_server, stop_server
+from bench.scratch import migrated_database
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"

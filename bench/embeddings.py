@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.timing import no_gc  # noqa: E402
+from bench.timing import no_gc
 
 MEMORY_BATCHES = (1, 8, 32, 128)
 CHUNK_BATCHES = (1, 8, 32)

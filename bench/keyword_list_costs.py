@@ -10,8 +10,8 @@ line, the order alternating).
 
 Lines (the keyword list alone, one corpus, ``candidates`` 50, the knowledge app's scope):
 
-* ``current``: the list as ``knowledge_app.search`` runs it (``cognizes.infra.hybrid_search.keyword_ranks_of``: a row per
-  matching chunk with a term frequency per query word, one aggregate for df and the mean length).
+* ``current``: the list as ``knowledge_app.search`` runs it (``cognizes.infra.hybrid_search.keyword_ranks_of``: a row
+  per matching chunk with a term frequency per query word, one aggregate for df and the mean length).
 * ``a row per (chunk, word)``: the same BM25 as ``cognizes.infra.hybrid_search.keyword_ranks`` writes it for any query
   (memory search's; knowledge search's before): a row per matching chunk and query word, grouped by word (df),
   by chunk and length (mean length) and by chunk (the score).
@@ -62,10 +62,10 @@ sys.path.insert(0, str(ROOT))
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from bench.scale import connect, percentiles  # noqa: E402
-from bench.scratch import with_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
-from cognizes.infra import local  # noqa: E402
+from bench.scale import connect, percentiles
+from bench.scratch import with_database
+from bench.timing import no_gc
+from cognizes.infra import local
 
 GROUPS = ("medium", "large")
 CANDIDATES = 50
@@ -122,7 +122,8 @@ def floor_tested(table: str, where: str, lexemes: int) -> str:
 
     return f"""
 query AS (
-    SELECT array_agg({_lexeme_query("lexeme")}) AS lexeme_queries FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s))
+    SELECT array_agg({_lexeme_query("lexeme")}) AS lexeme_queries
+    FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %(text)s))
 ),
 keyword AS (
     SELECT count(*) AS id, 1 AS rank
@@ -287,7 +288,8 @@ def main() -> None:
             params["dfs"] = [
                 float(
                     conn.execute(
-                        f"SELECT count(*) FROM knowledge_chunks m WHERE {scope} AND m.search_vector @@ %(word)s::tsquery",
+                        f"SELECT count(*) FROM knowledge_chunks m WHERE {scope} "
+                        "AND m.search_vector @@ %(word)s::tsquery",
                         {**params, "word": "'" + lexeme.replace("'", "''") + "'"},
                     ).fetchone()[0]
                 )
@@ -305,11 +307,13 @@ def main() -> None:
                 same[name] += lists[name] == lists[reference]
                 if os.environ.get("SHOW_DIFFERENCES") and lists[name] != lists[reference]:
                     a, b = lists[name], lists[reference]
-                    at = next(i for i, (x, y) in enumerate(zip(a + [None], b + [None])) if x != y)
+                    # The lists may differ in length: the shorter one's None marks where it ends.
+                    at = next(i for i, (x, y) in enumerate(zip([*a, None], [*b, None], strict=False)) if x != y)
                     scores = conn.execute(
                         statements[name].replace(
                             "SELECT id, rank FROM keyword ORDER BY rank",
-                            "SELECT id, score FROM (SELECT * FROM seed UNION ALL SELECT * FROM extra) s WHERE id = ANY(%(ids)s)",
+                            "SELECT id, score FROM (SELECT * FROM seed UNION ALL SELECT * FROM extra) s "
+                            "WHERE id = ANY(%(ids)s)",
                         ),
                         {**params, "ids": [a[at], b[at]]},
                     ).fetchall()

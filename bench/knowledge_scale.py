@@ -95,6 +95,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import os
 import statistics
 import sys
@@ -113,8 +114,8 @@ from psycopg.types.json import Jsonb
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import scale  # noqa: E402
-from bench.scale import (  # noqa: E402
+from bench import scale
+from bench.scale import (
     PLAN_LINES,
     HnswBuild,
     StatementLog,
@@ -139,12 +140,12 @@ from bench.scale import (  # noqa: E402
     topic_model,
     zipf_weights,
 )
-from bench.scratch import close_django_connections, with_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
+from bench.scratch import close_django_connections, with_database
+from bench.timing import no_gc
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from cognizes.infra import local
 
 BENCH_DB = "cognizes_bench_knowledge_scale"
 K = 10
@@ -347,7 +348,7 @@ def batch_texts(shape: Shape, model: TopicModel, plan: Layout, batch: int, docum
         np.where(kind < shape.function_share + (1 - shape.function_share) * shape.topic_share, own, common),
     ).tolist()
     lengths = rng.integers(shape.words[0], longest + 1, size=n).tolist()
-    texts = [" ".join([words[w] for w in row[:length]]) for row, length in zip(chosen, lengths)]
+    texts = [" ".join([words[w] for w in row[:length]]) for row, length in zip(chosen, lengths, strict=True)]
     document_topics = plan.document_topic[d0:d1]
     title_words = model.topic_words[document_topics[:, None], rng.choice(shape.topic_words, (d1 - d0, 3))].tolist()
     titles = [" ".join(words[w].capitalize() for w in row) for row in title_words]
@@ -355,7 +356,7 @@ def batch_texts(shape: Shape, model: TopicModel, plan: Layout, batch: int, docum
     ordinal = np.arange(n) - np.repeat(plan.first[d0:d1] - k0, sizes)
     section = section[np.arange(n) - ordinal % 4].tolist()  # a new section every four chunks
     document = np.repeat(np.arange(d1 - d0), sizes).tolist()
-    headings = [f"{titles[d]} › {words[w].capitalize()}" for d, w in zip(document, section)]
+    headings = [f"{titles[d]} › {words[w].capitalize()}" for d, w in zip(document, section, strict=True)]
     return Texts(titles, headings, texts)
 
 
@@ -424,7 +425,7 @@ def document_rows(shape: Shape, model: TopicModel, plan: Layout) -> Iterator[lis
     for b, (d0, d1) in enumerate(batches(plan)):
         words = batch_texts(shape, model, plan, b, (d0, d1))
         rows, k = [], 0
-        for d, title in zip(range(d0, d1), words.titles):
+        for d, title in zip(range(d0, d1), words.titles, strict=True):
             size = int(plan.first[d + 1] - plan.first[d])
             content = document_text(title, words.texts[k : k + size]).encode()
             k += size
@@ -463,7 +464,7 @@ def chunk_rows(shape: Shape, model: TopicModel, plan: Layout) -> Iterator[list[t
         topic = np.repeat(plan.document_topic[d0:d1], plan.sizes[d0:d1])
         vectors = embeddings(model, shape, topic, plan.chunk_subtopic[k0:k1], np.random.default_rng([shape.seed, 4, b]))
         rows, k = [], 0
-        for d, title in zip(range(d0, d1), words.titles):
+        for d, title in zip(range(d0, d1), words.titles, strict=True):
             corpus = int(plan.document_corpus[d])
             app = app_name(int(plan.corpus_app[corpus]))
             start = len(f"# {title}{SEPARATOR}")
@@ -717,8 +718,8 @@ def report_plans(queries: list[Query], measurement: Measurement) -> None:
     plans = [index_taken(statements, PLAN_INDEXES) for statements in measurement.statements["vector"]]
     print("\nvector searches by the index the planner took:")
     for group in GROUPS:
-        for index in sorted({p for p, q in zip(plans, queries) if q.group == group}):
-            chosen = [i for i, (p, q) in enumerate(zip(plans, queries)) if q.group == group and p == index]
+        for index in sorted({p for p, q in zip(plans, queries, strict=True) if q.group == group}):
+            chosen = [i for i, (p, q) in enumerate(zip(plans, queries, strict=True)) if q.group == group and p == index]
             p50, p95 = percentiles([measurement.latency_ms["vector"][i] for i in chosen])
             found = statistics.fmean(measurement.recall[i] for i in chosen)
             print(
@@ -736,9 +737,9 @@ def explain_examples(queries: list[Query], measurement: Measurement) -> None:
             _, rows = replay(measurement.statements[mode][i], {}, "EXPLAIN (ANALYZE, COSTS OFF) ")
             print(f"EXPLAIN ANALYZE {mode} search of corpus {corpus} ({queries[i].size:,} chunks, {queries[i].group}):")
             lines = [line for (line,) in rows]
-            for before, line in zip([""] + lines, lines):
+            for before, line in itertools.pairwise(["", *lines]):
                 if any(
-                    word in line for word in PLAN_LINES + ("Function Scan on unnest t",)
+                    word in line for word in (*PLAN_LINES, "Function Scan on unnest t")
                 ) or before.lstrip().startswith("CTE "):
                     print(f"  {line.strip()[:150]}")
 
@@ -752,7 +753,9 @@ FORCED_GROUPS = ("medium", "large")
 def force_hnsw(queries: list[Query], measurement: Measurement) -> None:
     """recall@10 and p50/p95 of medium and large corpora's vector searches replayed as planned and with the
     HNSW index forced, and the index each replay's plan takes."""
-    chosen = [(q, s) for q, s in zip(queries, measurement.statements["vector"]) if q.group in FORCED_GROUPS]
+    chosen = [
+        (q, s) for q, s in zip(queries, measurement.statements["vector"], strict=True) if q.group in FORCED_GROUPS
+    ]
     if not chosen:
         return
     header = f"{'replayed':<34}{'group':<8}{'plans':<40}{'recall@10':>10}{'p50 ms':>9}{'p95 ms':>9}"
@@ -911,10 +914,13 @@ def ingest(folder: Path, count: int, words: int) -> None:
 def prepare_database(server_url: str, database: str, shape: Shape, reuse: bool, memory: str) -> dict[str, float]:
     """Create, migrate and load the scratch database, or reuse it; returns the seconds of what was done."""
     url = with_database(server_url, database)
-    if reuse and database_exists(server_url, database):
-        if loaded_shape_matches(url, shape, [HNSW, "chunks_by_corpus", "chunks_search_vector"]):
-            print(f"reusing {database} ({shape.tag()})", flush=True)
-            return {}
+    if (
+        reuse
+        and database_exists(server_url, database)
+        and loaded_shape_matches(url, shape, [HNSW, "chunks_by_corpus", "chunks_search_vector"])
+    ):
+        print(f"reusing {database} ({shape.tag()})", flush=True)
+        return {}
     admin(server_url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     admin(server_url, f'CREATE DATABASE "{database}"')
     migrate()

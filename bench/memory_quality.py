@@ -71,12 +71,12 @@ from typing import TYPE_CHECKING, Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
+from bench.scratch import close_django_connections, recreate_databases, with_database
+from bench.timing import no_gc
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from cognizes.infra import local
 
 if TYPE_CHECKING:
     from memory_app.search import SearchWeights
@@ -380,7 +380,7 @@ class Line:
         return Metrics.of(
             [
                 r
-                for r, q in zip(self.ranks, questions)
+                for r, q in zip(self.ranks, questions, strict=True)
                 if category in (None, q.category) and sample in (None, q.sample_id)
             ]
         )
@@ -477,7 +477,7 @@ def cached_query_embeddings() -> Iterator[None]:
             cache[text] = original(text)
         return cache[text]
 
-    embedder.embed_query = embed_query  # type: ignore[method-assign]
+    embedder.embed_query = embed_query  # type: ignore[method-assign]  # memoised for this run, on purpose
     try:
         yield
     finally:
@@ -574,7 +574,7 @@ def tune(questions: list[Question], store: Store, base: SearchWeights, top: int 
             f"\nTuning: {len(ranks)} settings x {len(questions)} questions (rank lists fetched in "
             f"{fetched():.0f} s, fused in {fused():.0f} s)."
         )
-        m = Metrics.of([rank_of(ids, q, store) for ids, q in zip(lists.vector, questions)])
+        m = Metrics.of([rank_of(ids, q, store) for ids, q in zip(lists.vector, questions, strict=True)])
         print(f"vector alone: hit@5 {m.hit5:.3f} hit@10 {m.hit10:.3f} MRR {m.mrr:.3f}")
         print(f"\nBest {top}:")
         print(f"{'#':>3}  {'hit@5':>6}{'hit@10':>8}{'MRR':>7}  {'sql hit@10':>10}{'sql MRR':>8}  setting")
@@ -606,8 +606,8 @@ def cross_validate(ranks: dict[Setting, list[int | None]], questions: list[Quest
     pooled: list[int | None] = []
     for sample in samples:
         held = [q.sample_id == sample for q in questions]
-        best = max(ranks, key=lambda s: Metrics.of([r for r, h in zip(ranks[s], held) if not h]).key)
-        held_out = [r for r, h in zip(ranks[best], held) if h]
+        best = max(ranks, key=lambda s: Metrics.of([r for r, h in zip(ranks[s], held, strict=True) if not h]).key)
+        held_out = [r for r, h in zip(ranks[best], held, strict=True) if h]
         pooled += held_out
         print(f"  {sample}: held-out hit@10 {Metrics.of(held_out).hit10:.3f}  picked {best}")
     m = Metrics.of(pooled)
@@ -652,10 +652,10 @@ def fusion_diagnostics(lines: dict[str, Line], questions: list[Question]) -> Non
     """Where hybrid's misses come from: was the evidence in vector's or keyword's own top 10?"""
     hit = {name: [r is not None for r in line.ranks] for name, line in lines.items()}
     n = len(questions)
-    either = sum(v or k for v, k in zip(hit[VECTOR], hit[KEYWORD]))
-    dropped_k = sum(k and not h for k, h in zip(hit[KEYWORD], hit[HYBRID]))
-    dropped_v = sum(v and not h for v, h in zip(hit[VECTOR], hit[HYBRID]))
-    gained = sum(h and not v and not k for v, k, h in zip(hit[VECTOR], hit[KEYWORD], hit[HYBRID]))
+    either = sum(v or k for v, k in zip(hit[VECTOR], hit[KEYWORD], strict=True))
+    dropped_k = sum(k and not h for k, h in zip(hit[KEYWORD], hit[HYBRID], strict=True))
+    dropped_v = sum(v and not h for v, h in zip(hit[VECTOR], hit[HYBRID], strict=True))
+    gained = sum(h and not v and not k for v, k, h in zip(hit[VECTOR], hit[KEYWORD], hit[HYBRID], strict=True))
     print(
         f"\nFusion: vector or keyword has evidence in its own top 10 for {either}/{n} ({either / n:.3f}); "
         f"hybrid misses {dropped_k} of keyword's top-10 hits and {dropped_v} of vector's; "

@@ -104,8 +104,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import scale  # noqa: E402
-from bench.scale import (  # noqa: E402
+from bench import scale
+from bench.scale import (
     PLAN_LINES,
     HnswBuild,
     StatementLog,
@@ -130,13 +130,13 @@ from bench.scale import (  # noqa: E402
     topic_model,
     zipf_weights,
 )
-from bench.scratch import close_django_connections, with_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
+from bench.scratch import close_django_connections, with_database
+from bench.timing import no_gc
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
-from memory_app.names import names  # noqa: E402  (no Django needed either)
+from cognizes.infra import local
+from memory_app.names import names
 
 BENCH_DB = "cognizes_bench_scale"
 APP = "scale_bench"
@@ -215,13 +215,15 @@ def texts(model: TopicModel, shape: Shape, topic: np.ndarray, rng: np.random.Gen
     named = (is_own & (rng.random((n, longest)) < NAMED)).tolist()
     return [
         sentence(model.words, row[:length], flags[:length])
-        for row, flags, length in zip(chosen, named, lengths.tolist())
+        for row, flags, length in zip(chosen, named, lengths.tolist(), strict=True)
     ]
 
 
 def sentence(words: list[str], chosen: list[int], named: list[bool]) -> str:
     """The words, those ``named`` capitalised (a name, after the first word)."""
-    return " ".join(words[w].capitalize() if name and i else words[w] for i, (w, name) in enumerate(zip(chosen, named)))
+    return " ".join(
+        words[w].capitalize() if name and i else words[w] for i, (w, name) in enumerate(zip(chosen, named, strict=True))
+    )
 
 
 def user_id(index: int) -> str:
@@ -321,6 +323,7 @@ def row_chunks(
                 status,
                 vectors,
                 (now - timedelta(seconds=age) for age in ages),
+                strict=True,
             )
         ]
         yield rows
@@ -562,7 +565,9 @@ def sweep(
         variants.append((label + " (HNSW forced)", overrides | FORCE_HNSW) if force_hnsw else (label, overrides))
     if force_hnsw:
         variants.append(("exact scan (enable_indexscan=off)", FORCE_EXACT))
-    chosen = [(q, s) for q, s in zip(queries, measurement.statements) if not force_hnsw or q.group == "heavy"]
+    chosen = [
+        (q, s) for q, s in zip(queries, measurement.statements, strict=True) if not force_hnsw or q.group == "heavy"
+    ]
     return [row for label, overrides in variants for row in replay_all(chosen, label, overrides)]
 
 
@@ -627,8 +632,8 @@ def report_plans(queries: list[Query], measurement: Measurement) -> None:
     plans = [index_taken(statements, SECONDARY_INDEXES) for statements in measurement.statements]
     print("\nvector searches by the index the planner took:")
     for group in GROUPS:
-        for index in sorted({p for p, q in zip(plans, queries) if q.group == group}):
-            chosen = [i for i, (p, q) in enumerate(zip(plans, queries)) if q.group == group and p == index]
+        for index in sorted({p for p, q in zip(plans, queries, strict=True) if q.group == group}):
+            chosen = [i for i, (p, q) in enumerate(zip(plans, queries, strict=True)) if q.group == group and p == index]
             p50, p95 = percentiles([measurement.latency_ms["vector"][i] for i in chosen])
             found = statistics.fmean(measurement.recall[i] for i in chosen)
             print(
@@ -638,7 +643,7 @@ def report_plans(queries: list[Query], measurement: Measurement) -> None:
 
 def explain_examples(queries: list[Query], measurement: Measurement, counts: dict[str, int]) -> None:
     """EXPLAIN ANALYZE of the vector search of the heaviest queried user and of a light one."""
-    by_user = {q.user: (q, s) for q, s in zip(queries, measurement.statements)}
+    by_user = {q.user: (q, s) for q, s in zip(queries, measurement.statements, strict=True)}
     heavy = max(by_user, key=lambda u: counts[u])
     light = sorted(by_user, key=lambda u: counts[u])[len(by_user) // 4]
     for user in (heavy, light):

@@ -365,7 +365,7 @@ def report(
     present = [g for g in groups if any(q.group == g for q in queries)] + ["all"]
 
     def in_group(values: Sequence[float], group: str) -> list[float]:
-        return [v for v, q in zip(values, queries) if group in ("all", q.group)]
+        return [v for v, q in zip(values, queries, strict=True) if group in ("all", q.group)]
 
     print(
         f"\nqueries (distinct {scopes}): "
@@ -387,7 +387,7 @@ def report(
             p50, p95 = percentiles(in_group(latencies, group))
             print(f"{f'p50 {mode} (ms)':<24}{group:<8}{p50:>10.1f}  {'—':<10}")
             print(f"{f'p95 {mode} (ms)':<24}{group:<8}{p95:>10.1f}  {'≤ 50 ms':<10}{verdict(p95 <= TARGET_P95_MS)}")
-    misses = sorted((r, scope(q), q.group) for r, q in zip(recall, queries) if r < 1)
+    misses = sorted((r, scope(q), q.group) for r, q in zip(recall, queries, strict=True) if r < 1)
     print(
         f"queries with recall@10 < 1: {len(misses)}"
         + ("; lowest: " + ", ".join(f"{name} ({g}) {r:.1f}" for r, name, g in misses[:5]) if misses else "")

@@ -68,12 +68,12 @@ from urllib.parse import unquote, urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
+from bench.scratch import close_django_connections, recreate_databases, with_database
+from bench.timing import no_gc
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 
-from cognizes.infra import local  # noqa: E402  (no Django needed: it only finds/starts the server)
+from cognizes.infra import local
 
 BENCH_DB = "cognizes_bench"
 ADK_DB = "cognizes_bench_adk"
@@ -398,9 +398,11 @@ async def concurrent_writes(service: Any, sizes: Sizes, *, concurrent: bool = Tr
 
     async def work() -> None:
         if concurrent:
-            await asyncio.gather(*(run_writer(service, s, batch, errors) for s, batch in zip(sessions, batches)))
+            await asyncio.gather(
+                *(run_writer(service, s, batch, errors) for s, batch in zip(sessions, batches, strict=True))
+            )
         else:
-            for s, batch in zip(sessions, batches):
+            for s, batch in zip(sessions, batches, strict=True):
                 await run_writer(service, s, batch, errors)
 
     with no_gc():

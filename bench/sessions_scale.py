@@ -42,8 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from cognizes.infra import local  # noqa: E402
+from bench.scratch import close_django_connections, recreate_databases, with_database
+from cognizes.infra import local
 
 APP = "scale"
 HEAVY = "heavy_user"
@@ -302,7 +302,8 @@ def main() -> None:
             }
             print(
                 f"{name:<18}{row['small'][0]:>10.2f}{row['small'][1]:>8.2f}{row['big'][0]:>10.2f}"
-                f"{row['big'][1]:>8.2f}{row['big'][0] / row['small'][0]:>10.2f}x{row['big'][1] / row['small'][1]:>10.2f}x"
+                f"{row['big'][1]:>8.2f}{row['big'][0] / row['small'][0]:>10.2f}x"
+                f"{row['big'][1] / row['small'][1]:>10.2f}x"
             )
         for kind, url in urls.items():
             for table, table_bytes, index_bytes in sizes(url):

@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.api import (  # noqa: E402
+from bench.api import (
     APPEND,
     SEARCH,
     HttpAppender,
@@ -54,13 +54,13 @@ from bench.api import (  # noqa: E402
     stop_server,
     summarise,
 )
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
+from bench.scratch import close_django_connections, recreate_databases, with_database
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from cognizes.infra import local  # noqa: E402
-from tests.pgbouncer import EXECUTABLE as PGBOUNCER  # noqa: E402
+from cognizes.infra import local
+from tests.pgbouncer import EXECUTABLE as PGBOUNCER
 from tests.pgbouncer import MISSING, PgBouncer
 
 BENCH_DB = "cognizes_bench_topology"
@@ -131,7 +131,10 @@ def report(results: Results, sizes: Sizes, rounds: int) -> None:
         f"\n{sizes.concurrency} clients; medians over {rounds} round(s); {os.cpu_count()} CPUs, "
         f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
     )
-    header = f"{'operation':<10}{'topology':<11}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'req/s vs direct':>17}{'p95 vs direct':>15}"
+    header = (
+        f"{'operation':<10}{'topology':<11}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}"
+        f"{'req/s vs direct':>17}{'p95 vs direct':>15}"
+    )
     print(header + "\n" + "-" * len(header))
     for operation in (APPEND, SEARCH):
         base = results.median((operation, DIRECT, sizes.concurrency))

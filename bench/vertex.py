@@ -61,14 +61,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.http_load import SERVER_RATE, free_port, start_server, stop_server  # noqa: E402
-from bench.scratch import close_django_connections, recreate_databases, with_database  # noqa: E402
-from bench.timing import no_gc  # noqa: E402
+from bench.http_load import SERVER_RATE, free_port, start_server, stop_server
+from bench.scratch import close_django_connections, recreate_databases, with_database
+from bench.timing import no_gc
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
 os.environ["DJANGO_DEBUG"] = "false"
 
-from cognizes.infra import local  # noqa: E402
+from cognizes.infra import local
 
 BENCH_DB = "cognizes_bench_vertex"
 APP = "bench_vertex"
@@ -359,7 +359,8 @@ def report(runs: Runs, args: argparse.Namespace) -> None:
         print(
             f"  {operation}: service {p50[IN_PROCESS]:.2f} ms, server+loopback {p50[RAW] - p50[IN_PROCESS]:.2f} ms "
             f"(native {p50[NATIVE] - p50[IN_PROCESS]:.2f} ms), "
-            f"client library {p50[VERTEX] - p50[RAW]:.2f} ms; gRPC over the service {p50[GRPC] - p50[IN_PROCESS]:.2f} ms"
+            f"client library {p50[VERTEX] - p50[RAW]:.2f} ms; "
+            f"gRPC over the service {p50[GRPC] - p50[IN_PROCESS]:.2f} ms"
             f" ({p50[GRPC] / p50[RAW]:.2f}x raw HTTP's p50), REST as Java {p50[JAVA] / p50[RAW]:.2f}x raw HTTP's"
         )
 

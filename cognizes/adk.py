@@ -23,12 +23,12 @@ from cognizes.infra.setup import ensure_django
 
 ensure_django()
 
-from artifacts_app.adk import PostgresArtifactService  # noqa: E402
-from memory_app.adk import PostgresMemoryService  # noqa: E402
-from runtime_app.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402
-from sessions_app.adk import PostgresSessionService  # noqa: E402
-from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa: E402
-from tracing_app.setup import configure_tracing as enable_tracing  # noqa: E402  (on by default: COGNIZES_TRACING)
+from artifacts_app.adk import PostgresArtifactService  # noqa: E402  (after ensure_django())
+from memory_app.adk import PostgresMemoryService  # noqa: E402  (after ensure_django())
+from runtime_app.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402  (after ensure_django())
+from sessions_app.adk import PostgresSessionService  # noqa: E402  (after ensure_django())
+from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa: E402  (after ensure_django())
+from tracing_app.setup import configure_tracing as enable_tracing  # noqa: E402  (after ensure_django(); on by default: COGNIZES_TRACING)
 
 __all__ = [
     "AuditPlugin",

@@ -33,7 +33,7 @@ class CognizesAdminSite(admin.AdminSite):
         (issue 41 D). Our own actions name theirs; tests/test_admin_permissions.py holds it.
         """
         for model_admin in self._registry.values():
-            for function, _, _ in model_admin._get_base_actions():
+            for function, _, _ in model_admin._get_base_actions():  # type: ignore[attr-defined]  # Django's own
                 if not getattr(function, "allowed_permissions", ()):
                     function.allowed_permissions = ("change",)
 

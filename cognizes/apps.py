@@ -13,4 +13,4 @@ class CognizesAdminConfig(AdminConfig):
         """Load the Celery app with Django, so that every process that queues a task (web, commands, agents)
         queues it on Cognizes' broker rather than on a default Celery app's."""
         super().ready()
-        from cognizes import celery  # noqa: F401 -- imported for its side effect: the current Celery app
+        from cognizes import celery  # noqa: F401  (imported for its side effect: the current Celery app)

@@ -1,4 +1,5 @@
-"""The ASGI application: Django, A2A under ``/a2a/`` and MCP under ``/mcp/``, with request bodies read within their limits."""
+"""The ASGI application: Django, A2A under ``/a2a/`` and MCP under ``/mcp/``, with request bodies read within their
+limits."""
 
 import os
 from collections.abc import Awaitable, Callable
@@ -9,19 +10,19 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
 django.setup(set_prefix=False)
 
-from cognizes.infra import secret_key  # noqa: E402
+from cognizes.infra import secret_key  # noqa: E402  (after django.setup())
 
 secret_key.require("The web server")
 
-from cognizes.infra.asgi_handler import OneHopASGIHandler  # noqa: E402  (after Django is set up)
+from cognizes.infra.asgi_handler import OneHopASGIHandler  # noqa: E402  (after django.setup())
 
 django_application = OneHopASGIHandler()
 
-from cognizes.access import early_auth  # noqa: E402
-from cognizes.access.body_limit import BodyLimit  # noqa: E402
-from cognizes.error_pages import SURFACES  # noqa: E402
-from runtime_app import a2a, mcp  # noqa: E402
-from vertex_app import upload_grants  # noqa: E402
+from cognizes.access import early_auth  # noqa: E402  (after django.setup())
+from cognizes.access.body_limit import BodyLimit  # noqa: E402  (after django.setup())
+from cognizes.error_pages import SURFACES  # noqa: E402  (after django.setup())
+from runtime_app import a2a, mcp  # noqa: E402  (after django.setup())
+from vertex_app import upload_grants  # noqa: E402  (after django.setup())
 
 a2a_application = a2a.A2aApplication()
 mcp_application = mcp.McpApplication()

@@ -47,7 +47,7 @@ def _json(request: HttpRequest, status: int, message: str) -> JsonResponse | Non
     return None
 
 
-def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """A request Django refused before any view (a Host outside ALLOWED_HOSTS, a suspicious operation)."""
     return _json(request, 400, "Bad request.") or defaults.bad_request(request, exception)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -33,7 +34,8 @@ def _env_list(name: str, default: str) -> list[str]:
 
 DEBUG = _env_bool("DJANGO_DEBUG", False)
 # No key in the code (issue 41 E): DJANGO_SECRET_KEY, else the one `make run` generated into COGNIZES_VAR_DIR; with
-# neither, the servers refuse to start (cognizes.infra.secret_key) and commands that sign nothing still run; pytest makes one.
+# neither, the servers refuse to start (cognizes.infra.secret_key) and commands that sign nothing still run; pytest
+# makes one.
 SECRET_KEY = secret_key.configured()
 ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
@@ -105,11 +107,11 @@ TEMPLATES = [
 DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "0"))
 
 
-def _database(url: str) -> dict:
+def _database(url: str) -> dict[str, Any]:
     """One database's Django settings: every alias (default, listen, replica) is reached alike."""
     # Persistent connections: the ADK services run queries from a pool of threads,
     # each keeping its own connection; health checks drop ones the server closed.
-    database = dj_database_url.parse(
+    database: dict[str, Any] = dj_database_url.parse(  # type: ignore[assignment]  # a TypedDict, extended below
         url,
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "600")),
         conn_health_checks=True,
@@ -236,9 +238,9 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 # Script runs only from the site's own files (issue 41 D): text a tenant stored that reached a page unescaped would
-# not run in the admin's origin. Stored content sets its own, stricter sandbox (cognizes/access/stored_content.py). Swagger UI
-# starts itself with an inline script: its pages are left out. The one hash is the browsable API's "Log out" link
-# (DRF's onclick, rest_framework/templatetags/rest_framework.py), allowed as that exact text and nothing else.
+# not run in the admin's origin. Stored content sets its own, stricter sandbox (cognizes/access/stored_content.py).
+# Swagger UI starts itself with an inline script: its pages are left out. The one hash is the browsable API's "Log out"
+# link (DRF's onclick, rest_framework/templatetags/rest_framework.py), allowed as that exact text and nothing else.
 CONTENT_SECURITY_POLICY = {
     "EXCLUDE_URL_PREFIXES": ["/api/docs/"],
     "DIRECTIVES": {

@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import include, path, register_converter
+from django.urls import URLPattern, URLResolver, include, path, register_converter
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -23,7 +23,7 @@ user = "apps/<str:app_name>/users/<str:user_id>/"
 session = user + "sessions/<str:session_id>/"
 memory = user + "memories/<str:memory_id>/"
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("apps/<str:app_name>/state/", sessions_api.AppStateView.as_view(), name="app-state"),
     path("apps/<str:app_name>/sessions/", sessions_api.AppSessionsView.as_view(), name="app-sessions"),
     path("apps/<str:app_name>/memory-config/", memory_api.MemoryBankConfigView.as_view(), name="memory-config"),

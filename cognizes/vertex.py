@@ -52,6 +52,7 @@ from google.adk.integrations.agent_registry import AgentRegistry as _AgentRegist
 from google.adk.memory.vertex_ai_memory_bank_service import VertexAiMemoryBankService as _VertexAiMemoryBankService
 from google.adk.memory.vertex_ai_rag_memory_service import VertexAiRagMemoryService as _VertexAiRagMemoryService
 from google.adk.sessions.vertex_ai_session_service import VertexAiSessionService as _VertexAiSessionService
+from google.adk.tools.mcp_tool import SseConnectionParams, StreamableHTTPConnectionParams
 from google.adk.tools.retrieval.base_retrieval_tool import BaseRetrievalTool
 from google.adk.tools.retrieval.vertex_ai_rag_retrieval import VertexAiRagRetrieval as _VertexAiRagRetrieval
 
@@ -117,7 +118,7 @@ def _route_agentplatform_clients() -> None:
     if getattr(agentplatform.Client, "_routed_by_cognizes", False):
         return
 
-    class Client(agentplatform.Client):  # type: ignore[misc, name-defined]
+    class Client(agentplatform.Client):
         _routed_by_cognizes = True
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -141,7 +142,7 @@ class _OnCognizes:
         project: str | None = None,
         location: str | None = None,
     ) -> None:
-        super().__init__(project=project, location=location, agent_engine_id=str(engine_id))  # type: ignore[call-arg]
+        super().__init__(project=project, location=location, agent_engine_id=str(engine_id))  # type: ignore[call-arg]  # mixin: ADK's next
         self._endpoint = _Endpoint(base_url, api_key, project, location)
 
     def _build_api_client(self) -> Any:
@@ -272,8 +273,9 @@ class AgentRegistry(_AgentRegistry):
         session.headers["Authorization"] = f"Bearer {self._endpoint.api_key}"
         self._base_url = self._endpoint.base_url + "v1"
         self._use_mtls = False
-        self._credentials = None
-        self._session = session  # last: ADK takes a session as the sign of a finished connection
+        self._credentials = None  # type: ignore[assignment]  # none: the key in the session's header is the credential
+        # Last: ADK takes a session as the sign of a finished connection (a plain one: ADK calls only request()).
+        self._session = session  # type: ignore[assignment]
 
     def _key_headers(self, user_id: str | None) -> dict[str, str]:
         headers = {"Authorization": f"Bearer {self._endpoint.api_key}"}
@@ -298,6 +300,7 @@ class AgentRegistry(_AgentRegistry):
         """ADK's ``McpToolset`` for the record, sending this key also outside a turn (listing its tools)."""
         toolset = super().get_mcp_toolset(mcp_server_name, auth_scheme, auth_credential, continue_uri=continue_uri)
         params = toolset.connection_params
+        assert isinstance(params, SseConnectionParams | StreamableHTTPConnectionParams)  # a record's server: HTTP
         params.headers = {**(params.headers or {}), **self._key_headers(self._user_id)}
         return toolset
 

@@ -29,8 +29,8 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
     sys.path.append(_ROOT)
 
-from cognizes.adk_services import register  # noqa: E402
-from cognizes.vertex import register as register_vertex  # noqa: E402
+from cognizes.adk_services import register  # noqa: E402  (after the project root is on sys.path)
+from cognizes.vertex import register as register_vertex  # noqa: E402  (after the project root is on sys.path)
 
 register()
 register_vertex()

@@ -127,9 +127,9 @@ class ChunkHitSerializer(serializers.Serializer):
     distance = serializers.FloatField(help_text="Cosine distance to the query (0: the same meaning, 2: the opposite).")
     fused_score = serializers.FloatField(
         help_text=(
-            "The fusion's score: the chunk's similarity to the query and its BM25 score (0 if not a keyword candidate), "
-            "each in standard deviations from the candidates' mean, weighed (knowledge_app.search.Fusion); can be "
-            "negative."
+            "The fusion's score: the chunk's similarity to the query and its BM25 score (0 if not a keyword "
+            "candidate), each in standard deviations from the candidates' mean, weighed (knowledge_app.search.Fusion); "
+            "can be negative."
         )
     )
     vector_rank = serializers.IntegerField(

@@ -116,6 +116,7 @@ class _Budget:
         if self.left is not None:
             self.left -= tokens
             if self.left < 0:  # each chunk holds at most ``size`` tokens: more than max_chunks of them are needed
+                assert self.max_chunks is not None  # left is counted only under a maximum
                 limits.check_chunks(self.max_chunks + 1, size=self.size)
 
     def count(self, chunks: int) -> None:
@@ -195,7 +196,8 @@ def _pack(pieces: list[tuple[int, int, int]], paragraph_ends: list[int], size: i
 
 def chunk(parsed: Parsed, *, size: int, overlap: int, max_chunks: int | None = None) -> list[Chunk]:
     """``parsed``'s sections cut into chunks of at most ``size`` tokens (a record's line may be one longer),
-    overlapping by at most ``overlap``; ``cognizes.access.limits.LimitExceeded`` if there would be more than ``max_chunks``.
+    overlapping by at most ``overlap``; ``cognizes.access.limits.LimitExceeded`` if there would be more than
+    ``max_chunks``.
 
     Sections with no text are skipped. The result depends only on the arguments.
     """

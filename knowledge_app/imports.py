@@ -189,7 +189,7 @@ def _add_batch(
     tally: _Tally,
     earlier: set[int],
     ours: set[int],
-    chunking: dict[str, int],
+    chunking: dict[str, Any],
 ) -> int:
     """Add files until a batch is full; how many were taken (0: none were left).
 

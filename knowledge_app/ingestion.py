@@ -16,6 +16,7 @@ its old chunks kept.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.db import DatabaseError, transaction
 from django.db.models import Q, QuerySet
@@ -106,14 +107,16 @@ def _parse_and_embed(document: Document) -> str:
         return "failed: " + unreadable.reason
     headings = [" › ".join(piece.heading_path) for piece in pieces]
     texts = [piece.text for piece in pieces]
-    searched = [search_text(f"{heading}\n{text}" if heading else text) for heading, text in zip(headings, texts)]
+    searched = [
+        search_text(f"{heading}\n{text}" if heading else text) for heading, text in zip(headings, texts, strict=True)
+    ]
     embedder = get_embedder()
-    vectors = []
+    vectors: list[Any] = []
     for start in range(0, len(pieces), EMBED_BATCH):
         vectors.extend(embedder.embed_documents(searched[start : start + EMBED_BATCH]))
-        if len(pieces) > EMBED_BATCH:  # a person following a long document sees it move
-            if not _held(document).update(progress=100 * len(vectors) // len(pieces)):
-                return "lost its claim: left to the worker that took it over"  # no use embedding the rest
+        # A person following a long document sees it move.
+        if len(pieces) > EMBED_BATCH and not _held(document).update(progress=100 * len(vectors) // len(pieces)):
+            return "lost its claim: left to the worker that took it over"  # no use embedding the rest
     rows = [
         Chunk(
             document_id=document.id,
@@ -127,7 +130,7 @@ def _parse_and_embed(document: Document) -> str:
             search_text=searched[n],
             embedding=vectors[n],
         )
-        for n, (piece, heading) in enumerate(zip(pieces, headings))
+        for n, (piece, heading) in enumerate(zip(pieces, headings, strict=True))
     ]
     with transaction.atomic():
         if not _held(document).select_for_update().exists():  # re-indexed or taken over: the later run's chunks

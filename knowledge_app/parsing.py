@@ -32,16 +32,15 @@ def decode_text(data: bytes) -> str:
     guess would index mojibake that no query ever matches. NUL never occurs in
     text, so it marks a binary file even when the bytes happen to decode.
     """
-    for bom, encoding in (
+    boms = (
         (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16: its BOM begins with UTF-16 LE's
         (codecs.BOM_UTF32_BE, "utf-32"),
         (codecs.BOM_UTF16_LE, "utf-16"),
         (codecs.BOM_UTF16_BE, "utf-16"),
-    ):
-        if data.startswith(bom):
-            break
-    else:
+    )
+    encoding = next((encoding for bom, encoding in boms if data.startswith(bom)), None)
+    if encoding is None:
         encoding = "utf-8"
         if b"\x00" in data:
             raise UnreadableDocument(_NOT_TEXT)

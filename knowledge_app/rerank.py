@@ -174,7 +174,7 @@ def parse_order(answer: str, count: int) -> list[int]:
     Numbers outside 1..``count`` and repeats are dropped. ``MalformedAnswer`` when no list names a passage.
     """
     answer = answer[:MAX_ANSWER_CHARS]
-    decoder, best = json.JSONDecoder(), []
+    decoder, best = json.JSONDecoder(), list[int]()
     for bracket in re.finditer(r"\[", answer):
         try:
             value, _ = decoder.raw_decode(answer, bracket.start())

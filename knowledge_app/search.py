@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -196,7 +197,7 @@ def search_chunks(
         document_ids = list(kept.values_list("id", flat=True))
     if not corpus_ids or not query.strip() or document_ids == []:
         return []
-    params = {
+    params: dict[str, Any] = {
         "app": app_name,
         "corpora": list(corpus_ids),
         "documents": document_ids,

@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Field, QuerySet
 from django.utils import timezone
 
 from cognizes.access import limits
@@ -221,7 +221,9 @@ def _check_lengths(model: type[Corpus] | type[Document], **values: str) -> None:
     """Refuse text longer than its column with a message naming the limit (it was PostgreSQL's DataError, a 500:
     issue 41 K). Refused, not cut: a name kept shorter than given would no longer be the one the caller knows."""
     for name, value in values.items():
-        limit = model._meta.get_field(name).max_length
+        field = model._meta.get_field(name)
+        assert isinstance(field, Field)  # a column, not a relation
+        limit = field.max_length
         if limit is not None and len(value) > limit:
             raise KnowledgeError(f"{_LABELS[name]} may have at most {limit} characters (this one has {len(value)}).")
 

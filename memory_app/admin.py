@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 from cognizes.access.admin_views import ChangedByActions
 from cognizes.infra.replica import ListsFromReplica
 from memory_app import consolidation, services
-from memory_app.models import ConsolidationJob, Memory, MemoryBankConfig, MemoryRevision
+from memory_app.models import ConsolidationJob, Memory, MemoryBankConfig, MemoryQuerySet, MemoryRevision
 from memory_app.search import search_memories
 from sessions_app.admin import SessionAdmin
 from sessions_app.models import Session
@@ -34,11 +34,12 @@ def _cause(request: HttpRequest) -> str:
 class MemoryBankConfigForm(forms.ModelForm):
     class Meta:
         model = MemoryBankConfig
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007  (the bank's every setting is the admin's to edit)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        config = MemoryBankConfig(**{name: value for name, value in data.items()})
+        super().clean()
+        data = self.cleaned_data  # what ModelForm.clean returns (its stubs say it may be None)
+        config = MemoryBankConfig(**data)
         try:
             services.check_bank_config(config)
         except services.MemoryServiceError as error:
@@ -110,7 +111,7 @@ class HeldAtFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         moment = self.moment()
-        return queryset if moment is None else queryset.held_at(moment)
+        return queryset if moment is None else cast(MemoryQuerySet, queryset).held_at(moment)  # Memory's admin
 
 
 def _midnight(day: date | None) -> datetime | None:
@@ -199,7 +200,7 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
             )
         if not (search_term and app_name and user_id):
             return super().get_search_results(request, queryset, search_term)
-        as_of = HeldAtFilter(request, request.GET.copy(), Memory, self).moment()
+        as_of = HeldAtFilter(request, dict(request.GET.lists()), Memory, self).moment()  # as ChangeList gives
         hits = search_memories(
             app_name=app_name, user_id=user_id, query=search_term, limit=50, reinforce=False, as_of=as_of
         )

@@ -165,6 +165,7 @@ def _memory(view: ScopedView, memory_id: str) -> Memory:
         key = UUID(memory_id)
     except ValueError:
         raise Http404 from None
+    assert view.scope.user_id is not None  # a memory's URL names its user
     memory = Memory.objects.for_scope(view.scope.app_name, view.scope.user_id).filter(id=key).first()
     if memory is None:
         raise Http404

@@ -19,6 +19,7 @@ a job's own states (scheduled, a dispatch lease while queued) are this module's.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -169,8 +170,10 @@ def do_ingest_stream(
                 created = job is None
                 if created:
                     job = ConsolidationJob(**key, events=[], **_generation_fields(generation))
-                seen = {event.get("id") for event in job.events if event.get("id")}
-                job.events = [*job.events, *(e for e in events if not e.get("id") or e["id"] not in seen)]
+                assert job is not None  # found or made
+                events_before: list[dict[str, Any]] = job.events or []  # a stream's job starts with []
+                seen = {event.get("id") for event in events_before if event.get("id")}
+                job.events = [*events_before, *(e for e in events if not e.get("id") or e["id"] not in seen)]
                 job.custom_metadata = {**job.custom_metadata, **(custom_metadata or {})}
                 counted = trigger.event_count is not None and len(job.events) >= trigger.event_count
                 due = force_flush or not trigger.waits() or counted
@@ -179,8 +182,8 @@ def do_ingest_stream(
         except IntegrityError:  # another process opened the stream's pending job meanwhile: add to that one
             continue
         if due or (created and job.not_before):
-            countdown = max(0.0, (job.not_before - timezone.now()).total_seconds())
-            transaction.on_commit(lambda: _send(CONSOLIDATE_WHEN_DUE, job.pk, countdown=countdown))
+            countdown = max(0.0, (job.not_before - timezone.now()).total_seconds())  # type: ignore[operator]  # set
+            transaction.on_commit(functools.partial(_send, CONSOLIDATE_WHEN_DUE, job.pk, countdown=countdown))
         return job
     raise RuntimeError(f"could not add events to stream {stream!r}")
 
@@ -214,7 +217,7 @@ def do_schedule_session(*, app_name: str, user_id: str, session_id: str, delay_s
                 job = ConsolidationJob.objects.create(**scope, not_before=due)
         except IntegrityError:  # another process scheduled it meanwhile: push that one back
             continue
-        transaction.on_commit(lambda: _send(CONSOLIDATE_WHEN_DUE, job.pk, countdown=delay_seconds))
+        transaction.on_commit(functools.partial(_send, CONSOLIDATE_WHEN_DUE, job.pk, countdown=delay_seconds))
         return job
     raise RuntimeError(f"could not schedule consolidation of session {session_id}")
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -80,7 +81,7 @@ class DecayReport:
 def do_decay(*, now: datetime | None = None) -> DecayReport:
     """Recompute every active memory's strength, then forget the expired and the weak."""
     now = now or timezone.now()
-    params = {
+    params: dict[str, Any] = {
         "now": now,
         "half_lives": json.dumps(half_life_days()),
         "boost": ACCESS_BOOST,

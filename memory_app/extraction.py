@@ -265,8 +265,8 @@ class LlmExtractor(Extractor):
             text = str(item.get("text", "")).strip()
             if not text:
                 continue
-            kind = item.get("kind") if item.get("kind") in Kind.values else Kind.FACT
-            custom = item.get("kind") if config and item.get("kind") in config.custom_topic_labels() else ""
+            kind = str(item.get("kind")) if item.get("kind") in Kind.values else Kind.FACT
+            custom = str(item.get("kind")) if config and item.get("kind") in config.custom_topic_labels() else ""
             candidates.append(
                 Candidate(
                     text=text,
@@ -309,8 +309,8 @@ def get_extractor() -> Extractor:
 
 
 def memory_model(name: str) -> Any:
-    """The ADK model ``name`` names (``cognizes.infra.models.model_named``): Gemini's, or LiteLLM's for ``provider/model``
-    (``openai/…``, ``anthropic/…``, ``ollama_chat/…``).
+    """The ADK model ``name`` names (``cognizes.infra.models.model_named``): Gemini's, or LiteLLM's for
+    ``provider/model`` (``openai/…``, ``anthropic/…``, ``ollama_chat/…``).
 
     With ``COGNIZES_MEMORY_MODEL_API_BASE`` it is LiteLLM's, talking to that
     server (an OpenAI-compatible vLLM or Ollama: ``openai/<model>``), within

@@ -298,7 +298,7 @@ class ConsolidationJob(models.Model):
     )
     custom_metadata = models.JSONField(default=dict, blank=True)
     extra_scope = models.JSONField(default=dict, blank=True, help_text="Scope keys of the memories it makes.")
-    stream = models.CharField(
+    stream = models.CharField(  # noqa: DJ001  (None: not a stream's job; '' is Vertex's default stream)
         max_length=MAX_KEY_LENGTH,
         null=True,
         blank=True,

@@ -153,7 +153,7 @@ def replaced(new: str, known: list[tuple[str, str]]) -> tuple[str, ...]:
     if not changes:
         return ()
     texts = sorted({t for _, (frame, old, value) in changes for t in (frame, old, value)})
-    vector = dict(zip(texts, get_embedder().embed_documents(texts)))
+    vector = dict(zip(texts, get_embedder().embed_documents(texts), strict=True))
     prototypes = _prototypes()
     found = []
     for memory_id, (frame, old, value) in changes:

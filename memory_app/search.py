@@ -159,7 +159,8 @@ ORDER BY score DESC, m.created_at DESC
 LIMIT %(limit)s
 """
 
-_SOURCES = {mode: hybrid_search.rank_lists(mode, "uuid") for mode in ("hybrid", "vector", "keyword")}
+_MODES: tuple[Mode, ...] = ("hybrid", "vector", "keyword")
+_SOURCES = {mode: hybrid_search.rank_lists(mode, "uuid") for mode in _MODES}
 _CANDIDATES = {
     "hybrid": "SELECT id FROM vector UNION SELECT id FROM keyword",
     "vector": "SELECT id FROM vector",
@@ -190,7 +191,7 @@ def _statement(mode: Mode, as_of: bool, timed: bool, named: bool) -> str:
 
 _STATEMENTS = {
     (mode, as_of, timed, named): _statement(mode, as_of, timed, named)
-    for mode in _SOURCES
+    for mode in _MODES
     for as_of in (False, True)
     for timed in (False, True)
     for named in (False, True)
@@ -257,7 +258,7 @@ def search_memories(
             # The planner would read the whole scope and sort it: the HNSW index's order is the one left.
             cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(_STATEMENTS[mode, as_of is not None, span is not None, bool(params["names"])], params)
-        hits = [MemoryHit(*row[:4], _json(row[4]), *row[5:]) for row in cursor.fetchall()]
+        hits = [MemoryHit(*(*row[:4], _json(row[4]), *row[5:])) for row in cursor.fetchall()]
     if reinforce and hits:
         _reinforce_later([hit.id for hit in hits])
     return hits
@@ -324,7 +325,9 @@ def _scope_facts(
         )
         authors, newest, count, table_rows, *carrying = cursor.fetchone()
     speakers = [
-        name for name, n in zip(mentioned, carrying) if count >= SPEAKER_MIN_MEMORIES and n >= SPEAKER_SHARE * count
+        name
+        for name, n in zip(mentioned, carrying, strict=True)
+        if count >= SPEAKER_MIN_MEMORIES and n >= SPEAKER_SHARE * count
     ]
     return ScopeFacts(authors or [], speakers, newest, count, table_rows)
 

@@ -99,6 +99,16 @@ def _month_before(month: int, reference: datetime) -> Span:
     return _month(year, month, reference)
 
 
+def _yesterday(reference: datetime) -> Span:
+    day = reference - timedelta(days=1)
+    return _day(day.year, day.month, day.day, reference)
+
+
+def _last_month(reference: datetime) -> Span:
+    year, month = (reference.year, reference.month - 1) if reference.month > 1 else (reference.year - 1, 12)
+    return _month(year, month, reference)
+
+
 def _ago(amount: int, unit: str, reference: datetime) -> Span:
     days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit]
     at = reference - timedelta(days=amount * days)
@@ -111,9 +121,9 @@ _PATTERNS = [
     (rf"\b{_MONTH},? {_YEAR}\b", lambda m, r: _month(int(m[2]), MONTHS[m[1]], r)),
     (rf"\b(?:in|during|of|since) {_YEAR}\b", lambda m, r: _year(int(m[1]), r)),
     (rf"\b(?:in|during|of|last|early|late|mid|mid-) ?{_MONTH}\b", lambda m, r: _month_before(MONTHS[m[1]], r)),
-    (r"\byesterday\b", lambda m, r: _day(*(r - timedelta(days=1)).timetuple()[:3], r)),
+    (r"\byesterday\b", lambda m, r: _yesterday(r)),
     (r"\blast (week|weekend)\b", lambda m, r: Span(r - timedelta(days=8), r)),
-    (r"\blast month\b", lambda m, r: _month(*((r.year, r.month - 1) if r.month > 1 else (r.year - 1, 12)), r)),
+    (r"\blast month\b", lambda m, r: _last_month(r)),
     (r"\blast year\b", lambda m, r: _year(r.year - 1, r)),
     (
         r"\b([0-9]+|a|an|one|two|three|four|five|six|seven|eight|nine|ten) (day|week|month|year)s? ago\b",

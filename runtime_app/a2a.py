@@ -96,6 +96,7 @@ class CognizesExecutor(A2aAgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         user_id = context.call_context.user.user_name
+        assert context.context_id is not None  # the request handler sets it before execute
         try:
             release = await sync_to_async(turns.claim_turn, thread_sensitive=False)(
                 self.app_name, user_id, context.context_id
@@ -112,7 +113,11 @@ async def build_card(runner: Runner, url: str) -> AgentCard:
     """ADK's card for the runner's agent (skills from its tools, the registry's included), with our auth scheme."""
     token = listing_app.set(runner.app_name)
     try:
-        card = await AgentCardBuilder(agent=runner.agent, rpc_url=url, security_schemes=SECURITY).build()
+        card = await AgentCardBuilder(
+            agent=runner.agent,  # type: ignore[arg-type]  # an agent: runner_for builds runners of agents only
+            rpc_url=url,
+            security_schemes=SECURITY,
+        ).build()
     finally:
         listing_app.reset(token)
     card.security_requirements.append(SecurityRequirement(schemes={SCHEME: StringList()}))
@@ -211,7 +216,8 @@ def _invalid_ids(body: bytes) -> JSONResponse | None:
     params = call.get("params") if isinstance(call, dict) else None
     if not isinstance(params, dict):
         return None
-    message = params.get("message") if isinstance(params.get("message"), dict) else {}
+    given = params.get("message")
+    message = given if isinstance(given, dict) else {}
     for name, value in [
         *((f"message.{k}", message.get(k)) for k in ("contextId", "context_id", "taskId", "task_id")),
         *((k, params.get(k)) for k in ("id", "taskId", "task_id", "contextId", "context_id")),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, get_args
 
-# First: a2a-sdk's 0.3 adapter imports this module back while it loads, and fails if it is not loaded already.
+# First, before the 0.3 adapter, which a2a-sdk imports from it: the adapter imported first is a circle that fails.
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 
 # isort: split
@@ -26,8 +26,8 @@ from cognizes.infra.proto_schema import REF_PREFIX, ProtoSchemas, Schema
 from runtime_app.a2a import CAPABILITIES, CARD_PATH, PREFIX, SCHEME, SECURITY, USER_HEADER, error_body
 from runtime_app.agents import registered_apps
 
-V10 = JsonRpcDispatcher.METHOD_TO_MODEL
-V03 = JSONRPC03Adapter.METHOD_TO_MODEL
+V10: dict[str, Any] = JsonRpcDispatcher.METHOD_TO_MODEL  # protobuf message classes
+V03: dict[str, Any] = JSONRPC03Adapter.METHOD_TO_MODEL
 [_SERVICE] = AgentCard.DESCRIPTOR.file.services_by_name.values()  # A2A 1.0's service: each method's result
 _JSON = "application/json"
 
@@ -45,7 +45,7 @@ answers `tasks/get` (also after a restart), and one user never sees another's. O
 a second gets a JSON-RPC error and nothing is stored.
 
 Calls carry a read-write Cognizes API key of the agent's app, `Authorization: Bearer <key>` \
-(`cognizes create_api_key APP`); the user is the key's, or for a key of the whole app the \
+(`manage.py create_api_key APP`); the user is the key's, or for a key of the whole app the \
 `{_header(USER_HEADER)}` header's. The card is public, as A2A discovery is.
 
 A2A 1.0's method names want `{VERSION_HEADER}: {PROTOCOL_VERSION_1_0}`; 0.3's take no header (or \
@@ -76,8 +76,10 @@ def document() -> dict[str, Any]:
                 "security": [],
                 "responses": {
                     "200": {
-                        "description": "A2A 1.0's card, with A2A 0.3's fields beside it (such as `url` and `protocolVersion`) "
-                        "for 0.3 clients.",
+                        "description": (
+                            "A2A 1.0's card, with A2A 0.3's fields beside it (such as `url` and `protocolVersion`) "
+                            "for 0.3 clients."
+                        ),
                         "content": {_JSON: {"schema": card}},
                     }
                 },

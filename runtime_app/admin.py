@@ -26,7 +26,7 @@ class StateFilter(admin.SimpleListFilter):
     parameter_name = "state"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        return [(name, _state_label(name)) for name in TaskState.keys() if name != "TASK_STATE_UNSPECIFIED"]
+        return [(name, _state_label(name)) for name in TaskState.keys() if name != "TASK_STATE_UNSPECIFIED"]  # noqa: SIM118  (a protobuf enum wrapper has keys() but no iteration)
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         return queryset.filter(state=self.value()) if self.value() else queryset

@@ -126,7 +126,8 @@ def check_call(method: Any, arguments: Any) -> Call:
 
 def written_state(call: Call) -> list[Any]:
     """The state ``call`` would store as given: create_session's ``state``, the state deltas of the events a turn
-    seeds its session with; the surface checks them against the caller's key (``cognizes.access.api.check_state_write``)."""
+    seeds its session with; the surface checks them against the caller's key
+    (``cognizes.access.api.check_state_write``)."""
     if call.method.removeprefix("async_") == "create_session":
         return [call.input.get("state")]
     seeded = call.input.get("events" if call.method == "streaming_agent_run_with_events" else "session_events")
@@ -413,7 +414,7 @@ def _run_request(text: str) -> dict[str, Any]:
         raise CallError(f"{method}: request_json has unknown fields {', '.join(unknown)}.")
     if request.get("artifacts"):
         raise CallError(f"{method}: artifacts are not taken with the request; save them with async_save_artifact.")
-    out = {
+    out: dict[str, Any] = {
         "user_id": request.get("user_id") or request.get("userId"),
         "session_id": request.get("session_id") or request.get("sessionId"),
         "message": request.get("message"),

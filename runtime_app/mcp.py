@@ -52,6 +52,7 @@ __all__ = ["PREFIX", "McpApplication", "error_body", "listed_tools"]
 def _caller(ctx: ServerRequestContext[Any, Request]) -> direct.Caller:
     """The caller the branch authenticated, with the client as the audit names it."""
     request = ctx.request
+    assert request is not None  # over HTTP every request has one
     app_name, user_id = request.scope[SCOPE_KEY]
     params = ctx.session.client_params
     client = (
@@ -88,6 +89,7 @@ async def listed_tools(app_name: str) -> list[types.Tool]:
 
 
 async def _list_tools(ctx: ServerRequestContext[Any, Request], params: Any) -> types.ListToolsResult:
+    assert ctx.request is not None  # over HTTP every request has one
     app_name, _ = ctx.request.scope[SCOPE_KEY]
     return types.ListToolsResult(tools=await listed_tools(app_name))
 
@@ -163,12 +165,13 @@ class McpApplication:
                 response.headers["WWW-Authenticate"] = 'Bearer realm="cognizes"'
             return await response(scope, receive, send)
         except Exception as error:
-            if (response := outage_refusal(error)) is None:
+            if (outage := outage_refusal(error)) is None:
                 raise
-            return await response(scope, receive, send)
+            return await outage(scope, receive, send)
         manager = await self._manager()
         inner = {**scope, SCOPE_KEY: (app_name, caller.user_id)}
         await manager.handle_request(inner, replay(body, receive), send)
+        return None
 
     async def _manager(self) -> StreamableHTTPSessionManager:
         """This event loop's running manager, started on first use.

@@ -117,9 +117,12 @@ def runner_for(
         from tracing_app.setup import configure_tracing
 
         configure_tracing()
-    if registry_tools and isinstance(agent, LlmAgent):
-        if not any(isinstance(tool, DatabaseToolset) for tool in agent.tools):
-            agent.tools.append(DatabaseToolset())
+    if (
+        registry_tools
+        and isinstance(agent, LlmAgent)
+        and not any(isinstance(tool, DatabaseToolset) for tool in agent.tools)
+    ):
+        agent.tools.append(DatabaseToolset())
     if knowledge and isinstance(agent, LlmAgent):
         from knowledge_app.adk import knowledge_tool
 

@@ -51,7 +51,8 @@ class VersionedStateForm(forms.ModelForm):
         return state
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data  # what ModelForm.clean returns (its stubs say it may be None)
         loaded = cleaned.get("loaded_version") or 0
         if self.instance.pk and loaded != self.instance.version:
             raise forms.ValidationError(
@@ -152,7 +153,8 @@ class SessionAdmin(_VersionedStateAdmin):
         "update_time",
         "traces",
     )
-    readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")
+    # More than the base's two: the base declares what its own forms need.
+    readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")  # type: ignore[assignment]
     inlines = [EventInline]
     actions = ["erase_users"]
     change_form_template = "admin/sessions_app/session/change_form.html"  # adds the live events panel
@@ -166,18 +168,24 @@ class SessionAdmin(_VersionedStateAdmin):
         )
 
     def render_change_form(
-        self, request: HttpRequest, context: dict[str, Any], *args: Any, obj: Session | None = None, **kwargs: Any
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Session | None = None,
     ) -> HttpResponse:
         if obj is not None:
             context["live_events"] = _live_events(obj)
-        return super().render_change_form(request, context, *args, obj=obj, **kwargs)
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Session]:
         return super().get_queryset(request).annotate(event_count=Count("events"))
 
     @admin.display(description="events", ordering="event_count")
     def event_count(self, session: Session) -> int:
-        return session.event_count
+        return session.event_count  # type: ignore[attr-defined]  # annotated by get_queryset
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # sessions are created by agents and the API

@@ -12,8 +12,8 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import timedelta
+from typing import Any, NoReturn
 
 from django.http import Http404, StreamingHttpResponse
 from django.utils import timezone
@@ -79,7 +79,7 @@ class SessionExpirySerializer(serializers.Serializer):
         return data
 
 
-def _expire_time(data: dict[str, Any]) -> dict[str, datetime | None]:
+def _expire_time(data: dict[str, Any]) -> dict[str, Any]:
     """The ``expire_time`` change the validated ``SessionExpirySerializer`` data asks for (empty: none)."""
     if "ttl_seconds" in data:
         return {"expire_time": timezone.now() + timedelta(seconds=data["ttl_seconds"])}
@@ -144,7 +144,7 @@ def _session_out(stored: services.StoredSession, *, events: list[dict] | None = 
 
 def _raise_for(
     error: services.SessionError, *, current_version: Callable[[], int | None] | None = None, stale: str | None = None
-) -> None:
+) -> NoReturn:
     """The HTTP error of a service error; a stale write's 409 names the version the caller should read.
 
     ``stale``: the message of a stale write (else the service's, which is ADK's for an append), with
@@ -191,13 +191,14 @@ def _list_sessions(request: Request, app_name: str, *users: str | None) -> Respo
         paginator.get_offset(request),
     )
     if len(named) > 1:
-        stored, paginator.count = [], 0  # two users named: no session is both's
+        stored: list[Any] = []  # two users named: no session is both's
+        paginator.count = 0
     else:
         stored, paginator.count = services.list_session_page(
             app_name=app_name,
             user_id=next(iter(named), None),
             updated_since=values.get("updated_since"),
-            limit=paginator.limit,
+            limit=paginator.limit or Pagination.default_limit,  # get_limit's None is only for no default
             offset=paginator.offset,
         )
     return paginator.get_paginated_response([_session_out(session) for session in stored])
@@ -321,7 +322,7 @@ class EventsView(ScopedView):
         after = valid(AfterVersionSerializer, request.query_params, strict=False).get("after_version", 0)
         queryset = Event.objects.filter(session=session, version__gt=after).order_by("version")
         paginator = Pagination()
-        page = paginator.paginate_queryset(queryset, request, view=self)
+        page = paginator.paginate_queryset(queryset, request, view=self) or []  # None only without a default limit
         return paginator.get_paginated_response([{"version": e.version, "event": e.data} for e in page])
 
     @extend_schema(
@@ -350,7 +351,9 @@ class EventsView(ScopedView):
         try:
             event = AdkEvent.model_validate(data["event"])
         except PydanticValidationError as error:
-            raise ValidationError({"event": [e["msg"] + " at " + ".".join(map(str, e["loc"])) for e in error.errors()]})
+            raise ValidationError(
+                {"event": [e["msg"] + " at " + ".".join(map(str, e["loc"])) for e in error.errors()]}
+            ) from error
         if event.partial:
             raise ValidationError({"event": ["Partial (streaming) events are not stored."]})
         check_state_write(self.scope, event.actions.state_delta)

@@ -48,6 +48,7 @@ class EventHub:
             if self._task is None or self._task.done():
                 self._listening = asyncio.get_running_loop().create_future()
                 self._task = asyncio.create_task(self._listen(self._listening), name="cognizes-event-hub")
+            assert self._listening is not None  # set with the task
             await asyncio.shield(self._listening)
             yield wake
         finally:

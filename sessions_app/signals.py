@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.apps import apps
+from django.db.models import Model
 from django.dispatch import Signal
 
 
@@ -35,5 +36,5 @@ def rows_by_kind(deleted: tuple[int, dict[str, int]]) -> dict[str, int]:
     return {_kind(apps.get_model(label)): count for label, count in deleted[1].items() if count}
 
 
-def _kind(model: type) -> str:
+def _kind(model: type[Model]) -> str:
     return "_".join(str(model._meta.verbose_name_plural).lower().split())

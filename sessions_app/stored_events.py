@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from google.adk.events.event import Event
 from google.genai import _common as genai_common
 from pydantic import BaseModel
-from pydantic_core import SchemaValidator
+from pydantic_core import CoreConfig, SchemaValidator
 
 logger = logging.getLogger(__name__)
 
@@ -106,15 +106,15 @@ def _fast_validate() -> Callable[[str], Any] | None:
     return _validator
 
 
-def _root_config() -> dict[str, Any]:
-    return dict(Event.__pydantic_core_schema__["schema"]["config"])
+def _root_config() -> CoreConfig:
+    return cast(CoreConfig, dict(Event.__pydantic_core_schema__["schema"]["config"]))
 
 
-def _fields_config(config: dict[str, Any]) -> dict[str, Any]:
+def _fields_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in config.items() if key not in _CONFIG_NOT_FOR_FIELDS}
 
 
-def _without_hand_backs(schema: Any, root_config: dict[str, Any]) -> Any:
+def _without_hand_backs(schema: Any, root_config: Mapping[str, Any]) -> Any:
     """A copy of a core schema without the before-validators in ``_HANDS_BACK`` and with models whose
     fields validate under ``root_config`` validated as their fields (module docstring)."""
     if isinstance(schema, list):
@@ -122,10 +122,13 @@ def _without_hand_backs(schema: Any, root_config: dict[str, Any]) -> Any:
     if not isinstance(schema, dict):
         return schema
     kind = schema.get("type")
-    if kind == "function-before" and isinstance(schema.get("function"), dict):
-        if getattr(schema["function"].get("function"), "__func__", None) in _HANDS_BACK:
-            inner = _without_hand_backs(schema["schema"], root_config)
-            return {**inner, "ref": schema["ref"]} if "ref" in schema else inner
+    if (
+        kind == "function-before"
+        and isinstance(schema.get("function"), dict)
+        and getattr(schema["function"].get("function"), "__func__", None) in _HANDS_BACK
+    ):
+        inner = _without_hand_backs(schema["schema"], root_config)
+        return {**inner, "ref": schema["ref"]} if "ref" in schema else inner
     if kind == "model" and not _flattens(schema, root_config):
         return schema  # validated by its own validator, all of it (pydantic-core reuses the model's own)
     if kind == "model":
@@ -144,7 +147,7 @@ def _without_hand_backs(schema: Any, root_config: dict[str, Any]) -> Any:
     return {key: _without_hand_backs(value, root_config) for key, value in schema.items()}
 
 
-def _flattens(model: dict[str, Any], root_config: dict[str, Any]) -> bool:
+def _flattens(model: dict[str, Any], root_config: Mapping[str, Any]) -> bool:
     """Whether this model can be validated as its fields: a plain model (its own ``__init__`` only where it is
     ``Part``'s, whose difference the ``null`` rule covers) configured for its fields as the root is."""
     if model.get("root_model") or model["schema"].get("type") not in ("model-fields", "function-before"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -140,9 +141,7 @@ def pytest_sessionfinish(session, exitstatus):
         return
     names = [" ".join(process.info["cmdline"])[:160] for process in left]
     for process in left:
-        try:
+        with contextlib.suppress(psutil.Error):
             process.kill()
-        except psutil.Error:
-            pass
     session.config.get_terminal_writer().line(f"\nLEFT RUNNING after the tests (killed now): {names}", red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED

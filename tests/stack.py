@@ -6,6 +6,7 @@ Each server restarts on the same socket, as a restarted server does for its clie
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import signal
@@ -139,10 +140,8 @@ class Replica(Postgres):
 
     def resume_if_paused(self) -> None:
         """Resume a paused replay before a shutdown (a paused standby may keep a smart shutdown waiting)."""
-        try:
+        with contextlib.suppress(Exception):  # already stopped, or not paused: nothing to resume
             self.resume()
-        except Exception:  # already stopped, or not paused: nothing to resume
-            pass
 
 
 class Redis:

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.django_db
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>", re.S)
 HANDLER = re.compile(r"<[^>]+\son[a-z]+\s*=", re.S)
 THIRD_PARTY = {
-    "/admin/django_celery_beat/periodictask/add/": "django-celery-beat's crontab help line (an inline script): the form works without it"
+    "/admin/django_celery_beat/periodictask/add/": (
+        "django-celery-beat's crontab help line (an inline script): the form works without it"
+    )
 }
 
 

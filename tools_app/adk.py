@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import httpx
 from django.conf import settings
@@ -65,7 +65,8 @@ class RegistryTool:
     registry_version: int = 0
     requires_approval: bool = False
     parameters_schema: dict[str, Any] = {}
-    """The row's JSON schema of the arguments (``Tool.parameters_schema``): what callers outside a run are checked against."""
+    """The row's JSON schema of the arguments (``Tool.parameters_schema``): what callers outside a run are checked
+    against."""
     timeout_seconds: float = 30.0
 
 
@@ -107,13 +108,15 @@ def build_tool(row: Tool) -> BaseTool:
     tool: RegistryRestApiTool | RegistryFunctionTool
     if row.kind == ToolKind.OPENAPI:
         timeout = row.timeout_seconds
-        tool = build_rest_api_tool(
+        assert row.openapi_operation is not None  # an OpenAPI row has its operation (check_tool)
+        built = build_rest_api_tool(
             row.openapi_operation,
             tool_class=RegistryRestApiTool,
             header_provider=_secret_headers(row),
             httpx_client_factory=lambda: httpx.AsyncClient(timeout=timeout),
             allow_private_network_access=settings.COGNIZES_TOOLS_ALLOW_PRIVATE_NETWORK,
         )
+        tool = cast(RegistryRestApiTool, built)  # of tool_class, which its annotation does not carry through
         if row.base_url:
             tool.endpoint.base_url = row.base_url
     else:

@@ -40,11 +40,11 @@ def _pretty(value: Any) -> str:
     return format_html("<pre style='white-space: pre-wrap'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
-class _SecretFieldsBeforeTimeout:
+class _SecretFieldsBeforeTimeout(admin.ModelAdmin):
     """Show the secret's fields (``models.SecretAuth``, inherited, so first in the model) beside the timeout."""
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        fields = list(super().get_fields(request, obj))  # type: ignore[misc]
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        fields: list[Any] = list(super().get_fields(request, obj))
         secret = [
             name
             for name in ("auth_scheme", "auth_secret_source", "auth_secret_name", "auth_header_name")
@@ -123,12 +123,12 @@ class ToolForm(forms.ModelForm):
 
     class Meta:
         model = Tool
-        exclude = ("version", "parameters_schema")
+        exclude = ("version", "parameters_schema")  # noqa: DJ006  (staff edit every field but the derived ones)
         # A dotted path is long: the admin's default box (20em) cut it ("…get_weathe").
         widgets = {"callable_path": forms.TextInput(attrs={"class": "vTextField", "style": "width: 60ch"})}
 
     def _post_clean(self) -> None:
-        super()._post_clean()
+        super()._post_clean()  # type: ignore[misc]  # BaseModelForm's, which django-stubs leaves out
         try:
             services.check_tool(self.instance)
         except services.InvalidTool as error:
@@ -246,7 +246,7 @@ class McpServerForm(forms.ModelForm):
 
     class Meta:
         model = McpServer
-        exclude = ("version", "discovered_tools", "discovered_at")
+        exclude = ("version", "discovered_tools", "discovered_at")  # noqa: DJ006  (all but what discovery writes)
         widgets = {"url": forms.TextInput(attrs={"class": "vTextField", "style": "width: 60ch"})}
 
     def clean_headers(self) -> Any:
@@ -256,7 +256,7 @@ class McpServerForm(forms.ModelForm):
         return headers
 
     def _post_clean(self) -> None:
-        super()._post_clean()
+        super()._post_clean()  # type: ignore[misc]  # BaseModelForm's, which django-stubs leaves out
         try:
             mcp_servers.check_mcp_server(self.instance)
         except services.InvalidTool as error:
@@ -313,7 +313,8 @@ class AppSecretForm(forms.ModelForm):
         fields = ("app_name", "name")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what ModelForm.clean returns (its stubs say it may be None)
         value = data.get("value") or ""
         if not self.instance.pk and not value:
             self.add_error("value", "The secret's value.")
@@ -358,7 +359,7 @@ class AppSecretAdmin(admin.ModelAdmin):
         """A secret rows still send is not deleted: the page says which rows, instead of stripping their credentials."""
         secret = self.get_object(request, object_id)
         users = secrets.get_secret_users(secret) if secret is not None else []
-        if users and self.has_delete_permission(request, secret):
+        if secret is not None and users and self.has_delete_permission(request, secret):
             self.message_user(request, f"{secret} is sent by {', '.join(users)}: change them first.", messages.ERROR)
             return HttpResponseRedirect(reverse("admin:tools_app_appsecret_change", args=[secret.pk]))
         return super().delete_view(request, object_id, extra_context)

@@ -76,7 +76,9 @@ class ToolWriteSerializer(serializers.Serializer):
     auth_secret_source = serializers.ChoiceField(
         choices=SecretSource.choices,
         required=False,
-        help_text="'app' (default): one of the app's secrets (secrets/); 'env': a variable COGNIZES_ENV_SECRETS allows.",
+        help_text=(
+            "'app' (default): one of the app's secrets (secrets/); 'env': a variable COGNIZES_ENV_SECRETS allows."
+        ),
     )
     auth_secret_name = serializers.CharField(
         required=False,
@@ -150,7 +152,9 @@ class McpServerWriteSerializer(serializers.Serializer):
     auth_secret_source = serializers.ChoiceField(
         choices=SecretSource.choices,
         required=False,
-        help_text="'app' (default): one of the app's secrets (secrets/); 'env': a variable COGNIZES_ENV_SECRETS allows.",
+        help_text=(
+            "'app' (default): one of the app's secrets (secrets/); 'env': a variable COGNIZES_ENV_SECRETS allows."
+        ),
     )
     auth_secret_name = serializers.CharField(
         required=False,
@@ -183,7 +187,9 @@ class SecretWriteSerializer(serializers.Serializer):
     value = serializers.CharField(
         write_only=True,
         trim_whitespace=False,
-        help_text="The secret (an API key, a token): stored encrypted, sent only by the app's rows naming it, never shown.",
+        help_text=(
+            "The secret (an API key, a token): stored encrypted, sent only by the app's rows naming it, never shown."
+        ),
     )
 
 

@@ -124,7 +124,7 @@ async def _run(
     confirmation: ToolConfirmation | None,
 ) -> Outcome:
     plugins = _plugins(caller.client, asyncio.get_running_loop())
-    audit: AuditPlugin = plugins.plugins[0]  # type: ignore[assignment]
+    audit: AuditPlugin = plugins.plugins[0]  # type: ignore[assignment]  # _plugins puts it first
     context = InvocationContext(
         session_service=_SESSIONS,
         invocation_id=caller.call_id or call_id,
@@ -158,8 +158,9 @@ async def _run(
         return Outcome(ExecutionStatus.FAILED, {"error": f"{type(error).__name__}: {error}"})
     result = _response(answer)
     paused = answer is not None and call_id in answer.actions.requested_tool_confirmations
-    if paused:
+    if paused and answer is not None:  # paused implies an answer: said again for the type checker
         request = generate_request_confirmation_event(context, call, answer)
+        assert request is not None  # paused: a confirmation was requested
         await audit.on_event_callback(invocation_context=context, event=request)  # the ToolApproval row
     await audit.flush()
     status, _ = execution_status(paused=paused, confirmation=confirmation, result=result)

@@ -126,7 +126,7 @@ class RegistryMcpToolset(McpToolset):
                 headers=headers,
                 timeout=row.timeout_seconds,
                 sse_read_timeout=max(SSE_READ_TIMEOUT_SECONDS, row.timeout_seconds),
-                httpx_client_factory=pinned_client,
+                httpx_client_factory=pinned_client,  # type: ignore[arg-type]  # httpx2's, which mcp uses; ADK names httpx
             )
         else:
             params = StreamableHTTPConnectionParams(
@@ -134,7 +134,7 @@ class RegistryMcpToolset(McpToolset):
                 headers=headers,
                 timeout=row.timeout_seconds,
                 sse_read_timeout=row.timeout_seconds,
-                httpx_client_factory=pinned_client,
+                httpx_client_factory=pinned_client,  # type: ignore[arg-type]  # httpx2's, which mcp uses; ADK names httpx
             )
         super().__init__(
             connection_params=params,

@@ -37,6 +37,7 @@ class SecretAuth(models.Model):
     only by names the operator's ``COGNIZES_ENV_SECRETS`` gives the row's app (issue 41 A).
     """
 
+    app_name: str  # a column of each concrete row (Tool, McpServer), where its own help text says what it is
     auth_scheme = models.CharField(max_length=32, choices=AuthScheme.choices, default=AuthScheme.NONE)
     auth_secret_source = models.CharField(
         max_length=16,
@@ -238,6 +239,9 @@ class ToolRegistryMarker(models.Model):
     app_name = models.CharField(max_length=128, primary_key=True)
     version = models.BigIntegerField(default=0)
 
+    def __str__(self) -> str:
+        return f"{self.app_name}'s tools, version {self.version}"
+
 
 class ExecutionStatus(models.TextChoices):
     SUCCEEDED = "succeeded", "Succeeded"
@@ -346,3 +350,6 @@ class SandboxExecution(models.Model):
     class Meta:
         indexes = [models.Index(fields=["app_name", "user_id", "session_id"], name="sandbox_scope_idx")]
         ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.language} code run in {self.app_name}/{self.user_id}/{self.session_id}"

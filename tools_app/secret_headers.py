@@ -79,7 +79,7 @@ def load_secret_headers(rows: Sequence[SecretAuth]) -> None:
     """
     wanted = {
         (row.app_name, row.auth_secret_name)
-        for row in rows  # type: ignore[attr-defined]
+        for row in rows
         if row.auth_scheme != AuthScheme.NONE and row.auth_secret_source == SecretSource.APP
     }
     stored: dict[tuple[str, str], str] = {}
@@ -94,7 +94,7 @@ def load_secret_headers(rows: Sequence[SecretAuth]) -> None:
 
 
 def _secret(row: SecretAuth, stored: dict[tuple[str, str], str]) -> str | None:
-    app_name, name = row.app_name, row.auth_secret_name  # type: ignore[attr-defined]
+    app_name, name = row.app_name, row.auth_secret_name
     if row.auth_scheme == AuthScheme.NONE:
         return None
     if row.auth_secret_source == SecretSource.ENV:

@@ -130,10 +130,12 @@ def resolve_callable(path: str) -> Callable[..., Any]:
 
 def _parameters_schema(tool: Tool) -> dict[str, Any]:
     if tool.kind == ToolKind.OPENAPI:
+        assert tool.openapi_operation is not None  # an OpenAPI row has its operation (check_tool)
         return build_rest_api_tool(tool.openapi_operation)._operation_parser.get_json_schema()
     from google.adk.tools.function_tool import FunctionTool
 
     declaration = FunctionTool(resolve_callable(tool.callable_path))._get_declaration()
+    assert declaration is not None  # a FunctionTool always declares itself
     if declaration.parameters_json_schema is not None:
         return declaration.parameters_json_schema
     return declaration.parameters.model_dump(mode="json", exclude_none=True) if declaration.parameters else {}

@@ -60,6 +60,7 @@ class PostgresSpanExporter(SpanExporter):
 def to_record(span: ReadableSpan) -> services.SpanRecord:
     """Plain data from an OpenTelemetry span: hex ids, aware datetimes, JSON-safe attributes."""
     context = span.get_span_context()
+    assert context is not None  # an ended span has its context
     return services.SpanRecord(
         trace_id=format(context.trace_id, "032x"),
         span_id=format(context.span_id, "016x"),

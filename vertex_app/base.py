@@ -98,8 +98,9 @@ EMPTY = "google.protobuf.Empty"
 def page(
     request: Request, rows: Any, field: str, resource: Callable[[Any], dict[str, Any]], *, query: Any = None
 ) -> dict[str, Any]:
-    """One page of the ordered ``rows`` (a queryset or a list) as Google's lists answer: ``{field: […], "nextPageToken"}``,
-    read from ``pageSize`` (1–1000, 100 by default) and ``pageToken`` of the query, or of ``query`` (a search's body)."""
+    """One page of the ordered ``rows`` (a queryset or a list) as Google's lists answer: ``{field: […],
+    "nextPageToken"}``, read from ``pageSize`` (1–1000, 100 by default) and ``pageToken`` of the query, or of ``query``
+    (a search's body)."""
     query = request.query_params if query is None else query
     size = wire.integer(query.get("pageSize"), "pageSize", default=100, low=1, high=1000)
     offset = page_token(query.get("pageToken"))

@@ -1,4 +1,5 @@
-"""``reasoningEngines/{id}`` itself: the engine, its Memory Bank config (``contextSpec.memoryBankConfig``) and its agent.
+"""``reasoningEngines/{id}`` itself: the engine, its Memory Bank config (``contextSpec.memoryBankConfig``) and its
+agent.
 
 An app of ``COGNIZES_AGENTS`` hosts its agent: the engine is named and described
 by it and lists ADK's class methods (``spec.classMethods``, see vertex_app.agents).
@@ -6,8 +7,8 @@ by it and lists ADK's class methods (``spec.classMethods``, see vertex_app.agent
 Vertex configures Memory Bank on the engine resource; in Cognizes that is the
 app's ``MemoryBankConfig`` (memory_app), the same one the admin and the native
 API edit. One customization config per engine (no per-scope-key configs);
-memory revisions cannot be turned off (they keep their TTL, ``memoryRevisionDefaultTtl``). ``similaritySearchConfig`` and
-``generationConfig`` name Google's models and are accepted but have no effect:
+memory revisions cannot be turned off (they keep their TTL, ``memoryRevisionDefaultTtl``). ``similaritySearchConfig``
+and ``generationConfig`` name Google's models and are accepted but have no effect:
 Cognizes embeds and extracts with its own (COGNIZES_EMBEDDER, COGNIZES_MEMORY_MODEL).
 """
 
@@ -162,7 +163,7 @@ def _example(example: dict[str, Any]) -> dict[str, Any]:
         conversation.append({"role": content.get("role", "user"), "text": text})
     memories = []
     for memory in example.get("generated_memories") or []:
-        topic = next(iter(memory.get("topics") or []), {})
+        topic: dict[str, Any] = next(iter(memory.get("topics") or []), {})
         label = topic.get("custom_memory_topic_label") or _kind_of(topic.get("managed_memory_topic"))
         memories.append({"fact": memory.get("fact") or "", "topic": label})
     return {"conversation": conversation, "memories": memories}

@@ -39,7 +39,7 @@ from vertex_app.errors import AlreadyExists, InvalidArgument, NotFound
 from vertex_app.sessions import SessionLookup
 from vertex_app.wire import duration, enum, expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
-ACTIONS = {
+ACTIONS: dict[str, str] = {
     RevisionAction.CREATE: "CREATED",
     RevisionAction.MERGE: "UPDATED",
     RevisionAction.UPDATE: "UPDATED",

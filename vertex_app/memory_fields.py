@@ -19,7 +19,7 @@ from vertex_app.errors import InvalidArgument
 from vertex_app.wire import duration, enum, mapping, message, rfc3339, string, timestamp
 
 ManagedTopicEnum = MemoryBankCustomizationConfig.MemoryTopic.ManagedMemoryTopic.ManagedTopicEnum
-TOPICS = {
+TOPICS: dict[str, str] = {
     Kind.PERSONAL_INFO: "USER_PERSONAL_INFO",
     Kind.PREFERENCE: "USER_PREFERENCES",
     Kind.KEY_DETAIL: "KEY_CONVERSATION_DETAILS",
@@ -72,7 +72,13 @@ def metadata_plain(typed: Any, where: str) -> Any:
     if len(given) != 1:
         raise InvalidArgument(f"'{where}' holds exactly one of stringValue, doubleValue, boolValue, timestampValue.")
     name, value = given[0]
-    expected = {"string_value": str, "double_value": (int, float), "bool_value": bool, "timestamp_value": str}[name]
+    types: dict[str, type | tuple[type, ...]] = {
+        "string_value": str,
+        "double_value": (int, float),
+        "bool_value": bool,
+        "timestamp_value": str,
+    }
+    expected = types[name]
     if not isinstance(value, expected) or (name == "double_value" and isinstance(value, bool)):
         raise InvalidArgument(f"'{where}.{name}' has the wrong type.")
     return rfc3339(timestamp(value, where)) if name == "timestamp_value" else value

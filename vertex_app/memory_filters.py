@@ -70,9 +70,9 @@ def order(text: str | None) -> list[str]:
 
 def metadata_groups(groups: Any) -> list[list[dict[str, Any]]]:
     """``filterGroups`` (OR of ANDs over metadata) checked and made plain."""
-    parsed = []
+    parsed: list[list[dict[str, Any]]] = []
     for i, group in enumerate(groups or []):
-        conjunction = []
+        conjunction: list[dict[str, Any]] = []
         items = group.get("filters") or []
         limits.check_conditions(sum(map(len, parsed)) + len(items), field="filterGroups")  # before reading them
         for j, item in enumerate(items):

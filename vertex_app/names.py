@@ -87,7 +87,8 @@ def names_engine(value: str, *, engine_id: int, app_name: str) -> bool:
 
 
 def type_url(message: str) -> str:
-    """The ``@type`` of an ``Any`` holding ``message`` (``Session``, or a full name such as ``google.protobuf.Empty``)."""
+    """The ``@type`` of an ``Any`` holding ``message`` (``Session``, or a full name such as
+    ``google.protobuf.Empty``)."""
     return TYPE_PREFIX + (message if "." in message else f"google.cloud.aiplatform.v1beta1.{message}")
 
 

@@ -67,7 +67,8 @@ def _finished(name: str, operation_id: str) -> dict[str, Any]:
 
 def _job(request: Request, operation_id: str, *, app_name: str | None = None) -> ConsolidationJob:
     """The job a generation operation stands for, if the caller may read it (another app's: 404)."""
-    jobs = ConsolidationJob.objects.filter(pk=names.generate_job(operation_id))
+    job_id = names.generate_job(operation_id)  # None: not a generation's name, so no job
+    jobs = ConsolidationJob.objects.filter(pk=job_id) if job_id is not None else ConsolidationJob.objects.none()
     job = (jobs.filter(app_name=app_name) if app_name else jobs).first()
     if job is None:
         raise NotFound(f"Operation {operation_id} does not exist.")

@@ -5,8 +5,8 @@ What agentplatform 2.6 and ADK 2.13 send (``../shared/vertex-rag-wire.md``): a c
 ``ragCorpora/{id}`` (under ``projects/{p}/locations/{l}/`` in project mode), the app the
 caller's key is for owns it; a RagFile is a document, its user's if a key of one user uploaded it (only
 that user's keys and the app's see it: ``knowledge_app.services.documents``, and the search's SQL).
-Bodies are read in either spelling (``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable protocol: a
-start call answers with an ``x-goog-upload-url`` whose signed token is the capability (the
+Bodies are read in either spelling (``rag_resources`` inside ``vertexRagStore``). Uploads are Google's resumable
+protocol: a start call answers with an ``x-goog-upload-url`` whose signed token is the capability (the
 client sends no key with the bytes), and the bytes come in one ``upload, finalize`` call;
 or, from python-aiplatform, one multipart form. Imports read the server's import root, on a
 worker (``rag_import``: the wire; ``knowledge_app.imports``).
@@ -19,9 +19,11 @@ import ast
 import json
 import math
 import time
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
 
 from django.conf import settings
+from django.http import QueryDict
 from rest_framework import exceptions
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -41,7 +43,7 @@ from vertex_app import errors, filters, names, rag_import, upload_grants, wire
 from vertex_app.base import EMPTY, VertexSurface, operation, page
 from vertex_app.rag_chunking import FILE_CONFIG, chunking
 
-FILE_STATE = {DocumentStatus.ACTIVE: "ACTIVE", DocumentStatus.FAILED: "ERROR"}
+FILE_STATE: dict[str, str] = {DocumentStatus.ACTIVE: "ACTIVE", DocumentStatus.FAILED: "ERROR"}
 
 _CORPUS_SPEC = {
     "name": None,
@@ -73,7 +75,10 @@ _RETRIEVE_SPEC = {
         },
     },
 }
-_UPLOAD_SPEC = {"rag_file": {"display_name": None, "description": None}, "upload_rag_file_config": FILE_CONFIG}
+_UPLOAD_SPEC: wire.Spec = {
+    "rag_file": {"display_name": None, "description": None},
+    "upload_rag_file_config": FILE_CONFIG,
+}
 
 
 class RagView(VertexSurface):
@@ -261,7 +266,7 @@ class RagUploadView(RagView):
 
     parser_classes = [LimitedJSONParser, MultiPartParser]
 
-    def get_permissions(self) -> list[Any]:
+    def get_permissions(self) -> Sequence[Any]:
         return [AllowAny()] if "upload_id" in self.request.query_params else super().get_permissions()
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
@@ -326,7 +331,8 @@ class RagUploadView(RagView):
             )
         except services.KnowledgeError as error:  # said now, not after the bytes are sent
             raise errors.InvalidArgument(str(error)) from error
-        token = upload_grants.do_issue_grant(key=request.auth, corpus=corpus, declared=declared)
+        key = cast(ApiKey, request.auth)  # this surface authenticates by key (cognizes.access.callers)
+        token = upload_grants.do_issue_grant(key=key, corpus=corpus, declared=declared)
         url = request.build_absolute_uri(request.path) + "?upload_id=" + token
         response = Response({})
         response["X-Goog-Upload-URL"] = url
@@ -340,7 +346,7 @@ class RagUploadView(RagView):
         upload = request.FILES.get("file")
         if upload is None:
             raise errors.InvalidArgument("A multipart upload carries the file as its 'file' part.")
-        raw = request.data.get("metadata") or "{}"
+        raw = cast(QueryDict, request.data).get("metadata") or "{}"  # a multipart form's fields
         try:
             given = json.loads(raw)
         except ValueError:

@@ -6,15 +6,16 @@ two ways over the versions of the SDKs; both are read here, once.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from cognizes.access import limits
 from vertex_app import wire
 
-_FIXED_LENGTH = {"chunk_size": None, "chunk_overlap": None}
-_CHUNKING = {"fixed_length_chunking": _FIXED_LENGTH, **_FIXED_LENGTH}  # the second: RagFileChunkingConfig of old
-_TRANSFORMATION = {"rag_file_chunking_config": _CHUNKING}
-FILE_CONFIG = {
+_FIXED_LENGTH: wire.Spec = {"chunk_size": None, "chunk_overlap": None}
+# The second: RagFileChunkingConfig of old.
+_CHUNKING: wire.Spec = {"fixed_length_chunking": _FIXED_LENGTH, **_FIXED_LENGTH}
+_TRANSFORMATION: wire.Spec = {"rag_file_chunking_config": _CHUNKING}
+FILE_CONFIG: wire.Spec = {
     "rag_file_chunking_config": _CHUNKING,
     "rag_file_transformation_config": _TRANSFORMATION,
     "rag_file_parsing_config": None,
@@ -23,7 +24,14 @@ FILE_CONFIG = {
 }
 
 
-def chunking(config: dict[str, Any] | None) -> dict[str, int]:
+class Chunking(TypedDict, total=False):
+    """The chunking an upload or import asks for, as ``do_add_document``'s keywords."""
+
+    chunk_size: int
+    chunk_overlap: int
+
+
+def chunking(config: dict[str, Any] | None) -> Chunking:
     """The ``chunk_size`` / ``chunk_overlap`` an upload's or import's config asks for (none: the corpus's).
 
     ``config`` is an ``uploadRagFileConfig`` or ``importRagFilesConfig`` read with ``FILE_CONFIG``: the chunking is
@@ -37,8 +45,13 @@ def chunking(config: dict[str, Any] | None) -> dict[str, int]:
         or {}
     )
     sizes = given.get("fixed_length_chunking") or given
-    return {
-        name: wire.integer(sizes[name], name, default=0, low=0, high=limits.MAX_CHUNK_SIZE)
-        for name in ("chunk_size", "chunk_overlap")
-        if sizes.get(name)
-    }  # proto3: 0 is unset
+    asked = Chunking()
+    if sizes.get("chunk_size"):  # proto3: 0 is unset
+        asked["chunk_size"] = wire.integer(
+            sizes["chunk_size"], "chunk_size", default=0, low=0, high=limits.MAX_CHUNK_SIZE
+        )
+    if sizes.get("chunk_overlap"):
+        asked["chunk_overlap"] = wire.integer(
+            sizes["chunk_overlap"], "chunk_overlap", default=0, low=0, high=limits.MAX_CHUNK_SIZE
+        )
+    return asked

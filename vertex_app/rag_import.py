@@ -32,7 +32,7 @@ FAILED_PRECONDITION = 9
 """google.rpc.Code of an import that could not run: its sources (or the server's import root) were not as
 the request found them, or its worker was lost too often; the message says which."""
 
-_CONFIG = {
+_CONFIG: wire.Spec = {
     "gcs_source": {"uris": None},
     "google_drive_source": None,
     "slack_source": None,
@@ -46,7 +46,7 @@ _CONFIG = {
     "global_max_embedding_requests_per_min": None,
     "rebuild_ann_index": None,
 }
-_REQUEST = {"parent": None, "import_rag_files_config": _CONFIG}
+_REQUEST: wire.Spec = {"parent": None, "import_rag_files_config": _CONFIG}
 _UNREACHABLE = {
     "google_drive_source": "Google Drive",
     "slack_source": "Slack",

@@ -25,7 +25,7 @@ from typing import Any, Union
 from google.adk.events.event import Event
 from pydantic import BaseModel
 
-Node = Union[tuple[str, Any], None]
+Node = tuple[str, Any] | None
 """How a value is renamed: ("model", cls), ("list", node), ("dict", node), or None (kept as it is)."""
 
 

@@ -34,7 +34,8 @@ _RPCS: dict[str, tuple[str, Rule]] = {
 _ERROR = "GoogleError"
 _JSON = "application/json"
 
-DESCRIPTION = f"""Google's Vertex AI Agent Engine REST API ({VERSION}: Sessions, Memory Bank, deployed agents' `:query` and `:streamQuery`, operations) as Cognizes \
+DESCRIPTION = f"""Google's Vertex AI Agent Engine REST API ({VERSION}: Sessions, Memory Bank, deployed agents' \
+`:query` and `:streamQuery`, operations) as Cognizes \
 serves it, on the same sessions and memories as the native API. An engine is an app: \
 `cognizes vertex_engine APP` prints its id.
 
@@ -105,7 +106,8 @@ def document() -> dict[str, Any]:
 
 
 def _tag(view: type[VertexSurface], tags: dict[str, str]) -> str:
-    """The section of the view's module (``vertex_app.sessions`` → Sessions, ``agent_registry`` → Agent registry), described by its docstring's head."""
+    """The section of the view's module (``vertex_app.sessions`` → Sessions, ``agent_registry`` → Agent registry),
+    described by its docstring's head."""
     module = sys.modules[view.__module__]
     name = module.__name__.rpartition(".")[2].replace("_", " ").capitalize()
     tags.setdefault(name, (inspect.getdoc(module) or name).split("\n\n")[0].replace("\n", " "))

@@ -27,13 +27,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from google.adk.events.event import Event
 from google.adk.sessions.state import State
 from pydantic import ValidationError
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -48,7 +48,14 @@ from vertex_app.errors import Aborted, AlreadyExists, FailedPrecondition, Invali
 from vertex_app.raw_events import raw_event
 from vertex_app.wire import expiry, field_mask, integer, mapping, message, rfc3339, string, timestamp
 
+
+class _OfUser(Protocol):
+    @property
+    def user_id(self) -> str: ...
+
+
 T = TypeVar("T")
+Owned = TypeVar("Owned", bound=_OfUser)  # a session found by id: whose it is decides who may see it
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 WRITE_ATTEMPTS = 10
 # Event fields ADK keeps under names of its own in the Vertex API (custom_metadata keys).
@@ -107,7 +114,9 @@ class SessionLookup(VertexView):
 
     # What these views answer is JSON they read or wrote (times as rfc3339 strings): pydantic-core writes it.
     renderer_classes = [
-        FastJSONRenderer if renderer is JSONRenderer else renderer for renderer in api_settings.DEFAULT_RENDERER_CLASSES
+        FastJSONRenderer if renderer is JSONRenderer else renderer
+        # api_settings imports the dotted paths: classes, where the stubs say strings.
+        for renderer in cast(list[type[BaseRenderer]], api_settings.DEFAULT_RENDERER_CLASSES)
     ]
 
     def session_name(self, session_id: str) -> str:
@@ -129,14 +138,14 @@ class SessionLookup(VertexView):
         found = services.find_sessions(app_name=self.app_name, session_id=session_id, only_user=self.only_user)
         return self.one_of(found, session_id, write=write)
 
-    def one_of(self, found: list[T], session_id: str, *, write: bool) -> T:
+    def one_of(self, found: list[Owned], session_id: str, *, write: bool) -> Owned:
         """The one rule for the sessions a URL's id found (each with a ``user_id``): 404 if none, 412 if the
         ids of several users, else the one, once the caller's scope for its user is checked."""
         if not found:
             raise NotFound(f"Session {session_id} does not exist.")
         if len(found) > 1:
             raise FailedPrecondition(_several_users(session_id))
-        self.scope(found[0].user_id, write=write)  # type: ignore[attr-defined]
+        self.scope(found[0].user_id, write=write)
         return found[0]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -47,7 +48,7 @@ class Declared:
     display_name: str
     description: str
     mime_type: str
-    chunking: dict[str, Any]
+    chunking: Mapping[str, Any]
 
 
 def do_issue_grant(*, key: ApiKey, corpus: Corpus, declared: Declared) -> str:
@@ -113,8 +114,8 @@ def do_upload(token: str, *, data: bytes) -> services.Added:
         return _store(claims, data)
     except REDIS_DOWN:
         # The file is stored (kept, and indexed once a worker's recovery sends it) but its indexing could not be
-        # sent: the client gets a 503 (cognizes.access.outages). Its URL stays usable, so the retry after Retry-After finds
-        # these bytes in the corpus and finishes, rather than being refused as used.
+        # sent: the client gets a 503 (cognizes.access.outages). Its URL stays usable, so the retry after Retry-After
+        # finds these bytes in the corpus and finishes, rather than being refused as used.
         UploadGrant.objects.filter(id=claims["grant"]).update(used_at=None, document_id=None)
         raise
 

@@ -12,7 +12,10 @@ from django.urls import re_path
 
 from vertex_app import agent_registry, agents, engines, errors, memories, memory_revisions, operations, rag, sessions
 
-ENGINE = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?reasoningEngines/(?P<engine_id>[0-9]{1,19})"
+ENGINE = (
+    r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
+    r"reasoningEngines/(?P<engine_id>[0-9]{1,19})"
+)
 SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"

@@ -24,7 +24,7 @@ from vertex_app.errors import InvalidArgument
 
 # A message spec: field name (snake_case) → None (a value or map, kept as given),
 # another spec (a nested message), or a one-item list holding a spec (a repeated message).
-Spec = Mapping[str, Union[None, "Spec", list]]
+Spec = Mapping[str, Union["Spec", list, None]]
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _DURATION = re.compile(r"^(-?\d+(?:\.\d{1,9})?)s$")
@@ -117,7 +117,8 @@ def integer(value: Any, name: str, *, default: int, low: int, high: int) -> int:
 
 
 def timestamp(value: Any, name: str) -> datetime:
-    """An RFC 3339 timestamp (``Z`` or an offset, 0–9 fraction digits), or ``{seconds, nanos}``, as an aware datetime."""
+    """An RFC 3339 timestamp (``Z`` or an offset, 0–9 fraction digits), or ``{seconds, nanos}``, as an aware
+    datetime."""
     if isinstance(value, dict):
         seconds = _seconds_and_nanos(value, name)
         if not _MIN_TIMESTAMP <= seconds <= _MAX_TIMESTAMP:

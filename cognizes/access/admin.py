@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from cognizes.access.models import ApiKey
+from cognizes.access.models import ApiKey, ApiKeyQuerySet
 from cognizes.access.services import do_create_api_key, do_revoke_api_key
 
 
@@ -33,7 +32,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         messages.warning(request, f"The new key, shown only now — copy it: {key}")
 
     @admin.action(description="Revoke selected keys", permissions=["change"])
-    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+    def revoke(self, request: HttpRequest, queryset: ApiKeyQuerySet) -> None:
         for api_key in queryset.usable():
             do_revoke_api_key(api_key)
         self.message_user(request, "Keys revoked.")

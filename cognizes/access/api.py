@@ -255,7 +255,7 @@ def _read_filters(filterset: type[FilterSet], query: QueryDict, queryset: QueryS
 def page_of(view: APIView, request: Request, queryset: Any, serializer: type[serializers.Serializer]) -> Response:
     """One ``Pagination`` page of ``queryset``, each row through ``serializer``: what a list endpoint answers."""
     paginator = Pagination()
-    rows = paginator.paginate_queryset(queryset, request, view=view)
+    rows: list[Any] | None = paginator.paginate_queryset(queryset, request, view=view)
     return paginator.get_paginated_response(serializer(rows, many=True).data)
 
 
@@ -318,8 +318,8 @@ def _copied(field: serializers.Field) -> serializers.Field:
     copied = copy.copy(field)
     child = getattr(field, "child", None)
     if isinstance(child, serializers.Field):
-        copied.child = _copied(child)
-        copied.child.parent = copied
+        copied.child = _copied(child)  # type: ignore[attr-defined]  # a ListField's or DictField's: it has one
+        copied.child.parent = copied  # type: ignore[attr-defined]  # as above
     return copied
 
 

@@ -74,8 +74,8 @@ class BodyLimit:
         if self.authenticate is not None and _declares_content(scope):
             refused = await self.authenticate(scope)
             if refused is not None:
-                status, message = refused
-                return await _answer(send, status, error_body(status, message), receive=receive, scope=scope)
+                status, reason = refused
+                return await _answer(send, status, error_body(status, reason), receive=receive, scope=scope)
         limit = self._limit(scope["path"])
         too_large = f"The request body is larger than {limit} bytes."
         if _declared_length(scope) > limit:
@@ -102,6 +102,7 @@ class BodyLimit:
             return await _answer(send, 413, error_body(413, too_large), receive=receive, scope=scope)
         body = b"".join(chunks)
         await self.app(_with_length(scope, len(body)), replay(body, receive), send)
+        return None
 
     def _limit(self, path: str) -> int:
         setting = next((name for pattern, name in self.larger if pattern.search(path)), "COGNIZES_API_MAX_BODY_BYTES")
@@ -177,7 +178,7 @@ async def _answer(
     # asking for the body would send it the 100 after the answer.
     linger = receive is not None and scope is not None and not _expects_continue(scope)
     await send({"type": "http.response.body", "body": content, "more_body": linger})
-    if linger:
+    if linger and receive is not None:  # linger implies it: said again for the type checker
         await _drain(receive)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -1,7 +1,7 @@
 """Who may send a request body, decided from its headers before any byte of it is read (issue 41 J4).
 
-Django reads a body before it dispatches, and the body limiter (``cognizes.access.body_limit``) read it before Django: an
-unauthenticated POST declaring 50 MB was read whole before the view's 401. Here the same credentials the surfaces
+Django reads a body before it dispatches, and the body limiter (``cognizes.access.body_limit``) read it before Django:
+an unauthenticated POST declaring 50 MB was read whole before the view's 401. Here the same credentials the surfaces
 accept are checked first: an API key (``Authorization: Bearer``, Google's ``x-goog-api-key`` or ``?key=``) must be
 a usable one, or the request must carry a logged-in staff session (the browsable API). This only refuses early;
 the view still authenticates and checks scope as before, so nothing is allowed here that a view would not check.
@@ -16,6 +16,7 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.http.cookie import parse_cookie
+from rest_framework.exceptions import APIException
 
 from cognizes.access.outages import DATABASE_DOWN, as_unavailable
 from cognizes.access.services import get_key
@@ -34,7 +35,8 @@ async def refusal(scope: dict[str, Any]) -> tuple[int, str] | None:
     try:
         return await run_in_db_thread(check_sender, scope)
     except DATABASE_DOWN as down:
-        return 503, str(as_unavailable(down).detail)
+        unavailable = as_unavailable(down)  # an APIException, for any of DATABASE_DOWN
+        return 503, str(unavailable.detail if isinstance(unavailable, APIException) else unavailable)
 
 
 def check_sender(scope: dict[str, Any]) -> tuple[int, str] | None:

@@ -13,7 +13,7 @@ and what happens while the listening connection is down).
 from __future__ import annotations
 
 from cognizes.access.models import ApiKey
-from cognizes.infra.notified_cache import HEARTBEAT_SECONDS, RECONNECT_DELAY_SECONDS, NotifiedCache  # noqa: F401
+from cognizes.infra.notified_cache import NotifiedCache
 
 CHANNEL = "cognizes_api_keys"
 

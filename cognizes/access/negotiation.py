@@ -20,7 +20,7 @@ _ANY, _JSON = "*/*", "application/json"
 
 
 class FastContentNegotiation(DefaultContentNegotiation):
-    def select_renderer(
+    def select_renderer(  # type: ignore[override]  # DRF passes the view's list; its stubs say any Iterable
         self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
     ) -> tuple[BaseRenderer, str]:
         if renderers and not format_suffix and self.settings.URL_FORMAT_OVERRIDE not in request.query_params:

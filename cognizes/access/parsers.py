@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +23,7 @@ class LimitedJSONParser(JSONParser):
     nested deeper than ``MAX_JSON_DEPTH``, holding NUL or a number past a double's range after it (NaN and
     Infinity, which JSON has not, are refused by DRF's strict parsing)."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         limit = settings.COGNIZES_API_MAX_BODY_BYTES
         request = (parser_context or {}).get("request")
         declared = int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0

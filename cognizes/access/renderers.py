@@ -23,7 +23,7 @@ events, ``vertex_app.event_cache``) is written with each one's kept text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pydantic_core
@@ -41,12 +41,12 @@ class FastJSONRenderer(JSONRenderer):
     """``JSONRenderer``'s output for data of JSON's own types, written by pydantic-core."""
 
     def render(
-        self, data: Any, accepted_media_type: str | None = None, renderer_context: dict[str, Any] | None = None
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Mapping[str, Any] | None = None
     ) -> bytes:
         if data is None or _data_only(renderer_context):
             return b""
         if (
-            self.get_indent(accepted_media_type, renderer_context or {}) is not None
+            self.get_indent(accepted_media_type or "", renderer_context or {}) is not None
             or not self.compact
             or self.ensure_ascii
         ):
@@ -88,7 +88,7 @@ def _frozen(value: Any) -> bool:
     return type(value) is list and bool(value) and all(type(item) is FrozenJson for item in value)
 
 
-def _data_only(context: dict[str, Any] | None) -> bool:
+def _data_only(context: Mapping[str, Any] | None) -> bool:
     if not context:
         return False
     request, response = context.get("request"), context.get("response")

@@ -44,7 +44,8 @@ class AutoSchema(SpectacularAutoSchema):
     def get_summary(self) -> str | None:  # plain text in Swagger UI
         return self._docstring().partition("\n\n")[0].replace("\n", " ").replace("``", "") or None
 
-    def get_description(self) -> str:  # Markdown: reST's ``code`` is `code` there
+    # drf-spectacular's AutoSchema asks with no arguments; DRF's stubs give its base class's (path, method).
+    def get_description(self) -> str:  # type: ignore[override]  # Markdown: reST's ``code`` is `code` there
         return self._docstring().partition("\n\n")[2].replace("``", "`")
 
     def get_tags(self) -> list[str]:

@@ -25,6 +25,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from cognizes.access.models import ApiKey
 from cognizes.access.outages import REDIS_DOWN
+from cognizes.infra import cache as shared_cache
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ os.register_at_fork(after_in_child=_new_process)
 @functools.cache
 def _take_script() -> Script:
     """The script on the process's Redis client (sent by its hash; loaded again should Redis restart)."""
-    return cache.redis().register_script(_TAKE)
+    return shared_cache.client().register_script(_TAKE)
 
 
 class KeyRateThrottle(SimpleRateThrottle):
@@ -78,6 +79,9 @@ class KeyRateThrottle(SimpleRateThrottle):
 
     scope = "api_key"
     _wait: float | None = None
+    # Set by SimpleRateThrottle.__init__ from the rate (parse_rate); DRF's stubs do not declare them.
+    num_requests: int
+    duration: int
 
     def allow_request(self, request: Request, view: Any) -> bool:
         if self.rate is None:

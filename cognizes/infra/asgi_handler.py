@@ -26,9 +26,10 @@ the server's event loop, because the job is entered through ``sync_to_async``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
@@ -36,11 +37,11 @@ from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.db import close_old_connections
-from django.http import FileResponse, HttpResponseBase
+from django.http import FileResponse, HttpResponseBase, StreamingHttpResponse
 from django.urls import set_script_prefix
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[Mapping[str, Any]]]
+Send = Callable[[Mapping[str, Any]], Awaitable[None]]
 
 
 class OneHopASGIHandler(ASGIHandler):
@@ -79,11 +80,12 @@ class OneHopASGIHandler(ASGIHandler):
         request, response = self.create_request(scope, body_file)
         if request is not None:
             response = self.get_response(request)
-        response._handler_class = self.__class__
+        assert response is not None  # create_request returns an error response whenever it returns no request
+        response._handler_class = self.__class__  # type: ignore[attr-defined]  # as Django's handler; not in its stubs
         if isinstance(response, FileResponse):
             response.block_size = self.chunk_size
-        if response.streaming and not response.is_async:
-            response.streaming_content = self._read_in_pool(response.streaming_content)
+        if isinstance(response, StreamingHttpResponse) and not response.is_async:
+            response.streaming_content = self._read_in_pool(cast(Iterator[bytes], response.streaming_content))  # sync
         if response.streaming:
             close_old_connections()  # the stream may read later, from another thread
         else:
@@ -91,8 +93,11 @@ class OneHopASGIHandler(ASGIHandler):
         return response
 
     async def _read_in_pool(self, chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
-        read = sync_to_async(next, thread_sensitive=False, executor=self.executor)
-        while (chunk := await read(chunks, None)) is not None:
+        def next_chunk() -> bytes | None:
+            return next(chunks, None)
+
+        read = sync_to_async(next_chunk, thread_sensitive=False, executor=self.executor)
+        while (chunk := await read()) is not None:
             yield chunk
 
     async def stream(self, response: HttpResponseBase, receive: Receive, send: Send) -> None:
@@ -103,9 +108,7 @@ class OneHopASGIHandler(ASGIHandler):
             await asyncio.wait([sending, listening], return_when=asyncio.FIRST_COMPLETED)
             for task in (listening, sending):
                 task.cancel()
-                try:
+                with contextlib.suppress(asyncio.CancelledError, RequestAborted):
                     await task
-                except (asyncio.CancelledError, RequestAborted):
-                    pass
         finally:
             await sync_to_async(response.close)()

@@ -10,8 +10,9 @@ themselves in a forked child, so one per server URL serves the whole process.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
+from django.core.cache import cache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis import Redis
 
@@ -24,10 +25,12 @@ class SharedPoolClient(RedisCacheClient):
     throttled request's CPU went to ``Redis.__init__``); redis-py clients are thread-safe."""
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Redis:
-        url = self._servers[self._get_connection_pool_index(write)]
+        # RedisCacheClient's own attributes, which django-stubs leaves out.
+        url = self._servers[self._get_connection_pool_index(write)]  # type: ignore[attr-defined]
         with _lock:
             if url not in _clients:
-                _clients[url] = self._client(connection_pool=self._pool_class.from_url(url, **self._pool_options))
+                pool = self._pool_class.from_url(url, **self._pool_options)  # type: ignore[attr-defined]  # as above
+                _clients[url] = self._client(connection_pool=pool)  # type: ignore[attr-defined]  # as above
             return _clients[url]
 
 
@@ -37,5 +40,11 @@ class SharedPoolRedisCache(RedisCache):
         self._class = SharedPoolClient
 
     def redis(self) -> Redis:
-        """The process's redis-py client, for what Django's cache API cannot say (``cognizes.access.throttling``'s script)."""
+        """The process's redis-py client, for what Django's cache API cannot say (``cognizes.access.throttling``'s
+        script)."""
         return self._cache.get_client(write=True)
+
+
+def client() -> Redis:
+    """The process's redis-py client of the default cache (settings make it a ``SharedPoolRedisCache``)."""
+    return cast(SharedPoolRedisCache, cache).redis()

@@ -86,6 +86,8 @@ class GeminiEmbedder(Embedder):
             contents=texts,
             config=types.EmbedContentConfig(task_type=task_type, output_dimensionality=self.dimensions),
         )
+        if response.embeddings is None:
+            raise RuntimeError(f"{self._model} returned no embeddings")
         vectors = np.asarray([e.values for e in response.embeddings], dtype=np.float32)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 

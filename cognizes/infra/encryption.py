@@ -83,7 +83,8 @@ def decrypt(token: str) -> str:
 
 
 def reencrypt(token: str) -> str:
-    """``token`` encrypted again with the newest key (what it holds is unchanged); ``UnreadableSecret`` as ``decrypt``."""
+    """``token`` encrypted again with the newest key (what it holds is unchanged); ``UnreadableSecret`` as
+    ``decrypt``."""
     try:
         return _fernet().rotate(token.encode("ascii")).decode("ascii")
     except (InvalidToken, UnicodeError) as e:

@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from django.core.cache import cache
+from cognizes.infra import cache as shared_cache
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def _field(role: str) -> str:
 
 
 def _redis():
-    return cache.redis()  # cognizes.infra.cache.SharedPoolRedisCache: the process's client
+    return shared_cache.client()
 
 
 def start(role: str) -> None:

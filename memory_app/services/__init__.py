@@ -10,12 +10,12 @@ Search lives in ``memory_app.search``. The rules live by what they do —
 
 from __future__ import annotations
 
-from memory_app.services.bank import (  # noqa: F401
+from memory_app.services.bank import (
     check_bank_config,
     check_topic,
     do_configure_bank,
 )
-from memory_app.services.base import (  # noqa: F401
+from memory_app.services.base import (
     MAX_MEMORY_LENGTH,
     Candidate,
     Expiry,
@@ -26,7 +26,7 @@ from memory_app.services.base import (  # noqa: F401
     RevisionMark,
     get_bank_config,
 )
-from memory_app.services.edit import (  # noqa: F401
+from memory_app.services.edit import (
     do_delete_memory,
     do_edit_memory,
     do_forget,
@@ -35,14 +35,43 @@ from memory_app.services.edit import (  # noqa: F401
     do_rollback,
     do_update_memory,
 )
-from memory_app.services.erase import (  # noqa: F401
+from memory_app.services.erase import (
     SessionForgetting,
     do_erase_user,
     do_forget_session_memories,
 )
-from memory_app.services.remember import (  # noqa: F401
+from memory_app.services.remember import (
     NEAR_DUPLICATE_SIMILARITY,
     check_candidate,
     do_remember,
     merge_metadata,
 )
+
+__all__ = [
+    "MAX_MEMORY_LENGTH",
+    "NEAR_DUPLICATE_SIMILARITY",
+    "Candidate",
+    "Expiry",
+    "Generation",
+    "MemoryNotFound",
+    "MemoryServiceError",
+    "Outcome",
+    "RevisionMark",
+    "SessionForgetting",
+    "check_bank_config",
+    "check_candidate",
+    "check_topic",
+    "do_configure_bank",
+    "do_delete_memory",
+    "do_edit_memory",
+    "do_erase_user",
+    "do_forget",
+    "do_forget_session_memories",
+    "do_reembed",
+    "do_remember",
+    "do_restore",
+    "do_rollback",
+    "do_update_memory",
+    "get_bank_config",
+    "merge_metadata",
+]

@@ -36,7 +36,7 @@ def do_configure_bank(*, app_name: str, changes: dict[str, Any]) -> MemoryBankCo
 
 
 def check_bank_config(config: MemoryBankConfig) -> None:
-    """Refuse a config the extractor could not use: unknown kinds, unnamed or clashing topics, odd examples, TTLs ≤ 0."""
+    """Refuse what the extractor could not use: unknown kinds, unnamed or clashing topics, odd examples, TTLs ≤ 0."""
     managed = [kind for kind in Kind.values if kind != Kind.FACT]
     if not isinstance(config.managed_topics, list) or any(k not in managed for k in config.managed_topics):
         raise MemoryServiceError(f"managed_topics are some of {', '.join(managed)}.")

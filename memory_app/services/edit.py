@@ -66,8 +66,9 @@ def do_edit_memory(
         memory = _get_for_update(memory_id, app_name, user_id)
         before = memory.text
         if text is not None and text.strip() != memory.text:
+            assert vector is not None  # embedded above, as text is given
             _set_text(memory, text, vector, embedder.id)
-        changes = {"metadata": metadata, "kind": kind, "topic": topic}
+        changes: dict[str, Any] = {"metadata": metadata, "kind": kind, "topic": topic}
         fields = [name for name, value in changes.items() if value is not None]
         if expires_at is not _UNCHANGED:
             changes["expires_at"] = expires_at
@@ -167,7 +168,7 @@ def do_reembed(memories: Iterable[Memory], *, batch_size: int = 64) -> int:
     def flush() -> None:
         nonlocal count
         vectors = embedder.embed_documents([m.text for m in batch])
-        for memory, vector in zip(batch, vectors):
+        for memory, vector in zip(batch, vectors, strict=True):
             memory.embedding, memory.embedder = vector, embedder.id
         Memory.objects.bulk_update(batch, ["embedding", "embedder"])
         count += len(batch)

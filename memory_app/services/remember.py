@@ -84,7 +84,7 @@ def do_remember(
     outcome = Outcome()
     with transaction.atomic():
         _lock_scope(app_name, user_id)
-        for candidate, vector in zip(candidates, vectors):
+        for candidate, vector in zip(candidates, vectors, strict=True):
             _remember_one(
                 app_name,
                 user_id,
@@ -186,7 +186,8 @@ def _find_same(
     *,
     metadata: dict[str, Any] | None = None,
 ) -> Memory | None:
-    """An active memory of the scope that says the same thing: equal once normalised, or close in meaning with the same words.
+    """An active memory of the scope that says the same thing: equal once normalised, or close in meaning with the same
+    words.
 
     With ``metadata``, only a memory with exactly that metadata counts.
     """

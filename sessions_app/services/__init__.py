@@ -18,14 +18,14 @@ and are imported from here.
 
 from __future__ import annotations
 
-from sessions_app.services.append import (  # noqa: F401
+from sessions_app.services.append import (
     SessionHead,
     do_append_event,
     do_append_event_by_id,
     event_preview,
     get_session_head,
 )
-from sessions_app.services.base import (  # noqa: F401
+from sessions_app.services.base import (
     PREVIEW_LENGTH,
     STALE_SESSION_MESSAGE,
     NewEvent,
@@ -42,7 +42,7 @@ from sessions_app.services.base import (  # noqa: F401
     check_session_id,
     check_timestamp,
 )
-from sessions_app.services.create_read import (  # noqa: F401
+from sessions_app.services.create_read import (
     SessionRef,
     check_attributes,
     do_create_session,
@@ -56,19 +56,19 @@ from sessions_app.services.create_read import (  # noqa: F401
     list_session_page,
     list_sessions,
 )
-from sessions_app.services.events import (  # noqa: F401
+from sessions_app.services.events import (
     StoredEvent,
     StoredEventText,
     find_event_page,
     get_events_after,
     get_events_after_pk,
 )
-from sessions_app.services.lifecycle import (  # noqa: F401
+from sessions_app.services.lifecycle import (
     do_delete_expired_sessions,
     do_delete_session,
     do_erase_user,
 )
-from sessions_app.services.state import (  # noqa: F401
+from sessions_app.services.state import (
     check_scoped_state,
     do_patch_app_state,
     do_patch_session_state,
@@ -79,3 +79,55 @@ from sessions_app.services.state import (  # noqa: F401
     get_app_state,
     get_user_state,
 )
+
+__all__ = [
+    "PREVIEW_LENGTH",
+    "STALE_SESSION_MESSAGE",
+    "NewEvent",
+    "SessionAttributes",
+    "SessionError",
+    "SessionExists",
+    "SessionHead",
+    "SessionNotFound",
+    "SessionRef",
+    "SeveralSessions",
+    "StaleSession",
+    "StaleState",
+    "StateDelta",
+    "StoredEvent",
+    "StoredEventText",
+    "StoredSession",
+    "check_attributes",
+    "check_key",
+    "check_scoped_state",
+    "check_session_id",
+    "check_timestamp",
+    "do_append_event",
+    "do_append_event_by_id",
+    "do_create_session",
+    "do_delete_expired_sessions",
+    "do_delete_session",
+    "do_erase_user",
+    "do_patch_app_state",
+    "do_patch_session_state",
+    "do_patch_user_state",
+    "do_replace_app_state",
+    "do_replace_session_state",
+    "do_replace_user_state",
+    "do_update_session_attributes",
+    "event_preview",
+    "find_event_page",
+    "find_sessions",
+    "find_whole_sessions",
+    "get_app_state",
+    "get_events_after",
+    "get_events_after_pk",
+    "get_session",
+    "get_session_head",
+    "get_session_owners",
+    "get_session_pk",
+    "get_session_users",
+    "get_user_state",
+    "list_session_page",
+    "list_sessions",
+]

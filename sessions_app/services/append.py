@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import IntegrityError, connection
 
+from cognizes.infra.postgres.base import prepared_cursor
 from sessions_app.services.base import (
     PREVIEW_LENGTH,
     NewEvent,
@@ -151,7 +152,7 @@ def _append(
         "raw": event.raw_json,
     }
     try:
-        with connection.prepared_cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(_APPEND_STATEMENTS[user_id is None, bool(delta.app), bool(delta.user)], params)
             return cursor.fetchone()
     except IntegrityError as error:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import pydantic_core
 from django.db import connection
@@ -153,7 +153,7 @@ def check_session_id(value: str) -> str:
     return value
 
 
-def _raise_missing_or_stale(*, app_name: str, user_id: str, session_id: str) -> None:
+def _raise_missing_or_stale(*, app_name: str, user_id: str, session_id: str) -> NoReturn:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT 1 FROM sessions WHERE app_name = %s AND user_id = %s AND session_id = %s AND " + _live(),

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import connection
 
+from cognizes.infra.postgres.base import prepared_cursor
 from sessions_app.services.base import (
     SessionAttributes,
     SessionError,
@@ -88,7 +89,7 @@ def do_create_session(
         "user_delta": json.dumps(delta.user),
         "has_user": bool(delta.user),
     }
-    with connection.prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_CREATE_SQL, params)
         version, app_state, user_state = cursor.fetchone()
         if version is None and _delete_sessions(
@@ -141,7 +142,7 @@ def get_session(
     events, so an event appended in between bumps the version past the one
     returned: the caller's next append is then stale rather than blind.
     """
-    with connection.prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_GET_SQL, [app_name, session_id, user_id])
         row = cursor.fetchone()
         if row is None:
@@ -234,7 +235,7 @@ def _list(
     if limit is not None:
         sql += " LIMIT %s OFFSET %s"
         params += [limit, offset]
-    with connection.prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     app_states: dict[str, dict[str, Any]] = {}
@@ -318,7 +319,7 @@ def find_whole_sessions(
 ) -> list[StoredSession]:
     """``find_sessions``, each session read whole (state, attributes; no events) in the same statement:
     for callers that know only the id and answer with the session (Vertex's GetSession), one round trip."""
-    with connection.prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_FIND_WHOLE_SQL, [app_name, session_id, only_user, only_user, limit])
         rows = cursor.fetchall()
     return [

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import connection
 
+from cognizes.infra.postgres.base import prepared_cursor
 from sessions_app.services.base import _json, _live
 from sessions_app.services.create_read import SessionRef, get_session_pk
 
@@ -96,7 +97,7 @@ def find_event_page(
         "since": since,
         "limit": limit,
     }
-    with connection.prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_FIND_PAGE_SQL, params)
         rows = cursor.fetchall()
     refs = [SessionRef(user_id, pk) for user_id, pk in dict.fromkeys((user_id, pk) for user_id, pk, *_ in rows)]

@@ -14,9 +14,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from cognizes.access import key_cache
 from cognizes.access.models import ApiKey
 from cognizes.access.services import do_create_api_key
+from cognizes.infra import notified_cache
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -100,4 +100,7 @@ def test_a_revocation_while_the_server_is_not_listening_is_obeyed_at_once(rememb
     )
     ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now())  # nobody hears this one
     # Within the listener's reconnection delay: the server reads keys from the database meanwhile.
-    assert _statuses_until(client, SESSIONS.format(user="ada"), 401, 0.8 * key_cache.RECONNECT_DELAY_SECONDS)[-1] == 401
+    assert (
+        _statuses_until(client, SESSIONS.format(user="ada"), 401, 0.8 * notified_cache.RECONNECT_DELAY_SECONDS)[-1]
+        == 401
+    )

@@ -1,4 +1,5 @@
-"""cognizes.access.negotiation answers what DRF's own content negotiation answers, for every Accept a client may send."""
+"""cognizes.access.negotiation answers what DRF's own content negotiation answers, for every Accept a client may
+send."""
 
 from __future__ import annotations
 

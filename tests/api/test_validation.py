@@ -1,4 +1,5 @@
-"""``cognizes.access.api.valid``: every request body and query is validated by fields copied from a set built once per class.
+"""``cognizes.access.api.valid``: every request body and query is validated by fields copied from a set built once per
+class.
 
 The copies must be what DRF would have built (same fields, each bound to this request's
 serializer) and must share nothing a validation touches with another request's.

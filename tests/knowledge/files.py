@@ -148,8 +148,8 @@ def docx_bytes(*blocks: str | tuple[int | str, str] | list[list[str]], document:
             document.add_paragraph(block[1], style=block[0])
         else:
             table = document.add_table(rows=len(block), cols=len(block[0]))
-            for row, values in zip(table.rows, block):
-                for cell, value in zip(row.cells, values):
+            for row, values in zip(table.rows, block, strict=True):
+                for cell, value in zip(row.cells, values, strict=False):  # a shorter row leaves cells empty
                     cell.text = value
     out = io.BytesIO()
     document.save(out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -25,7 +26,7 @@ def _check(parsed: Parsed, chunks: list[Chunk], size: int, overlap: int) -> None
         assert count_tokens(piece.text) <= size
         sections = [s for s in parsed.sections if s.start <= piece.start and piece.end <= s.end]
         assert sections and sections[0].heading_path == piece.heading_path  # inside one section, with its path
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in itertools.pairwise(chunks):
         assert after.end > before.end  # each chunk brings text of its own
         if after.start < before.end:
             assert after.heading_path == before.heading_path
@@ -133,7 +134,7 @@ def test_overlap_is_the_last_sentences_of_the_chunk_before_up_to_overlap_tokens(
     parsed = parse(_sentences(30).encode(), filename="a.txt")  # 5 tokens a sentence
     chunks = _chunked(parsed, size=20, overlap=12)
     assert len(chunks) > 3
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in itertools.pairwise(chunks):
         shared = parsed.text[after.start : before.end]
         assert before.text.endswith(shared) and after.text.startswith(shared)
         assert count_tokens(shared) == 10  # two whole sentences: a third would pass 12
@@ -143,7 +144,7 @@ def test_overlap_is_the_last_sentences_of_the_chunk_before_up_to_overlap_tokens(
 def test_no_overlap_when_asked_for_none():
     parsed = parse(_sentences(30).encode(), filename="a.txt")
     chunks = _chunked(parsed, size=20, overlap=0)
-    assert all(after.start > before.end for before, after in zip(chunks, chunks[1:]))
+    assert all(after.start > before.end for before, after in itertools.pairwise(chunks))
     assert " ".join(c.text for c in chunks) == parsed.text
 
 

@@ -84,7 +84,7 @@ def _expected_ranking(chunks: list[Chunk], query: str) -> list[int]:
     tf = {(id_, lexeme): count for id_, _, lexeme, count in rows if lexeme in lexemes}
     lengths = {id_: length for id_, length, _, _ in rows}
     matched = {id_ for id_, _ in tf}
-    df = {lexeme: sum(1 for _, l in tf if l == lexeme) for lexeme in lexemes}
+    df = {lexeme: sum(1 for _, word in tf if word == lexeme) for lexeme in lexemes}
     avgdl = max(sum(lengths[i] for i in matched) / len(matched), 1)
     n = len(chunks)
 
@@ -167,9 +167,13 @@ def test_a_word_with_a_quote_in_it_is_matched_as_written():
 @pytest.mark.django_db
 def test_a_query_of_stop_words_has_no_keyword_list_and_hybrid_search_still_finds_by_meaning():
     chunks = _chunks_of("stop words", ["the cat sat on the mat", "a dog in the fog"])
-    search = dict(
-        app_name="bm25", corpus_ids=[chunks[0].corpus_id], query="the of and", top_k=10, embedding=QUERY_VECTOR
-    )
+    search = {
+        "app_name": "bm25",
+        "corpus_ids": [chunks[0].corpus_id],
+        "query": "the of and",
+        "top_k": 10,
+        "embedding": QUERY_VECTOR,
+    }
 
     assert search_chunks(mode="keyword", **search) == []
     hits = search_chunks(mode="hybrid", **search)

@@ -25,7 +25,7 @@ from knowledge_app.parsing import parse
 from knowledge_app.services import do_add_document, do_create_corpus
 from tests.api.conftest import client_for
 from tests.knowledge.files import docx_bytes, pdf_of
-from tests.vertex.conftest import APP, server  # noqa: F401  (the fixture)
+from tests.vertex.conftest import APP
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -103,7 +103,7 @@ def test_a_document_that_parses_past_its_time_fails_with_the_reason():
 def test_the_parse_deadline_stops_parsing_and_cutting_within_its_seconds():
     text = "\n\n".join(["Every employee keeps a badge."] * 400_000).encode()
     started = time.monotonic()
-    with pytest.raises(limits.LimitExceeded, match="longer than the 0.5 seconds"), limits.parse_deadline(0.5):
+    with pytest.raises(limits.LimitExceeded, match=r"longer than the 0\.5 seconds"), limits.parse_deadline(0.5):
         chunk(parse(text, filename="long.md"), size=8, overlap=0)
     assert time.monotonic() - started < 5
 
@@ -143,7 +143,8 @@ def test_a_chunking_out_of_range_or_not_finite_is_a_400_naming_the_field(server)
     huge = api.post(
         "/api/v1/apps/shop/corpora/", '{"display_name": "x", "chunk_size": 1e400}', content_type="application/json"
     )
-    # Refused as it is parsed (cognizes.access.parsers), before any field is read: JSON's 1e400 is no number one can store.
+    # Refused as it is parsed (cognizes.access.parsers), before any field is read: JSON's 1e400 is no number one can
+    # store.
     assert huge.status_code == 400 and "must be finite" in huge.json()["error"]["message"], huge.json()
     corpus_id = api.post("/api/v1/apps/shop/corpora/", {"display_name": "x"}, format="json").json()["id"]
     url = f"/api/v1/apps/shop/corpora/{corpus_id}/documents/?filename=a.txt&chunk_size=2000000"
@@ -164,7 +165,7 @@ def test_a_chunking_out_of_range_or_not_finite_is_a_400_naming_the_field(server)
     for size in ("-1", "2000000", '"NaN"'):
         body = (
             '{"importRagFilesConfig": {"gcsSource": {"uris": ["gs://b/a.txt"]}, "ragFileTransformationConfig": '
-            '{"ragFileChunkingConfig": {"fixedLengthChunking": {"chunkSize": %s}}}}}' % size
+            '{"ragFileChunkingConfig": {"fixedLengthChunking": {"chunkSize": ' + size + "}}}}}"
         )
         answer = rag.post(
             f"v1beta1/projects/p/locations/l/ragCorpora/{corpus.id}/ragFiles:import",

@@ -96,11 +96,11 @@ def test_the_admin_and_search_agree_on_what_held_at_each_boundary():
     a memory starts, stops and expires, and for every status, both must hold the same memories."""
     t = [datetime(2024, month, 1, tzinfo=UTC) for month in range(1, 7)]
     lives = {
-        "The user lives in Porto.": dict(valid_from=t[0], valid_until=t[2], status="superseded"),
-        "The user lives in Rome.": dict(valid_from=t[2], valid_until=None, expires_at=t[4], status="active"),
-        "The user lives in Kyiv.": dict(valid_from=t[1], valid_until=None, status="active"),
-        "The user lives in Nice.": dict(valid_from=t[0], valid_until=None, status="forgotten"),
-        "The user lives in Riga.": dict(valid_from=t[3], valid_until=t[5], status="superseded"),
+        "The user lives in Porto.": {"valid_from": t[0], "valid_until": t[2], "status": "superseded"},
+        "The user lives in Rome.": {"valid_from": t[2], "valid_until": None, "expires_at": t[4], "status": "active"},
+        "The user lives in Kyiv.": {"valid_from": t[1], "valid_until": None, "status": "active"},
+        "The user lives in Nice.": {"valid_from": t[0], "valid_until": None, "status": "forgotten"},
+        "The user lives in Riga.": {"valid_from": t[3], "valid_until": t[5], "status": "superseded"},
     }
     for text, fields in lives.items():
         Memory.objects.filter(id=remember(text).created[0]).update(**fields)

@@ -166,7 +166,7 @@ def test_decay_twice_changes_nothing(now):
         remember("Ada's office is in the north wing."),
         remember("Ada's cat is called Babbage."),
     ]
-    for days, memory in zip((10, 100, 400), memories):
+    for days, memory in zip((10, 100, 400), memories, strict=True):
         age(memory, days=days, now=now)
 
     first = do_decay(now=now)

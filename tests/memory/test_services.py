@@ -238,7 +238,8 @@ def test_whole_number_weights_still_rank(settings):
 
 def test_what_a_named_speaker_said_is_found_by_their_name():
     """A multi-party session writes its speakers' names as authors: "what did Caroline say?" must find her turns
-    although the text does not name her (LoCoMo through sessions authored by the speaker: keyword hit@10 0.28 -> 0.78)."""
+    although the text does not name her (LoCoMo through sessions authored by the speaker: keyword hit@10 0.28 ->
+    0.78)."""
     services.do_remember(
         app_name="party",
         user_id="group",

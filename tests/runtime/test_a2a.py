@@ -159,7 +159,7 @@ async def test_tasks_outlive_the_process_that_ran_them_and_list_in_pages(weather
 
     assert got["result"]["status"]["state"] == "completed" and got["result"]["id"] == sent[0]["id"]
     assert [len(page) for page in pages] == [2, 1]
-    assert sorted(sum(pages, [])) == sorted(task["id"] for task in sent)
+    assert sorted(task for page in pages for task in page) == sorted(task["id"] for task in sent)
     assert listed["totalSize"] == 3 and bobs.get("tasks", []) == []
 
 
@@ -206,12 +206,14 @@ async def test_refused_calls_store_nothing(weather_app, asgi_server, headers, pa
         ('{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": 7}}', -32600),  # a2a-sdk: invalid
         ("[" * 100_000 + "]" * 100_000, None),
         (
-            '{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {"kind": "message", "role": "user", '
+            '{"jsonrpc": "2.0", "id": 1, "method": "message/send", '
+            '"params": {"message": {"kind": "message", "role": "user", '
             '"messageId": "m", "contextId": "' + "c" * 5000 + '", "parts": [{"kind": "text", "text": "hi"}]}}}',
             -32602,
         ),
         (
-            '{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {"kind": "message", "role": "user", '
+            '{"jsonrpc": "2.0", "id": 1, "method": "message/send", '
+            '"params": {"message": {"kind": "message", "role": "user", '
             '"messageId": "m", "contextId": "c\\u0000", "parts": [{"kind": "text", "text": "hi"}]}}}',
             -32602,
         ),

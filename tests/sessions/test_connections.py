@@ -1,8 +1,8 @@
 """The service's database threads keep persistent connections: one the server closed is replaced unseen.
 
 Django's own check of such a connection is a ``SELECT 1`` before its first use after every call;
-``cognizes.infra.postgres`` looks at the socket instead (tests/sessions/test_connections.py times nothing: bench/sessions.py
-counts the cost).
+``cognizes.infra.postgres`` looks at the socket instead (tests/sessions/test_connections.py times nothing:
+bench/sessions.py counts the cost).
 """
 
 from __future__ import annotations

@@ -35,14 +35,16 @@ async def _collect(
 ) -> list:
     """The first ``count`` messages (fewer if the stream ends), also appended to ``received`` as they come."""
     received = [] if received is None else received
-    async with httpx.AsyncClient(timeout=60) as client:
-        async with client.stream("GET", _stream_url(base, session_id), headers=headers, params=params) as response:
-            assert response.status_code == 200, await response.aread()
-            assert response.headers["content-type"].startswith("text/event-stream")
-            async for message in messages(response):
-                received.append(message)
-                if len(received) == count:
-                    return received
+    async with (
+        httpx.AsyncClient(timeout=60) as client,
+        client.stream("GET", _stream_url(base, session_id), headers=headers, params=params) as response,
+    ):
+        assert response.status_code == 200, await response.aread()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        async for message in messages(response):
+            received.append(message)
+            if len(received) == count:
+                return received
     return received
 
 

@@ -41,24 +41,21 @@ def test_disable_action_and_edit_form_bump_versions_and_the_marker(admin_client)
     assert page.status_code == 200 and "parameters schema" in page.content.decode().lower()
     before = services.get_registry_version(app_name=APP)
     form = {
-        field: value
-        for field, value in {
-            "app_name": APP,
-            "name": "get_weather",
-            "description": "Weather now.",
-            "kind": "openapi",
-            "openapi_operation": json.dumps(weather.openapi_operation),
-            "callable_path": "",
-            "enabled": "on",
-            "base_url": "",
-            "auth_scheme": "none",
-            "auth_secret_source": "app",
-            "auth_secret_name": "",
-            "auth_header_name": "X-API-Key",
-            "timeout_seconds": "5",
-            "versions-TOTAL_FORMS": "0",
-            "versions-INITIAL_FORMS": "0",
-        }.items()
+        "app_name": APP,
+        "name": "get_weather",
+        "description": "Weather now.",
+        "kind": "openapi",
+        "openapi_operation": json.dumps(weather.openapi_operation),
+        "callable_path": "",
+        "enabled": "on",
+        "base_url": "",
+        "auth_scheme": "none",
+        "auth_secret_source": "app",
+        "auth_secret_name": "",
+        "auth_header_name": "X-API-Key",
+        "timeout_seconds": "5",
+        "versions-TOTAL_FORMS": "0",
+        "versions-INITIAL_FORMS": "0",
     }
     response = admin_client.post(f"/admin/tools_app/tool/{weather.pk}/change/", form)
     assert response.status_code == 302, response.content.decode()[:2000]

@@ -84,19 +84,21 @@ async def test_the_sdk_client_lists_the_registry_live_and_calls_with_the_rows_se
         await _tool("get_weather"),
         changes={"auth_scheme": "bearer", "auth_secret_name": "WEATHER_TOKEN"},
     )
-    async with httpx2.AsyncClient(headers=await _key(user_id="ada")) as http:
-        async with Client(streamable_http_client(f"{asgi_server}/mcp/{APP}/", http_client=http)) as client:
-            before = [tool.name for tool in (await client.list_tools()).tools]
-            await run_in_db_thread(
-                services.do_create_tool,
-                app_name=APP,
-                name="convert_currency",
-                kind="python",
-                callable_path="tests.tools.callables.convert_currency",
-            )
-            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-            weather = await client.call_tool("get_weather", {"city": "Paris"})
-            money = await client.call_tool("convert_currency", {"amount": 10, "currency": "USD"})
+    async with (
+        httpx2.AsyncClient(headers=await _key(user_id="ada")) as http,
+        Client(streamable_http_client(f"{asgi_server}/mcp/{APP}/", http_client=http)) as client,
+    ):
+        before = [tool.name for tool in (await client.list_tools()).tools]
+        await run_in_db_thread(
+            services.do_create_tool,
+            app_name=APP,
+            name="convert_currency",
+            kind="python",
+            callable_path="tests.tools.callables.convert_currency",
+        )
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        weather = await client.call_tool("get_weather", {"city": "Paris"})
+        money = await client.call_tool("convert_currency", {"amount": 10, "currency": "USD"})
 
     assert before == ["get_broken", "get_weather", "make_transfer"]
     assert sorted(listed) == ["convert_currency", "get_broken", "get_weather", "make_transfer"]  # added: listed at once

@@ -1,5 +1,5 @@
-"""Issue 41 A: stored secrets survive key rotation (``cognizes.infra.encryption``, ``manage.py reencrypt_secrets``), and the
-data migration keeps rows that named environment variables working only where the operator allows them."""
+"""Issue 41 A: stored secrets survive key rotation (``cognizes.infra.encryption``, ``manage.py reencrypt_secrets``), and
+the data migration keeps rows that named environment variables working only where the operator allows them."""
 
 from __future__ import annotations
 

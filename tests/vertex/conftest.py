@@ -16,6 +16,7 @@ from google.oauth2.credentials import Credentials
 
 from cognizes.access.services import do_create_api_key
 from cognizes.vertex import VertexAiMemoryBankService, VertexAiSessionService
+from tests.runtime.conftest import weather_app as weather_app  # the demo app, served by the agent registry tests
 from vertex_app.services import do_get_or_create_engine
 
 APP = "vertex_shop"
@@ -120,7 +121,8 @@ class _WithKey(grpc.UnaryUnaryClientInterceptor):
 
 @pytest.fixture
 def grpc_server(transactional_db):
-    """Cognizes' gRPC server (vertex_app.grpc_server) in this process on a free port, with the app's engine and a key."""
+    """Cognizes' gRPC server (vertex_app.grpc_server) in this process on a free port, with the app's engine and a
+    key."""
     from vertex_app import grpc_server as grpc_module
 
     server, port = grpc_module.build(port=0)

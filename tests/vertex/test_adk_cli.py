@@ -8,7 +8,6 @@ from google.adk.cli.service_registry import get_service_registry
 from cognizes.access.services import do_create_api_key
 from cognizes.vertex import VertexAiMemoryBankService, VertexAiSessionService, register
 from sessions_app.models import Event, Session
-from tests.runtime.conftest import weather_app  # noqa: F401  (fixture)
 from tests.runtime.test_adk_cli import api_server, request
 from vertex_app.services import do_get_or_create_engine
 
@@ -46,7 +45,7 @@ def test_a_missing_key_is_refused_with_what_to_set(monkeypatch):
 
 
 @pytest.mark.timeout(240)
-def test_api_server_runs_the_weather_agent_through_the_vertex_surface(weather_app, asgi_server, tmp_path):  # noqa: F811
+def test_api_server_runs_the_weather_agent_through_the_vertex_surface(weather_app, asgi_server, tmp_path):
     engine = do_get_or_create_engine(app_name="weather")
     _, key = do_create_api_key(name="adk", app_name="weather")
     uri = f"cognizes+vertex://{asgi_server.removeprefix('http://')}/{engine.engine_id}"

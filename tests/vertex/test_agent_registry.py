@@ -22,7 +22,6 @@ from cognizes.access.services import do_create_api_key
 from cognizes.infra.db_threads import run_in_db_thread
 from cognizes.vertex import AgentRegistry
 from sessions_app.models import Session
-from tests.runtime.conftest import weather_app  # noqa: F401  (the fixture: the demo app, served)
 from tests.vertex.test_official_clients import CLIENTS, _go, _run
 from tools_app import direct
 from tools_app.models import ToolExecution
@@ -134,7 +133,7 @@ def test_lists_come_in_pages_and_another_source_of_mcp_servers_is_one_call(
     assert too_big.status_code == 400 and "pageSize" in too_big.json()["error"]["message"]
 
 
-def test_the_filters_clients_send(weather_app, asgi_server):  # noqa: F811
+def test_the_filters_clients_send(weather_app, asgi_server):
     engine = do_get_or_create_engine(app_name="weather")
     registry = _registry(asgi_server, _key())
 
@@ -142,7 +141,10 @@ def test_the_filters_clients_send(weather_app, asgi_server):  # noqa: F811
         return [a["agentId"] for a in registry.list_agents(filter_str=filter_str).get("agents", [])]
 
     # ADK for Python, deployed, looks for the record of its own engine by this attribute (a substring match).
-    own = f'attributes."{agent_registry.RUNTIME_REFERENCE}".uri:"/locations/us-central1/reasoningEngines/{engine.engine_id}"'
+    own = (
+        f'attributes."{agent_registry.RUNTIME_REFERENCE}".uri:'
+        f'"/locations/us-central1/reasoningEngines/{engine.engine_id}"'
+    )
     assert agent_ids(own) == ["weather"]
     assert agent_ids(own.removesuffix('"') + '9"') == []
     assert agent_ids('agentId="weather"') == ["weather"] and agent_ids('agentId="other"') == []
@@ -164,7 +166,7 @@ def test_the_filters_clients_send(weather_app, asgi_server):  # noqa: F811
         assert (answer.status_code, answer.json()["error"]["status"]) == (400, "INVALID_ARGUMENT"), bad
 
 
-def test_googles_errors_and_a_key_sees_only_its_apps_records(weather_app, asgi_server):  # noqa: F811
+def test_googles_errors_and_a_key_sees_only_its_apps_records(weather_app, asgi_server):
     key, other = _key(user_id="ada"), _key("other_app")
 
     missing = _get(asgi_server, "agents/nobody", key)

@@ -358,7 +358,7 @@ def test_hostile_input_is_a_4xx_in_googles_shape_and_nothing_is_stored(weather):
 
 
 def test_keys_act_only_as_their_user_read_only_keys_do_not_run_and_other_apps_see_nothing(weather):
-    base_url, engine_id, key = weather
+    base_url, engine_id, _key = weather
     engine = f"v1beta1/reasoningEngines/{engine_id}"
     ada = do_create_api_key(name="ada", app_name=WEATHER, user_id="ada")[1]
     reader = do_create_api_key(name="reader", app_name=WEATHER, read_only=True)[1]
@@ -383,7 +383,7 @@ def test_keys_act_only_as_their_user_read_only_keys_do_not_run_and_other_apps_se
 
 
 def test_an_engine_without_an_agent_stays_bare_and_a_failing_agent_is_an_error_in_the_stream(weather, settings):
-    base_url, engine_id, key = weather
+    base_url, _engine_id, _key = weather
     shop = do_get_or_create_engine(app_name=APP).engine_id
     shop_key = do_create_api_key(name="shop", app_name=APP)[1]
     bare = httpx.get(f"{base_url}v1beta1/reasoningEngines/{shop}", headers={"x-goog-api-key": shop_key}).json()

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from memory_app.models import Memory
 from sessions_app.models import Event, Session
-from tests.vertex.test_sessions_http import create, http  # noqa: F401  (the fixture)
+from tests.vertex.test_sessions_http import client, create
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def http(server) -> Iterator[httpx.Client]:
+    with client(server) as c:
+        yield c
+
 
 HUGE = str(10**29)
 DEEP = "[" * 100_000 + "]" * 100_000

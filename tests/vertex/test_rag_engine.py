@@ -275,7 +275,8 @@ def test_the_older_sdks_multipart_upload_stores_the_file_with_its_name_and_chunk
 
 
 def test_the_older_sdks_rest_clients_create_list_retrieve_and_delete(server, celery_worker):
-    """python-aiplatform's ``vertexai.rag`` (API v1) on its GAPIC REST transport, which takes an ``http://`` endpoint."""
+    """python-aiplatform's ``vertexai.rag`` (API v1) on its GAPIC REST transport, which takes an ``http://``
+    endpoint."""
     import vertexai
     from vertexai import rag as old_rag
 

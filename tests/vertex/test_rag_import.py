@@ -336,7 +336,7 @@ def test_hostile_uris_get_a_4xx_that_says_what_is_wrong_and_nothing_is_stored(se
     headers = {"x-goog-api-key": server.key, "Content-Type": "application/json"}
     created = httpx.post(f"{server.base_url}v1beta1/ragCorpora", headers=headers, json={"displayName": "H"})
     corpus = created.json()["response"]["name"]
-    body = '{"importRagFilesConfig": {"gcsSource": {"uris": [%s]}}}' % json.dumps(uri)  # a lone surrogate as sent
+    body = '{"importRagFilesConfig": {"gcsSource": {"uris": [' + json.dumps(uri) + "]}}}"  # a lone surrogate as sent
     refused = httpx.post(f"{server.base_url}v1beta1/{corpus}/ragFiles:import", headers=headers, content=body)
     assert refused.status_code in (400, 404), refused.text
     assert refused.json()["error"]["message"] and str(root) not in refused.json()["error"]["message"]

@@ -1,4 +1,5 @@
-"""``rawEvent`` made from a stored event by renaming it is what ADK's own dump by alias gives (vertex_app.raw_events)."""
+"""``rawEvent`` made from a stored event by renaming it is what ADK's own dump by alias gives
+(vertex_app.raw_events)."""
 
 from __future__ import annotations
 

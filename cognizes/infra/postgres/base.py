@@ -26,7 +26,7 @@ where the next transaction may run on a server connection that never saw the sta
 from __future__ import annotations
 
 import select
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from django.db.backends.postgresql import base, operations
@@ -46,11 +46,11 @@ class PreparingCursor(base.ServerBindingCursor):
     """Server-side binding, every statement prepared: what ``prepared_cursor()`` hands out."""
 
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = True, binary: bool | None = None):
-        return super().execute(query, params, prepare=prepare, binary=binary)
+        return super().execute(query, params, prepare=prepare, binary=binary)  # type: ignore[misc]  # psycopg's, unstubbed
 
 
 class DatabaseOperations(operations.DatabaseOperations):
-    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str | None:
+    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str:
         """A prepared statement's text with its parameters, for Django's query log (``DEBUG``,
         ``CaptureQueriesContext``): psycopg composes no client-side query for one, where Django looks."""
         if isinstance(cursor, PreparingCursor):
@@ -59,6 +59,13 @@ class DatabaseOperations(operations.DatabaseOperations):
             except psycopg.errors.DataError:
                 return sql
         return super().last_executed_query(cursor, sql, params)
+
+
+def prepared_cursor() -> CursorWrapper:
+    """The default connection's ``DatabaseWrapper.prepared_cursor()`` (this backend is every alias's ENGINE)."""
+    from django.db import connection
+
+    return cast(DatabaseWrapper, connection).prepared_cursor()
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
@@ -91,11 +98,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self.close_if_health_check_failed()
         self.ensure_connection()
         with self.wrap_database_errors:
-            return self._prepare_cursor(self._create_preparing_cursor())
+            return self._prepare_cursor(self._create_preparing_cursor())  # type: ignore[attr-defined]  # Django's own
 
     @async_unsafe
     def _create_preparing_cursor(self) -> PreparingCursor:
-        cursor = PreparingCursor(self.connection)
+        cursor = PreparingCursor(self.connection)  # type: ignore[call-arg]  # psycopg's Cursor(connection), unstubbed
         # As Django's create_cursor: its time zone, only if the connection's differs.
         if self.timezone != self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, Format.TEXT).timezone:
             register_tzloader(self.timezone, cursor)
@@ -104,7 +111,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def close_if_health_check_failed(self) -> None:
         """Django's check of a persistent connection before its first use, by ``_alive``: a round trip only
         if the server has said something (its goodbye) since."""
-        if self.connection is None or not self.health_check_enabled or self.health_check_done:
+        # Django's own attributes (BaseDatabaseWrapper.__init__), which its stubs leave out.
+        if self.connection is None or not self.health_check_enabled or self.health_check_done:  # type: ignore[attr-defined,has-type]
             return
         if not _alive(self.connection):
             self.close()

@@ -46,7 +46,7 @@ async def _converse(conversations: list[tuple[str, str]], write: Callable[[str],
                 write(f"  {event.author}> {event.content.parts[0].text}")
         # Consolidate now rather than wait for the worker, so demo-2 can recall demo-1.
         queued = await run_in_db_thread(
-            lambda: list(
+            lambda session_id=session_id: list(
                 ConsolidationJob.objects.filter(
                     app_name=APP_NAME, user_id=USER, session_id=session_id, status=JobStatus.QUEUED
                 ).values_list("pk", flat=True)

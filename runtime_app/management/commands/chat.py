@@ -12,6 +12,7 @@ hop loops between turns, so input is read on a thread instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import signal
@@ -119,10 +120,10 @@ def stop_on_ctrl_c() -> None:
     receiving the signal wakes the loop. (Only possible on the main thread.)
     """
     task = asyncio.current_task()
-    try:
+    assert task is not None  # called from a coroutine
+    # Not on the main thread (e.g. called from another program's thread): keep the default.
+    with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, task.cancel)
-    except (ValueError, RuntimeError, NotImplementedError):
-        pass  # not the main thread (e.g. called from another program's thread): keep the default
 
 
 def describe(event: Event) -> list[str]:
@@ -223,10 +224,8 @@ async def _read_line(prompt: str) -> str:
             line = input(prompt)
         except BaseException as raised:  # EOFError on Ctrl-D, reported to the loop
             error = raised
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the chat ended while this line was being typed
             loop.call_soon_threadsafe(settle, line, error)
-        except RuntimeError:
-            pass  # the loop is closed: the chat ended while this line was being typed
 
     threading.Thread(target=read, name="chat-input", daemon=True).start()
     return await future
