@@ -275,7 +275,7 @@ COGNIZES_VERTEX_EVENT_CACHE_BYTES = int(os.environ.get("COGNIZES_VERTEX_EVENT_CA
 SPECTACULAR_SETTINGS = {
     "TITLE": "Cognizes API",
     "DESCRIPTION": "Sessions, events, state and long-term memory for ADK agents. "
-    "Authenticate with `Authorization: Bearer <key>` (`.venv/bin/python manage.py create_api_key APP`).\n\n"
+    "Authenticate with `Authorization: Bearer <key>` (`cognizes create_api_key APP`).\n\n"
     "The other references: [Vertex AI Agent Engine](/api/docs/vertex/), [A2A](/api/docs/a2a/).",
     "VERSION": "1.0.0",
     # The reference's sections, in the README's order (cognizes.access.schema puts each operation in one).

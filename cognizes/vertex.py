@@ -333,7 +333,7 @@ def _from_uri(uri: str) -> dict[str, str]:
     engine_id = parts.path.strip("/")
     if parts.scheme not in SCHEMES or not parts.netloc or not engine_id.isdigit() or parts.query or parts.fragment:
         raise ValueError(
-            f"{uri!r}: use cognizes+vertex://HOST:PORT/ENGINE_ID (ENGINE_ID from '.venv/bin/python manage.py vertex_engine APP'; "
+            f"{uri!r}: use cognizes+vertex://HOST:PORT/ENGINE_ID (ENGINE_ID from 'cognizes vertex_engine APP'; "
             "the key from COGNIZES_API_KEY)."
         )
     return {"base_url": f"{SCHEMES[parts.scheme]}://{parts.netloc}/", "engine_id": engine_id}

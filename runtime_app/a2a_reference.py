@@ -12,9 +12,12 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, get_args
 
+# First: a2a-sdk's 0.3 adapter imports this module back while it loads, and fails if it is not loaded already.
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+
+# isort: split
 from a2a.compat.v0_3 import types as v03
 from a2a.compat.v0_3.jsonrpc_adapter import JSONRPC03Adapter
-from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # before the 0.3 adapter: a2a-sdk imports it here
 from a2a.types import AgentCard, Message, Part, Role
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, VERSION_HEADER
 from google.protobuf.json_format import MessageToDict
@@ -42,7 +45,7 @@ answers `tasks/get` (also after a restart), and one user never sees another's. O
 a second gets a JSON-RPC error and nothing is stored.
 
 Calls carry a read-write Cognizes API key of the agent's app, `Authorization: Bearer <key>` \
-(`manage.py create_api_key APP`); the user is the key's, or for a key of the whole app the \
+(`cognizes create_api_key APP`); the user is the key's, or for a key of the whole app the \
 `{_header(USER_HEADER)}` header's. The card is public, as A2A discovery is.
 
 A2A 1.0's method names want `{VERSION_HEADER}: {PROTOCOL_VERSION_1_0}`; 0.3's take no header (or \

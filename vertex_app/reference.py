@@ -36,7 +36,7 @@ _JSON = "application/json"
 
 DESCRIPTION = f"""Google's Vertex AI Agent Engine REST API ({VERSION}: Sessions, Memory Bank, deployed agents' `:query` and `:streamQuery`, operations) as Cognizes \
 serves it, on the same sessions and memories as the native API. An engine is an app: \
-`manage.py vertex_engine APP` prints its id.
+`cognizes vertex_engine APP` prints its id.
 
 Paths are shown in project form. The express form, `/{VERSION}/reasoningEngines/{{engine_id}}/…` (no project or \
 location), and the GA version, `/v1/` instead of `/{VERSION}/`, reach the same calls; the project and location are \
@@ -51,7 +51,7 @@ The Agent Registry (`agentregistry.googleapis.com`, what ADK's `AgentRegistry` r
 the A2A card it serves, and its MCP servers.
 
 Operations named for an RPC take and return that RPC's protobuf messages as proto3 JSON, and are served over gRPC \
-too (`manage.py serve_grpc`)."""
+too (`cognizes serve_grpc`)."""
 
 
 def path_of(regex: str) -> tuple[str, dict[str, str]]:

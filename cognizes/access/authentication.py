@@ -70,4 +70,4 @@ class BearerKeyScheme(OpenApiAuthenticationExtension):
     name = "apiKey"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "http", "scheme": "bearer", "description": "An API key (manage.py create_api_key)."}
+        return {"type": "http", "scheme": "bearer", "description": "An API key (cognizes create_api_key APP)."}

@@ -13,8 +13,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+
+# First: a2a-sdk's 0.3 adapter imports this module back while it loads, and fails if it is not loaded already.
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+
+# isort: split
 from a2a.compat.v0_3.jsonrpc_adapter import JSONRPC03Adapter
-from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # before the adapter, which a2a-sdk imports from it
 from django.conf import settings
 from django.test import Client
 from django.urls import resolve

@@ -20,7 +20,7 @@ from django.db import connections
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from cognizes import celery_app
+from cognizes.celery import app as celery_app
 from memory_app import consolidation
 from memory_app.extraction import OfflineExtractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevision

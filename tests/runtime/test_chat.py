@@ -21,6 +21,7 @@ from django.core.management import CommandError, call_command
 from google.adk.events.event import Event
 from google.genai import types
 
+from cognizes.infra import command
 from demo_agents.weather.offline_model import OfflineWeatherModel
 from runtime_app.management.commands.chat import describe
 from sessions_app import services
@@ -131,7 +132,7 @@ def test_a_chat_turn_shows_tool_calls_state_changes_and_the_answer(weather_app, 
     assert "weather_assistant> [offline model] It's 15°C and cloudy in London." in turn
     assert turn.index("→ tool load_memory") < turn.index("→ tool get_weather") < turn.index("state: last_city")
     assert status == 0, chat.output
-    assert "To continue: .venv/bin/python manage.py chat weather --user ada --session c1" in ending
+    assert f"To continue: {command.typed('chat', 'weather', '--user', 'ada', '--session', 'c1')}" in ending
     stored = services.get_session(app_name="weather", user_id="ada", session_id="c1")
     assert stored is not None and stored.state["last_city"] == "London"
     assert len(stored.events_json) == 6  # the question, two calls, two results, the answer
@@ -160,7 +161,7 @@ def test_a_given_session_is_continued_and_ctrl_c_ends_the_chat(weather_app, term
     assert "Session c2 for user ada: continuing, 1 event so far" in banner
     assert status == 0, chat.output
     assert "Traceback" not in chat.output
-    assert "python manage.py chat weather --user ada --session c2" in ending
+    assert "chat weather --user ada --session c2" in ending
     assert len(services.get_session(app_name="weather", user_id="ada", session_id="c2").events_json) == 1
 
 
@@ -189,7 +190,7 @@ def test_a_failed_turn_is_reported_and_the_chat_goes_on_until_quit(weather_app, 
     shown = out.getvalue()
     assert "error: RuntimeError: model unreachable" in shown
     assert shown.index("model unreachable") < shown.index("It's 18°C and light rain in Tokyo.")
-    [hint] = re.findall(r"python manage\.py chat weather --user bob --session ([0-9a-f]{32})$", shown, re.M)
+    [hint] = re.findall(r"cognizes chat weather --user bob --session ([0-9a-f]{32})$", shown, re.M)
     assert services.get_session(app_name="weather", user_id="bob", session_id=hint) is not None
 
 

@@ -28,6 +28,7 @@ from google.adk.runners import Runner
 from google.genai import types
 from pydantic_core import to_jsonable_python
 
+from cognizes.infra import command
 from runtime_app.agents import UnknownAgent, get_runner, registered_apps
 from runtime_app.runner import settle
 from sessions_app.services import SessionError, check_key
@@ -58,7 +59,7 @@ class Command(BaseCommand):
                 registered = ", ".join(registered_apps()) or "(none)"
                 raise CommandError(f"{error} Registered apps: {registered}.") from error
             asyncio.run(self._chat(runner, user_id=user, session_id=session_id))
-        self._say(f"To continue: .venv/bin/python manage.py chat {app} --user {user} --session {session_id}")
+        self._say(f"To continue: {command.typed('chat', app, '--user', user, '--session', session_id)}")
 
     async def _chat(self, runner: Runner, *, user_id: str, session_id: str) -> None:
         stop_on_ctrl_c()

@@ -6,6 +6,8 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from cognizes.infra import command
+
 
 class Command(BaseCommand):
     help = "Create the superuser 'admin' if missing (password from COGNIZES_ADMIN_PASSWORD or generated)."
@@ -18,7 +20,7 @@ class Command(BaseCommand):
         if User.objects.filter(username=username).exists():
             self.stdout.write(
                 f"Admin user: {username} (its password was printed when it was created; "
-                f"`.venv/bin/python manage.py changepassword {username}` sets a new one)"
+                f"`{command.typed('changepassword', username)}` sets a new one)"
             )
             return
         password = os.environ.get("COGNIZES_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
