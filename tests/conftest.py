@@ -223,3 +223,35 @@ def pytest_sessionfinish(session, exitstatus):
             process.kill()
     session.config.get_terminal_writer().line(f"\nLEFT RUNNING after the tests (killed now): {names}", red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# The tests `make test-fast` leaves out (pytest.ini names the markers), by the node-id prefix of what they start.
+# Browser tests are marked by their fixture (``browser``), wherever they are.
+_MARKED = {
+    "servers": (  # servers or workers in processes of their own: private stacks, PgBouncer, `cognizes run`
+        "tests/test_outages.py",
+        "tests/test_hosts.py",
+        "tests/test_replica.py",
+        "tests/test_pgbouncer.py",
+        "tests/test_make_run.py",
+        "tests/test_package.py",
+        "tests/test_secret_key.py",
+        "tests/memory/test_lost_jobs.py",
+        "tests/knowledge/test_lost_documents.py",
+        "tests/test_admin_overview.py::test_a_killed_worker_goes_silent_and_a_stopped_beat_leaves",
+    ),
+    "clients": (  # other languages' toolchains (Go, Java and Maven) and ADK's own command-line servers
+        "tests/vertex/test_official_clients.py",
+        "tests/vertex/test_agent_registry.py::test_adk_for_go_",
+        "tests/runtime/test_adk_cli.py::test_api_server_",
+    ),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+        for marker, prefixes in _MARKED.items():
+            if item.nodeid.startswith(prefixes):
+                item.add_marker(getattr(pytest.mark, marker))
