@@ -244,6 +244,7 @@ _MARKED = {
         "tests/vertex/test_official_clients.py",
         "tests/vertex/test_agent_registry.py::test_adk_for_go_",
         "tests/runtime/test_adk_cli.py::test_api_server_",
+        "tests/vertex/test_adk_cli.py::test_api_server_",
     ),
 }
 
