@@ -30,7 +30,6 @@ def _test_database(request, django_db_setup, django_db_blocker):
     if any(item.get_closest_marker("django_db") for item in request.session.items):
         name = settings.DATABASES["default"]["NAME"]
         assert name.startswith("test_"), f"tests would run against {name!r}: mark the module with django_db"
-        _commit_without_waiting_for_the_disk(name, django_db_blocker)
     yield
     close_connections()
     notified_cache.close_all()  # or their listeners would reconnect to the database being dropped
@@ -40,19 +39,6 @@ def _test_database(request, django_db_setup, django_db_blocker):
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
-
-
-def _commit_without_waiting_for_the_disk(name: str, django_db_blocker) -> None:
-    """``synchronous_commit = off`` for every connection to the test database (this process's, its threads' and
-    the servers and workers the tests start), which is dropped at the end of the run.
-
-    A commit then returns before its WAL reaches the disk: on this machine class a write that commits on its own
-    took ~5 ms instead of ~0.5 ms, and the suite commits tens of thousands of them. Nothing a test can see
-    changes (PostgreSQL still commits in order, and only an operating-system crash could lose the last ones).
-    """
-    with django_db_blocker.unblock(), connection.cursor() as cursor:
-        cursor.execute(f"ALTER DATABASE {connection.ops.quote_name(name)} SET synchronous_commit = off")
-    connections.close_all()  # the setting applies to connections opened from now on
 
 
 # What post_migrate writes after a flush (contenttypes and permissions), and their rows' fingerprint when it

@@ -49,7 +49,7 @@ class Postgres:
         import psycopg
 
         with psycopg.connect(self.url, autocommit=True) as conn:
-            for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            for setting in ("fsync", "full_page_writes"):  # (synchronous_commit stays on: see tests/conftest)
                 conn.execute(f"ALTER SYSTEM SET {setting} = off")
             conn.execute("SELECT pg_reload_conf()")
 
