@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test test-fast bench clean
 
 # Cognizes itself (editable: the checkout is the code that runs) with what the tests and benchmarks need.
 $(STAMP): pyproject.toml
@@ -20,6 +20,11 @@ run: $(STAMP)
 ## Run the whole test suite against real PostgreSQL and Redis.
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## The inner loop: the domain and API tests on the shared database, without browsers, servers of their own or other
+## languages' clients (the markers in pytest.ini).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not (browser or servers or clients)" $(PYTEST_ARGS)
 
 ## Benchmarks that print ratios against ADK's own services.
 bench: $(STAMP)

