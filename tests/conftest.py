@@ -235,6 +235,22 @@ _MARKED = {
 }
 
 
+def pytest_collection_finish(session):
+    """Start mypy beside the suite when its test is selected (tests/test_tidy.start_mypy says why)."""
+    from tests import test_tidy
+
+    if any(item.nodeid == test_tidy.MYPY_TEST for item in session.items):
+        session.config.mypy_run = test_tidy.start_mypy()
+
+
+def pytest_unconfigure(config):
+    """A run stopped before the mypy test leaves no mypy behind."""
+    typing = getattr(config, "mypy_run", None)
+    if typing is not None and typing.poll() is None:
+        typing.kill()
+        typing.wait()
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()):
