@@ -103,6 +103,8 @@ ERRORS = {
     "429": "Too many requests for this key.",
     "503": "PostgreSQL or Redis is unavailable; retry after the Retry-After seconds.",
 }
+BODY_ERRORS = {"415": "The request body's Content-Type is not one this operation reads (its request body lists them)."}
+"""Answers only an operation that reads a request body can give."""
 
 
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
@@ -116,7 +118,8 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
     reference = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for path in result.get("paths", {}).values():
         for operation in path.values():
-            for code, description in ERRORS.items():
+            errors = {**ERRORS, **BODY_ERRORS} if "requestBody" in operation else ERRORS
+            for code, description in errors.items():
                 operation["responses"].setdefault(code, {"description": description, "content": reference})
             for body in operation.get("requestBody", {}).get("content", {}).values():
                 name = body.get("schema", {}).get("$ref", "").rpartition("/")[2]

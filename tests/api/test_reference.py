@@ -73,3 +73,14 @@ def test_the_examples_of_the_main_operations_are_accepted_as_written(schema):
             answer = api.post(url, example["value"], format="json")
             assert answer.status_code in (200, 201), (name, answer.json())
     assert "examples" in by_id["run_agent"][1]["requestBody"]["content"]["application/json"]
+
+
+def test_a_body_of_a_media_type_the_api_does_not_read_is_a_documented_415(schema):
+    """A client that sends its body as something other than JSON (here a Content-Type like ``.8``, which a fuzzer
+    sent) gets 415 naming the type, and every operation that reads a body says so, as it does for 413."""
+    operations = [(method, path, op) for method, path, op in _operations(schema) if "requestBody" in op]
+    assert operations and [(m, p) for m, p, op in operations if "415" not in op["responses"]] == []
+    answer = client_for("shop").generic(
+        "PATCH", "/api/v1/apps/shop/users/bob/state/", '{"state": {}}', content_type=".8"
+    )
+    assert answer.status_code == 415 and answer.json()["error"]["code"] == "unsupported_media_type"
