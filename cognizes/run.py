@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import os
 import signal
 import subprocess
@@ -47,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     python = sys.executable
     cognizes = [python, "-m", "cognizes"]
-    demo = importlib.util.find_spec("demo_agents") is not None  # a checkout's; the wheel has no demo
+    demo = local.demo_installed()
     children: list[subprocess.Popen] = []
 
     def stop(*_: object) -> None:

@@ -6,7 +6,6 @@ PostgreSQL and Redis servers, so a fresh checkout runs with no setup at all.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
 # The demo weather agent (its app, agent and tool): a checkout's, not the wheel's.
-DEMO = importlib.util.find_spec("demo_agents") is not None
+DEMO = local.demo_installed()
 
 INSTALLED_APPS = [
     "cognizes.apps.CognizesAdminConfig",  # django.contrib.admin, opening on an overview

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -45,6 +46,14 @@ def _default_var_dir() -> Path:
 
 
 VAR_DIR = Path(os.environ.get("COGNIZES_VAR_DIR") or _default_var_dir())
+
+
+def demo_installed() -> bool:
+    """Whether the demo weather agent is here: a checkout's ``demo_agents``, which the wheel leaves out. Asked by
+    the settings (its app, agent and tool) and by ``cognizes run`` (its data), which runs before the settings load."""
+    return importlib.util.find_spec("demo_agents") is not None
+
+
 DATABASE_NAME = "cognizes"
 
 _postgres = None
