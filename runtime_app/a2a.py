@@ -77,6 +77,35 @@ def refusal(status: int, message: str) -> JSONResponse:
     return JSONResponse(error_body(status, message), status_code=status)
 
 
+_STREAMING_METHODS = frozenset({"message/stream", "SendStreamingMessage", "tasks/resubscribe", "SubscribeToTask"})
+_PERMISSION_DENIED = -31403
+"""A2A 1.0's JSON-RPC code for a caller that may not do this (a2a-go reads it as ``ErrUnauthorized``)."""
+
+
+def wrong_kind_refusal(body: bytes, refused: Refused) -> Response:
+    """A refusal for the key's kind as a JSON-RPC error of the call, at 200 as a2a-sdk answers its own errors.
+
+    A2A's clients read no body of a 4xx: a2a-sdk's (so ADK's ``RemoteA2aAgent``) and a2a-go's (ADK for Go's remote
+    agents) showed a bare "HTTP Error 400" to a key of the whole app without ``X-User-Id`` (issue 43 item 2). They
+    do raise a JSON-RPC error's message, and read a streaming call's answer as a stream: so it goes as one of those.
+    Authentication (401) and another app's key (404) stay HTTP answers.
+    """
+    try:
+        call = json.loads(body)
+    except (ValueError, RecursionError):
+        call = None
+    call = call if isinstance(call, dict) else {}
+    call_id = call.get("id")
+    answer = {
+        "jsonrpc": "2.0",
+        "id": call_id if isinstance(call_id, str | int) and not isinstance(call_id, bool) else None,
+        "error": {"code": _PERMISSION_DENIED if refused.status == 403 else -32600, "message": str(refused)},
+    }
+    if call.get("method") in _STREAMING_METHODS:
+        return Response(f"data: {json.dumps(answer)}\n\n", media_type="text/event-stream")
+    return JSONResponse(answer)
+
+
 def outage_refusal(error: Exception) -> JSONResponse | None:
     """The 503, with Retry-After, that ``error`` means when PostgreSQL or Redis is down; None for any other."""
     unavailable = as_unavailable(error)
@@ -256,7 +285,10 @@ class A2aApplication:
             try:
                 response = await self._serve(request, app_name, rest)
             except Refused as refused:
-                response = refusal(refused.status, str(refused))
+                if refused.wrong_kind:
+                    response = wrong_kind_refusal(await request.body(), refused)
+                else:
+                    response = refusal(refused.status, str(refused))
             except Exception as error:
                 if (outage := outage_refusal(error)) is None:
                     raise
