@@ -13,8 +13,9 @@
 //     Cognizes agent over A2A, which answers.
 //
 // Settings come from the environment: COGNIZES_URL (http://host:port) and
-// COGNIZES_KEY (a key of the app "weather" for one user). Project "p", location
-// "us-central1". Every check prints "ok: ..." or "FAIL: ..."; the exit code is
+// COGNIZES_KEY (a key of the app "weather" for one user); with COGNIZES_APP_KEY
+// (a key of the whole app), the remote agent called with it and no X-User-Id
+// must say why it refuses (issue 43). Project "p", location "us-central1". Every check prints "ok: ..." or "FAIL: ..."; the exit code is
 // 1 when any check failed and 2 on a usage or setup error.
 package main
 
@@ -117,6 +118,9 @@ func main() {
 	c := &checker{}
 	records(ctx, c, registry)
 	oneTurn(ctx, c, registry, map[string]string{"Authorization": "Bearer " + key})
+	if appKey := os.Getenv("COGNIZES_APP_KEY"); appKey != "" {
+		withoutUser(ctx, c, registry, map[string]string{"Authorization": "Bearer " + appKey})
+	}
 	if c.failed > 0 {
 		os.Exit(1)
 	}
@@ -209,4 +213,33 @@ func oneTurn(ctx context.Context, c *checker, registry *agentregistry.Client, he
 	// What the remote agent says depends on how ADK for Go words the turn so far for it (as "For context: …").
 	c.check(len(answers) > 0 && strings.HasPrefix(answers[len(answers)-1], offline),
 		"the Cognizes agent answered over A2A: %q", answers)
+}
+
+// withoutUser calls the remote agent with a key of the whole app and no X-User-Id:
+// the refusal reaches the Go caller in words that name the header and the other way
+// (a key of one user), not as a bare "unexpected HTTP status: 400".
+func withoutUser(ctx context.Context, c *checker, registry *agentregistry.Client, headers map[string]string) {
+	remote, err := registry.RemoteAgent(ctx, agentName, agentregistry.WithA2AHeaders(headers))
+	if err != nil {
+		c.check(false, "RemoteAgent with a key of the whole app: %v", err)
+		return
+	}
+	r, err := runner.New(runner.Config{AppName: "elsewhere", Agent: remote, SessionService: session.InMemoryService(),
+		AutoCreateSession: true})
+	if err != nil {
+		c.check(false, "runner.New: %v", err)
+		return
+	}
+	var said []string
+	message := genai.NewContentFromText("Hello.", genai.RoleUser)
+	for event, err := range r.Run(ctx, "someone", "s2", message, agent.RunConfig{}) {
+		if err != nil {
+			said = append(said, err.Error())
+		} else if event.ErrorMessage != "" {
+			said = append(said, event.ErrorMessage)
+		}
+	}
+	text := strings.Join(said, " | ")
+	c.check(strings.Contains(text, "X-User-Id") && strings.Contains(text, "create_api_key weather --user"),
+		"a key of the whole app without X-User-Id is told over A2A how to name its user: %q", text)
 }
