@@ -68,13 +68,19 @@ SECURITY = {
 }
 
 
-def error_body(status: int, message: str) -> dict[str, Any]:
-    """JSON-RPC's error shape; the request's id is not read yet (null)."""
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status < 500 else -32603, "message": message}}
+def error_body(status: int, message: str, call_id: str | int | None = None) -> dict[str, Any]:
+    """JSON-RPC's error shape, with the request's id when it was read (else null)."""
+    return {"jsonrpc": "2.0", "id": call_id, "error": {"code": -32600 if status < 500 else -32603, "message": message}}
 
 
-def refusal(status: int, message: str) -> JSONResponse:
-    return JSONResponse(error_body(status, message), status_code=status)
+def refusal(status: int, message: str, call_id: str | int | None = None) -> JSONResponse:
+    return JSONResponse(error_body(status, message, call_id), status_code=status)
+
+
+def call_id_of(call: object) -> str | int | None:
+    """The id of a JSON-RPC request (a parsed body), if it has one a response may carry: a string or an integer."""
+    found = call.get("id") if isinstance(call, dict) else None
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
 _STREAMING_METHODS = frozenset({"message/stream", "SendStreamingMessage", "tasks/resubscribe", "SubscribeToTask"})
@@ -94,14 +100,12 @@ def wrong_kind_refusal(body: bytes, refused: Refused) -> Response:
         call = json.loads(body)
     except (ValueError, RecursionError):
         call = None
-    call = call if isinstance(call, dict) else {}
-    call_id = call.get("id")
     answer = {
         "jsonrpc": "2.0",
-        "id": call_id if isinstance(call_id, str | int) and not isinstance(call_id, bool) else None,
+        "id": call_id_of(call),
         "error": {"code": _PERMISSION_DENIED if refused.status == 403 else -32600, "message": str(refused)},
     }
-    if call.get("method") in _STREAMING_METHODS:
+    if isinstance(call, dict) and call.get("method") in _STREAMING_METHODS:
         return Response(f"data: {json.dumps(answer)}\n\n", media_type="text/event-stream")
     return JSONResponse(answer)
 

@@ -179,7 +179,8 @@ async def test_keys_and_scopes_as_on_the_other_surfaces(asgi_server, weather_api
     assert refused.status_code == 403 and "This API key is read-only" in refused.json()["error"]["message"]
     app_wide = await _key()
     assert (await _post(asgi_server, listing, app_wide)).json()["result"]["tools"]  # listing needs no user
-    assert (await _post(asgi_server, call, app_wide)).status_code == 400  # a call acts for someone
+    unnamed = await _post(asgi_server, call, app_wide)
+    assert (unnamed.status_code, unnamed.json()["id"]) == (400, 1)  # a call acts for someone; its id: Go reads it
     assert (await _post(asgi_server, call, {**app_wide, "X-User-Id": "lin"})).json()["result"]["isError"] is False
     user_key = await _key(user_id="ada")
     assert (await _post(asgi_server, call, {**user_key, "X-User-Id": "mallory"})).status_code == 200

@@ -282,10 +282,11 @@ def test_adk_for_go_discovers_the_agent_and_mcp_server_through_its_registry_clie
     """tests/clients/go/registry: ADK for Go's agentregistry, its HTTP client sending to Cognizes (README)."""
     binary = _go("./registry", CLIENTS / "go" / "cognizes-go-registry")
     keys = {"COGNIZES_KEY": _key(user_id="ada"), "COGNIZES_APP_KEY": _key()}
-    output = _run([str(binary)], {"COGNIZES_URL": asgi_server, **keys}, checks=11)
+    output = _run([str(binary)], {"COGNIZES_URL": asgi_server, **keys}, checks=12)
 
     assert "ok: the Cognizes agent answered over A2A" in output
     assert "ok: a key of the whole app without X-User-Id is told over A2A how to name its user" in output  # issue 43
+    assert "ok: a key of the whole app without X-User-Id is told over MCP how to name its user" in output
     [execution] = ToolExecution.objects.filter(client__contains="(MCP ")  # the Go agent's call (its own turn's too)
     assert (execution.app_name, execution.user_id, execution.tool_name, execution.arguments, execution.status) == (
         "weather",

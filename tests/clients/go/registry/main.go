@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/genai"
 
 	"google.golang.org/adk/v2/agent"
@@ -119,7 +120,7 @@ func main() {
 	records(ctx, c, registry)
 	oneTurn(ctx, c, registry, map[string]string{"Authorization": "Bearer " + key})
 	if appKey := os.Getenv("COGNIZES_APP_KEY"); appKey != "" {
-		withoutUser(ctx, c, registry, map[string]string{"Authorization": "Bearer " + appKey})
+		withoutUser(ctx, c, registry, target, appKey)
 	}
 	if c.failed > 0 {
 		os.Exit(1)
@@ -215,10 +216,25 @@ func oneTurn(ctx context.Context, c *checker, registry *agentregistry.Client, he
 		"the Cognizes agent answered over A2A: %q", answers)
 }
 
-// withoutUser calls the remote agent with a key of the whole app and no X-User-Id:
-// the refusal reaches the Go caller in words that name the header and the other way
-// (a key of one user), not as a bare "unexpected HTTP status: 400".
-func withoutUser(ctx context.Context, c *checker, registry *agentregistry.Client, headers map[string]string) {
+// withoutUser calls the remote agent (A2A) and the registry's tool (MCP) with a key of
+// the whole app and no X-User-Id: each refusal reaches the Go caller in words that name
+// the header and the other way (a key of one user), not as a bare "400 Bad Request".
+func withoutUser(ctx context.Context, c *checker, registry *agentregistry.Client, target *url.URL, appKey string) {
+	tools, err := mcp.NewClient(&mcp.Implementation{Name: "cognizes-go-registry", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: target.String() + "/mcp/weather/", MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: toCognizes{http.DefaultTransport, target, appKey}}}, nil)
+	if err != nil {
+		c.check(false, "MCP connect with a key of the whole app: %v", err)
+		return
+	}
+	defer tools.Close()
+	_, err = tools.CallTool(ctx, &mcp.CallToolParams{Name: "get_weather",
+		Arguments: map[string]any{"city": "Paris", "unit": "celsius"}})
+	c.check(err != nil && strings.Contains(err.Error(), "X-User-Id") &&
+		strings.Contains(err.Error(), "create_api_key weather --user"),
+		"a key of the whole app without X-User-Id is told over MCP how to name its user: %v", err)
+
+	headers := map[string]string{"Authorization": "Bearer " + appKey}
 	remote, err := registry.RemoteAgent(ctx, agentName, agentregistry.WithA2AHeaders(headers))
 	if err != nil {
 		c.check(false, "RemoteAgent with a key of the whole app: %v", err)
