@@ -9,7 +9,8 @@ side ADK's own ``A2aAgentExecutor``, run on the app's Cognizes runner: an A2A
 context is a Cognizes session (its id is the context id), so a conversation has
 its memory, tool audit and traces like any other. Calls carry an API key
 (``Authorization: Bearer``) whose app is the URL's, read-write; the user is
-the key's, or for an app-wide key the ``X-User-Id`` header's. Tasks are kept in
+the key's, or for an app-wide key the ``X-User-Id`` header's (a key of the wrong kind gets a JSON-RPC error
+saying which kind the call needs: ``wrong_kind_refusal``). Tasks are kept in
 PostgreSQL per app and user (one user never sees another's; any web process
 answers ``tasks/get``). One turn per session at a time, as on the run API.
 """

@@ -12,7 +12,9 @@ caller is checked by ``cognizes.access.callers`` as on A2A:
 * ``Authorization: Bearer <key>`` of the URL's app (401 without, 404 for
   another app's key); any key may list, a read-only one may not call (403);
 * a call acts for the key's user, or for an app-wide key the ``X-User-Id``
-  header's (400 without it).
+  header's (400 without it, in ``cognizes.access.key_kinds``' words: the header, or a key of one user).
+
+A refusal after the body is read carries the call's JSON-RPC id (Go's MCP client needs it to read the error).
 
 ``GET`` (a stream of server messages, which a stateless server never sends)
 and ``DELETE`` (no session to end) answer 405. Bodies are bounded by
