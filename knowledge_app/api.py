@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cognizes.access.api import ScopedView, page_of, paginated, valid
+from cognizes.access.key_kinds import check_whole_app
 from cognizes.access.parsers import PayloadTooLarge
 from knowledge_app import services
 from knowledge_app.metadata import InvalidMetadata
@@ -152,8 +153,7 @@ class ChunkHitSerializer(serializers.Serializer):
 
 
 def _manage(view: ScopedView) -> None:
-    if view.scope.only_user:
-        raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's corpora.")
+    check_whole_app(view.scope.only_user, view.scope.app_name, "change the app's corpora")
 
 
 def _corpus(view: ScopedView, corpus_id: int) -> Corpus:

@@ -26,7 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Field, QuerySet
 from django.utils import timezone
 
-from cognizes.access import limits
+from cognizes.access import key_kinds, limits
 from cognizes.access.models import MAX_KEY_LENGTH
 from knowledge_app import queue
 from knowledge_app.metadata import InvalidMetadata, checked
@@ -67,8 +67,7 @@ def check_document_write(document: Document, *, user_id: str | None) -> None:
     """A key of one user changes only the documents it uploaded; the app's key changes any."""
     if user_id is not None and document.user_id != user_id:
         raise DocumentNotYours(
-            "A key restricted to one user changes only the files uploaded with a key of that "
-            "user; this one is the app's."
+            key_kinds.needs_whole_app(document.app_name, "change a file uploaded with a key of the whole app")
         )
 
 

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cognizes.access.api import BIGINT, ScopedView, SinceFilter, filtered, page_of, paginated, valid
+from cognizes.access.key_kinds import check_whole_app
 from cognizes.access.schema import filter_parameters
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Kind, Memory, MemoryBankConfig, MemoryRevision, Status
@@ -349,8 +350,7 @@ class MemoryBankConfigView(ScopedView):
     )
     def patch(self, request: Request, app_name: str) -> Response:
         """Change some of the app's memory bank settings (a key of the whole app only)."""
-        if self.scope.only_user:
-            raise Http404  # a key of one user cannot change what every user of the app gets
+        check_whole_app(self.scope.only_user, app_name, "change the app's memory bank settings")
         changes = valid(MemoryBankConfigSerializer, request.data, partial=True)
         try:
             config = services.do_configure_bank(app_name=app_name, changes=dict(changes))

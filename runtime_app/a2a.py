@@ -9,7 +9,8 @@ side ADK's own ``A2aAgentExecutor``, run on the app's Cognizes runner: an A2A
 context is a Cognizes session (its id is the context id), so a conversation has
 its memory, tool audit and traces like any other. Calls carry an API key
 (``Authorization: Bearer``) whose app is the URL's, read-write; the user is
-the key's, or for an app-wide key the ``X-User-Id`` header's. Tasks are kept in
+the key's, or for an app-wide key the ``X-User-Id`` header's (a key of the wrong kind gets a JSON-RPC error
+saying which kind the call needs: ``wrong_kind_refusal``). Tasks are kept in
 PostgreSQL per app and user (one user never sees another's; any web process
 answers ``tasks/get``). One turn per session at a time, as on the run API.
 """
@@ -68,13 +69,46 @@ SECURITY = {
 }
 
 
-def error_body(status: int, message: str) -> dict[str, Any]:
-    """JSON-RPC's error shape; the request's id is not read yet (null)."""
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status < 500 else -32603, "message": message}}
+def error_body(status: int, message: str, call_id: str | int | None = None) -> dict[str, Any]:
+    """JSON-RPC's error shape, with the request's id when it was read (else null)."""
+    return {"jsonrpc": "2.0", "id": call_id, "error": {"code": -32600 if status < 500 else -32603, "message": message}}
 
 
-def refusal(status: int, message: str) -> JSONResponse:
-    return JSONResponse(error_body(status, message), status_code=status)
+def refusal(status: int, message: str, call_id: str | int | None = None) -> JSONResponse:
+    return JSONResponse(error_body(status, message, call_id), status_code=status)
+
+
+def call_id_of(call: object) -> str | int | None:
+    """The id of a JSON-RPC request (a parsed body), if it has one a response may carry: a string or an integer."""
+    found = call.get("id") if isinstance(call, dict) else None
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+_STREAMING_METHODS = frozenset({"message/stream", "SendStreamingMessage", "tasks/resubscribe", "SubscribeToTask"})
+_PERMISSION_DENIED = -31403
+"""A2A 1.0's JSON-RPC code for a caller that may not do this (a2a-go reads it as ``ErrUnauthorized``)."""
+
+
+def wrong_kind_refusal(body: bytes, refused: Refused) -> Response:
+    """A refusal for the key's kind as a JSON-RPC error of the call, at 200 as a2a-sdk answers its own errors.
+
+    A2A's clients read no body of a 4xx: a2a-sdk's (so ADK's ``RemoteA2aAgent``) and a2a-go's (ADK for Go's remote
+    agents) showed a bare "HTTP Error 400" to a key of the whole app without ``X-User-Id`` (issue 43 item 2). They
+    do raise a JSON-RPC error's message, and read a streaming call's answer as a stream: so it goes as one of those.
+    Authentication (401) and another app's key (404) stay HTTP answers.
+    """
+    try:
+        call = json.loads(body)
+    except (ValueError, RecursionError):
+        call = None
+    answer = {
+        "jsonrpc": "2.0",
+        "id": call_id_of(call),
+        "error": {"code": _PERMISSION_DENIED if refused.status == 403 else -32600, "message": str(refused)},
+    }
+    if isinstance(call, dict) and call.get("method") in _STREAMING_METHODS:
+        return Response(f"data: {json.dumps(answer)}\n\n", media_type="text/event-stream")
+    return JSONResponse(answer)
 
 
 def outage_refusal(error: Exception) -> JSONResponse | None:
@@ -256,7 +290,10 @@ class A2aApplication:
             try:
                 response = await self._serve(request, app_name, rest)
             except Refused as refused:
-                response = refusal(refused.status, str(refused))
+                if refused.wrong_kind:
+                    response = wrong_kind_refusal(await request.body(), refused)
+                else:
+                    response = refusal(refused.status, str(refused))
             except Exception as error:
                 if (outage := outage_refusal(error)) is None:
                     raise

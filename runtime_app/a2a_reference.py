@@ -104,9 +104,7 @@ def document() -> dict[str, Any]:
 def _call(app: Schema) -> dict[str, Any]:
     """``POST /a2a/{app}/``: one JSON-RPC call, answered as JSON or, for a streaming method, as Server-Sent Events."""
     refused = {
-        "400": f"A key of the whole app without {_header(USER_HEADER)}.",
         "401": "No key, or not a valid one.",
-        "403": "A read-only key.",
         "404": "No such agent, or a key of another app.",
         "503": "PostgreSQL or Redis is unavailable; try again after Retry-After seconds.",
     }
@@ -140,7 +138,9 @@ def _call(app: Schema) -> dict[str, Any]:
         },
         "responses": {
             "200": {
-                "description": "The method's result, or a JSON-RPC error (an unknown task, a busy context…).",
+                "description": "The method's result, or a JSON-RPC error (an unknown task, a busy context…). A key "
+                f"of the wrong kind is one too, saying which key the call needs: -31403 for a read-only key, -32600 "
+                f"for a key of the whole app without {_header(USER_HEADER)}.",
                 "content": {
                     _JSON: {"schema": answer},
                     "text/event-stream": {

@@ -12,7 +12,9 @@ caller is checked by ``cognizes.access.callers`` as on A2A:
 * ``Authorization: Bearer <key>`` of the URL's app (401 without, 404 for
   another app's key); any key may list, a read-only one may not call (403);
 * a call acts for the key's user, or for an app-wide key the ``X-User-Id``
-  header's (400 without it).
+  header's (400 without it, in ``cognizes.access.key_kinds``' words: the header, or a key of one user).
+
+A refusal after the body is read carries the call's JSON-RPC id (Go's MCP client needs it to read the error).
 
 ``GET`` (a stream of server messages, which a stateless server never sends)
 and ``DELETE`` (no session to end) answer 405. Bodies are bounded by
@@ -38,7 +40,7 @@ from starlette.responses import Response
 from cognizes.access.body_limit import replay
 from cognizes.access.callers import Refused, authenticate_caller
 from cognizes.infra.db_threads import run_in_db_thread
-from runtime_app.a2a import error_body, outage_refusal, refusal
+from runtime_app.a2a import call_id_of, error_body, outage_refusal, refusal
 from tools_app import direct
 from tools_app.services import InvalidArguments
 
@@ -110,14 +112,18 @@ async def _call_tool(
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
-def _is_call(body: bytes) -> bool:
-    """Whether the JSON-RPC body calls a tool (a write); what is not JSON the SDK answers itself."""
+def _read_call(body: bytes) -> tuple[bool, str | int | None]:
+    """Whether the JSON-RPC body calls a tool (a write), and its request's id; what is not JSON the SDK answers.
+
+    A refusal carries the id: Go's MCP client reads an error without one as no JSON-RPC error at all, and showed
+    a bare "Bad Request" to a key of the whole app without X-User-Id (issue 43).
+    """
     try:
         message = json.loads(body)
     except (ValueError, RecursionError):
-        return False
+        return False, None
     messages = message if isinstance(message, list) else [message]
-    return any(isinstance(m, dict) and m.get("method") == "tools/call" for m in messages)
+    return any(isinstance(m, dict) and m.get("method") == "tools/call" for m in messages), call_id_of(message)
 
 
 class McpApplication:
@@ -142,13 +148,14 @@ class McpApplication:
     ) -> None:
         request = Request(scope, receive)
         app_name, _, rest = scope["path"][len(PREFIX) :].partition("/")
+        call_id: str | int | None = None
         try:
             if not app_name or rest:
                 raise Refused(404, f"No MCP endpoint at {scope['path']}; each app's registry is at {PREFIX}<app>/.")
             if request.method != "POST":
                 raise Refused(405, "MCP's endpoint takes POST (this server is stateless: no stream, no session).")
             body = await request.body()  # read within its limits already (cognizes.access.body_limit)
-            is_call = _is_call(body)
+            is_call, call_id = _read_call(body)
             caller = await run_in_db_thread(
                 authenticate_caller,
                 request.headers,
@@ -158,7 +165,7 @@ class McpApplication:
                 what="tool registry",
             )
         except Refused as refused:
-            response: Response = refusal(refused.status, str(refused))
+            response: Response = refusal(refused.status, str(refused), call_id)
             if refused.status == 405:
                 response.headers["Allow"] = "POST"
             if refused.status == 401:

@@ -40,6 +40,7 @@ from cognizes.access.api import (
     paginated,
     valid,
 )
+from cognizes.access.key_kinds import check_whole_app
 from cognizes.access.schema import filter_parameters
 from sessions_app import live, services
 from sessions_app.adk import split_delta, to_new_event, trim_temp_state
@@ -458,8 +459,7 @@ class AppStateView(ScopedView):
     @extend_schema(operation_id="update_app_state", request=StatePatchSerializer, responses=StateOutSerializer)
     def patch(self, request: Request, app_name: str) -> Response:
         """Merge keys into the app's shared state at ``expected_version``."""
-        if self.scope.only_user:
-            raise Http404  # a key of one user cannot change what every user of the app sees
+        check_whole_app(self.scope.only_user, app_name, "change the app's state")
         data = valid(StatePatchSerializer, request.data)
         try:
             services.do_patch_app_state(

@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cognizes.access.api import BIGINT, Conflict, ScopedView, SinceFilter, filtered, page_of, paginated, valid
+from cognizes.access.key_kinds import check_whole_app
 from cognizes.access.schema import filter_parameters
 from tools_app import mcp_servers, secrets, services
 from tools_app.models import (
@@ -260,8 +261,7 @@ def _actor(request: Request) -> str:
 
 
 def _check_can_manage(view: ScopedView) -> None:
-    if view.scope.only_user:
-        raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's tools.")
+    check_whole_app(view.scope.only_user, view.scope.app_name, "change the app's tools")
 
 
 def _raise_for(error: services.ToolError) -> None:
@@ -446,8 +446,7 @@ class McpServerView(ScopedView):
 
 def _check_whole_app(view: ScopedView) -> None:
     """Secrets are the app's: only a key of the whole app (not read-only, which ``ScopedView`` refuses) sets them."""
-    if view.scope.only_user:
-        raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's secrets.")
+    check_whole_app(view.scope.only_user, view.scope.app_name, "change the app's secrets")
 
 
 def _secret(app_name: str, name: str) -> AppSecret:

@@ -20,6 +20,7 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from cognizes.access.key_kinds import check_whole_app
 from memory_app import services
 from memory_app.models import MemoryBankConfig
 from runtime_app import deployed
@@ -79,8 +80,7 @@ class EngineView(VertexView):
 
     def patch(self, request: Request, **kwargs: Any) -> Response:
         """Change the engine's Memory Bank configuration: topics, examples, TTLs."""
-        if self.scope(None, write=True).only_user:
-            raise InvalidArgument("A key of one user cannot change the engine every user shares.")
+        check_whole_app(self.scope(None, write=True).only_user, self.app_name, "change the engine")
         body = message(request.data, _ENGINE)
         mask = field_mask(
             request.query_params.get("updateMask") or request.query_params.get("update_mask"),

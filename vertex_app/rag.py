@@ -31,6 +31,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cognizes.access.api import check_scope, check_url, parse_id
+from cognizes.access.key_kinds import check_whole_app
 from cognizes.access.models import ApiKey
 from cognizes.access.parsers import LimitedJSONParser, refuse_unstorable
 from knowledge_app import imports, services
@@ -105,8 +106,7 @@ class RagView(VertexSurface):
 
     def manage(self) -> None:
         """Corpora, and files other than a user's own uploads, are the whole app's key's to change."""
-        if self.caller.only_user:
-            raise exceptions.PermissionDenied("A key restricted to one user cannot change the app's corpora.")
+        check_whole_app(self.caller.only_user, self.app_name, "change the app's corpora")
 
     def corpus(self, corpus_id: str) -> Corpus:
         number = parse_id(corpus_id)

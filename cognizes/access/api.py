@@ -29,6 +29,7 @@ from rest_framework.response import Response
 from rest_framework.utils.serializer_helpers import BindingDict
 from rest_framework.views import APIView, exception_handler
 
+from cognizes.access.key_kinds import check_read_write, needs_whole_app
 from cognizes.access.models import MAX_KEY_LENGTH, ApiKey
 from cognizes.access.outages import as_unavailable
 
@@ -129,8 +130,7 @@ def check_key_scope(key: ApiKey, app_name: str, user_id: str | None, *, write: b
     """
     if key.app_name != app_name or (key.user_id and user_id is not None and key.user_id != user_id):
         raise Http404
-    if key.read_only and write:
-        raise exceptions.PermissionDenied("This API key is read-only.")
+    check_read_write(key.read_only and write, app_name)
     return Scope(app_name=app_name, user_id=user_id, only_user=key.user_id or None)
 
 
@@ -158,8 +158,10 @@ def check_state_write(scope: Scope, *states: Mapping[str, Any] | None) -> None:
     )
     if shared:
         raise exceptions.ValidationError(
-            f"A key of one user may not write app-wide state: keys with the {SHARED_STATE_PREFIX!r} prefix "
-            f"({', '.join(shared)}) are shared by every user of the app. Use an app-wide key."
+            needs_whole_app(
+                scope.app_name,
+                f"write app-wide state (keys with the {SHARED_STATE_PREFIX!r} prefix: {', '.join(shared)})",
+            )
         )
 
 

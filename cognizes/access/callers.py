@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.http import Http404
 from rest_framework import exceptions
 
+from cognizes.access import key_kinds
 from cognizes.access.api import check_key_scope
 from cognizes.access.authentication import BearerKeyAuthentication
 from cognizes.access.models import MAX_KEY_LENGTH, ApiKey
@@ -21,11 +22,16 @@ USER_HEADER = "x-user-id"
 
 
 class Refused(Exception):
-    """A call refused before the protocol sees it: an HTTP status and the message to answer with."""
+    """A call refused before the protocol sees it: an HTTP status and the message to answer with.
 
-    def __init__(self, status: int, message: str) -> None:
+    ``wrong_kind``: the key authenticated but is of the wrong kind for the call (``cognizes.access.key_kinds`` words
+    the message); a protocol whose clients read no body of a 4xx answers it as the protocol's own error (A2A).
+    """
+
+    def __init__(self, status: int, message: str, *, wrong_kind: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.wrong_kind = wrong_kind
 
 
 @dataclass(frozen=True)
@@ -60,10 +66,10 @@ def authenticate_caller(
     except Http404 as not_found:
         raise Refused(404, f"No {what} {app_name!r} for this key.") from not_found
     except exceptions.PermissionDenied as denied:
-        raise Refused(403, str(denied.detail)) from denied
+        raise Refused(403, str(denied.detail), wrong_kind=isinstance(denied, key_kinds.WrongKeyKind)) from denied
     user_id = key.user_id or headers.get(USER_HEADER, "").strip()
     if not user_id and needs_user:
-        raise Refused(400, "This key is for the whole app: name the user in the X-User-Id header.")
+        raise Refused(400, key_kinds.needs_user(app_name), wrong_kind=True)
     if len(user_id) > MAX_KEY_LENGTH or "\x00" in user_id:
         raise Refused(400, f"X-User-Id: at most {MAX_KEY_LENGTH} characters, no NUL.")
     return Caller(key=key, user_id=user_id)

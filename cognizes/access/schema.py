@@ -95,7 +95,8 @@ ERROR_SCHEMA = {
 ERRORS = {
     "400": "Invalid request: malformed JSON, unknown fields, wrong types.",
     "401": "Missing, unknown or revoked API key.",
-    "403": "The key is read-only, or the caller is not staff.",
+    "403": "The key is of the wrong kind (read-only, or of one user where the app's key is needed: the message says "
+    "which kind and how to make one), or the caller is not staff.",
     "404": "Not found — also for anything of another app or user.",
     "408": "The request body did not arrive in time.",
     "409": "Conflict: a stale version, or an id that already exists.",

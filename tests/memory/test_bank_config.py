@@ -124,7 +124,7 @@ def test_the_native_api_reads_and_changes_the_config():
     assert changed.json()["custom_topics"] == [PETS] and changed.json()["default_ttl"] == "7 00:00:00"
     assert api.patch(url, {"custom_topics": [{"label": ""}]}, format="json").status_code == 400
     assert api.patch(url, {"colour": "red"}, format="json").status_code == 400
-    assert client_for(APP, user_id="ada").patch(url, {"custom_topics": []}, format="json").status_code == 404
+    assert client_for(APP, user_id="ada").patch(url, {"custom_topics": []}, format="json").status_code == 403
     assert client_for("other_app").get(url).status_code == 404
     assert MemoryBankConfig.objects.get(app_name=APP).custom_topics == [PETS]
 

@@ -17,6 +17,7 @@ from google.adk.tools.mcp_tool import McpToolset, StreamableHTTPConnectionParams
 from google.genai import types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from cognizes.access.services import do_create_api_key
 from cognizes.infra.db_threads import run_in_db_thread
@@ -175,15 +176,41 @@ async def test_keys_and_scopes_as_on_the_other_surfaces(asgi_server, weather_api
     read_only = await _key(user_id="ada", read_only=True)
     assert (await _post(asgi_server, listing, read_only)).json()["result"]["tools"]
     refused = await _post(asgi_server, call, read_only)
-    assert (refused.status_code, refused.json()["error"]["message"]) == (403, "This API key is read-only.")
+    assert refused.status_code == 403 and "This API key is read-only" in refused.json()["error"]["message"]
     app_wide = await _key()
     assert (await _post(asgi_server, listing, app_wide)).json()["result"]["tools"]  # listing needs no user
-    assert (await _post(asgi_server, call, app_wide)).status_code == 400  # a call acts for someone
+    unnamed = await _post(asgi_server, call, app_wide)
+    assert (unnamed.status_code, unnamed.json()["id"]) == (400, 1)  # a call acts for someone; its id: Go reads it
     assert (await _post(asgi_server, call, {**app_wide, "X-User-Id": "lin"})).json()["result"]["isError"] is False
     user_key = await _key(user_id="ada")
     assert (await _post(asgi_server, call, {**user_key, "X-User-Id": "mallory"})).status_code == 200
 
     assert [(e.user_id, e.status) for e in await _executions()] == [("lin", "succeeded"), ("ada", "succeeded")]
+
+
+async def test_the_sdk_client_with_a_key_of_the_whole_app_is_told_how_to_name_its_user(asgi_server, weather_api):
+    """Issue 43 item 1: the refusal is a JSON-RPC error the client raises, naming the header and the other way out."""
+    await _register(weather_api)
+    async with (
+        httpx2.AsyncClient(headers=await _key()) as http,
+        Client(streamable_http_client(f"{asgi_server}/mcp/{APP}/", http_client=http)) as client,
+    ):
+        assert (await client.list_tools()).tools  # listing acts for no one
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("get_weather", {"city": "Paris"})
+        read_only = await _key(user_id="ada", read_only=True)
+        async with (
+            httpx2.AsyncClient(headers=read_only) as reader_http,
+            Client(streamable_http_client(f"{asgi_server}/mcp/{APP}/", http_client=reader_http)) as reader,
+        ):
+            with pytest.raises(MCPError) as read_only_refused:
+                await reader.call_tool("get_weather", {"city": "Paris"})
+
+    message = refused.value.error.message
+    assert "X-User-Id" in message and f"create_api_key {APP} --user" in message, message
+    assert "read-only" in read_only_refused.value.error.message
+    assert f"create_api_key {APP}" in read_only_refused.value.error.message
+    assert await _executions() == []
 
 
 async def test_a_call_needing_approval_answers_so_and_runs_once_a_person_approves(asgi_server, weather_api):

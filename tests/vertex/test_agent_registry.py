@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 from collections.abc import AsyncGenerator, Iterator
 
 import httpx
@@ -22,6 +23,11 @@ from cognizes.access.services import do_create_api_key
 from cognizes.infra.db_threads import run_in_db_thread
 from cognizes.vertex import AgentRegistry
 from sessions_app.models import Session
+from tests.docs.snippets import PYTHON, blocks_of, for_server
+from tests.processes import ROOT
+from tests.test_package import _user_env
+from tests.test_package import venv as venv  # the wheel installed in a fresh virtualenv (a fixture)
+from tests.test_package import wheel as wheel
 from tests.vertex.test_official_clients import CLIENTS, _go, _run
 from tools_app import direct
 from tools_app.models import ToolExecution
@@ -275,9 +281,12 @@ def test_adk_for_go_discovers_the_agent_and_mcp_server_through_its_registry_clie
 ):
     """tests/clients/go/registry: ADK for Go's agentregistry, its HTTP client sending to Cognizes (README)."""
     binary = _go("./registry", CLIENTS / "go" / "cognizes-go-registry")
-    output = _run([str(binary)], {"COGNIZES_URL": asgi_server, "COGNIZES_KEY": _key(user_id="ada")}, checks=10)
+    keys = {"COGNIZES_KEY": _key(user_id="ada"), "COGNIZES_APP_KEY": _key()}
+    output = _run([str(binary)], {"COGNIZES_URL": asgi_server, **keys}, checks=12)
 
     assert "ok: the Cognizes agent answered over A2A" in output
+    assert "ok: a key of the whole app without X-User-Id is told over A2A how to name its user" in output  # issue 43
+    assert "ok: a key of the whole app without X-User-Id is told over MCP how to name its user" in output
     [execution] = ToolExecution.objects.filter(client__contains="(MCP ")  # the Go agent's call (its own turn's too)
     assert (execution.app_name, execution.user_id, execution.tool_name, execution.arguments, execution.status) == (
         "weather",
@@ -287,3 +296,35 @@ def test_adk_for_go_discovers_the_agent_and_mcp_server_through_its_registry_clie
         "succeeded",
     )
     assert Session.objects.filter(app_name="weather", user_id="ada").count() == 1  # the A2A conversation
+
+
+_TOP_LEVEL_AWAIT = """
+import ast, asyncio, sys
+code = compile(sys.stdin.read(), "<snippet>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+result = eval(code, {"__name__": "__main__"})
+if asyncio.iscoroutine(result):
+    asyncio.run(result)
+"""
+
+
+def test_the_docs_registry_snippet_runs_from_an_empty_folder_with_the_installed_package(
+    weather_app, asgi_server, venv, tmp_path
+):
+    """Issue 43 item 3: the Python snippet of docs/api/agent-registry.md, as printed, run by the python of a
+    virtualenv holding the wheel (the checkout nowhere on its path: no PYTHONPATH, no editable install), from an
+    empty folder. The docs test runs it with the checkout on PYTHONPATH, which would hide an import from it."""
+    [block] = [b for b in blocks_of(ROOT / "docs" / "api" / "agent-registry.md", ROOT) if b.language in PYTHON]
+    code = for_server(block.code, base_url=asgi_server, grpc_target="")
+    env = {**_user_env(), "KEY": _key(), "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false"}
+    done = subprocess.run(
+        [venv / "bin" / "python", "-c", _TOP_LEVEL_AWAIT],
+        input=code,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split() == ["weather_assistant", "['get_weather']"], done.stdout

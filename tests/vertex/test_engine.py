@@ -139,13 +139,19 @@ def test_an_unusable_config_gets_400_and_changes_nothing(server, bank):
 
 
 def test_keys_that_may_not_change_the_engine_are_refused(server):
-    for key, status in (
-        (server.key_for(read_only=True), 403),
-        (server.key_for(user_id="ada"), 400),
-        (server.key_for(app_name="other_app"), 404),
+    for key, status, words in (
+        (
+            server.key_for(read_only=True),
+            403,
+            f"read-only, and this call changes data: it needs a read-write key (`cognizes create_api_key {APP}`",
+        ),
+        (server.key_for(user_id="ada"), 403, f"needs a key of the whole app (`cognizes create_api_key {APP}`)"),
+        (server.key_for(app_name="other_app"), 404, "Not found."),
     ):
         with EngineClient(server, key) as http:
-            assert http.patch(json={"contextSpec": {"memoryBankConfig": BANK}}).status_code == status
+            response = http.patch(json={"contextSpec": {"memoryBankConfig": BANK}})
+        assert response.status_code == status, response.text
+        assert words in response.json()["error"]["message"]  # the kind the path needs, and how (issue 43 item 2)
     assert not MemoryBankConfig.objects.filter(app_name=APP).exists()
 
 

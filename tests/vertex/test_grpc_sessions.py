@@ -139,8 +139,9 @@ def test_keys_scope_grpc_calls_as_they_scope_rest(grpc_server):
 
     assert client.get_session(name=name, metadata=bearer).user_id == "gina"
     assert client.get_session(name=name, metadata=grpc_server.metadata(read_only)).user_id == "gina"
-    with pytest.raises(exceptions.PermissionDenied):
+    with pytest.raises(exceptions.PermissionDenied) as refused:
         client.append_event(name=name, event=event("x", {"a": 1}), metadata=grpc_server.metadata(read_only))
+    assert f"needs a read-write key (`cognizes create_api_key {APP}`" in refused.value.message  # issue 43 item 2
     for key in (other_user, other_app):
         with pytest.raises(exceptions.NotFound):
             client.get_session(name=name, metadata=grpc_server.metadata(key))

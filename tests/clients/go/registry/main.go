@@ -13,8 +13,9 @@
 //     Cognizes agent over A2A, which answers.
 //
 // Settings come from the environment: COGNIZES_URL (http://host:port) and
-// COGNIZES_KEY (a key of the app "weather" for one user). Project "p", location
-// "us-central1". Every check prints "ok: ..." or "FAIL: ..."; the exit code is
+// COGNIZES_KEY (a key of the app "weather" for one user); with COGNIZES_APP_KEY
+// (a key of the whole app), the remote agent called with it and no X-User-Id
+// must say why it refuses (issue 43). Project "p", location "us-central1". Every check prints "ok: ..." or "FAIL: ..."; the exit code is
 // 1 when any check failed and 2 on a usage or setup error.
 package main
 
@@ -28,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/genai"
 
 	"google.golang.org/adk/v2/agent"
@@ -117,6 +119,9 @@ func main() {
 	c := &checker{}
 	records(ctx, c, registry)
 	oneTurn(ctx, c, registry, map[string]string{"Authorization": "Bearer " + key})
+	if appKey := os.Getenv("COGNIZES_APP_KEY"); appKey != "" {
+		withoutUser(ctx, c, registry, target, appKey)
+	}
 	if c.failed > 0 {
 		os.Exit(1)
 	}
@@ -209,4 +214,48 @@ func oneTurn(ctx context.Context, c *checker, registry *agentregistry.Client, he
 	// What the remote agent says depends on how ADK for Go words the turn so far for it (as "For context: …").
 	c.check(len(answers) > 0 && strings.HasPrefix(answers[len(answers)-1], offline),
 		"the Cognizes agent answered over A2A: %q", answers)
+}
+
+// withoutUser calls the remote agent (A2A) and the registry's tool (MCP) with a key of
+// the whole app and no X-User-Id: each refusal reaches the Go caller in words that name
+// the header and the other way (a key of one user), not as a bare "400 Bad Request".
+func withoutUser(ctx context.Context, c *checker, registry *agentregistry.Client, target *url.URL, appKey string) {
+	tools, err := mcp.NewClient(&mcp.Implementation{Name: "cognizes-go-registry", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: target.String() + "/mcp/weather/", MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: toCognizes{http.DefaultTransport, target, appKey}}}, nil)
+	if err != nil {
+		c.check(false, "MCP connect with a key of the whole app: %v", err)
+		return
+	}
+	defer tools.Close()
+	_, err = tools.CallTool(ctx, &mcp.CallToolParams{Name: "get_weather",
+		Arguments: map[string]any{"city": "Paris", "unit": "celsius"}})
+	c.check(err != nil && strings.Contains(err.Error(), "X-User-Id") &&
+		strings.Contains(err.Error(), "create_api_key weather --user"),
+		"a key of the whole app without X-User-Id is told over MCP how to name its user: %v", err)
+
+	headers := map[string]string{"Authorization": "Bearer " + appKey}
+	remote, err := registry.RemoteAgent(ctx, agentName, agentregistry.WithA2AHeaders(headers))
+	if err != nil {
+		c.check(false, "RemoteAgent with a key of the whole app: %v", err)
+		return
+	}
+	r, err := runner.New(runner.Config{AppName: "elsewhere", Agent: remote, SessionService: session.InMemoryService(),
+		AutoCreateSession: true})
+	if err != nil {
+		c.check(false, "runner.New: %v", err)
+		return
+	}
+	var said []string
+	message := genai.NewContentFromText("Hello.", genai.RoleUser)
+	for event, err := range r.Run(ctx, "someone", "s2", message, agent.RunConfig{}) {
+		if err != nil {
+			said = append(said, err.Error())
+		} else if event.ErrorMessage != "" {
+			said = append(said, event.ErrorMessage)
+		}
+	}
+	text := strings.Join(said, " | ")
+	c.check(strings.Contains(text, "X-User-Id") && strings.Contains(text, "create_api_key weather --user"),
+		"a key of the whole app without X-User-Id is told over A2A how to name its user: %q", text)
 }
