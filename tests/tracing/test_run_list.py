@@ -111,6 +111,9 @@ def test_agent_runs_come_first_with_agent_message_tools_and_duration(staff):
     assert "100.0 ms" in _cell(second, "duration")
     assert re.search(r'<li class="selected">\s*<a href="\?"[^>]*>Agent runs</a>', page)
 
+    detail = staff.get(f"/admin/tracing_app/trace/{run}/change/").content.decode()
+    assert "東京の天気は？" in detail and "&lt;script&gt;" in detail and "remember_city" in detail
+
     others = _rows(staff.get("/admin/tracing_app/trace/?kind=other").content.decode())
     assert len(others) == 6 and not any("weather_agent" in row for row in others)
     assert any("tools/list" in row for row in others)

@@ -1,8 +1,10 @@
 """The trace list leads with agent runs (issue 43): each trace says which agent ran in it and which tools it called.
 
-Traces stored before are filled from their spans, by the same rule the exporter's refresh applies.
+Traces stored before are filled from their spans, by the same rule the exporter's refresh applies. The index of
+agent runs is built concurrently: traces are written while it builds.
 """
 
+from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
 from django.db.models import Q
 
@@ -31,6 +33,8 @@ WHERE t.trace_id = agg.trace_id
 
 
 class Migration(migrations.Migration):
+    atomic = False
+
     dependencies = [
         ("tracing_app", "0003_trace_status_ok"),
     ]
@@ -58,7 +62,7 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunSQL(BACKFILL, migrations.RunSQL.noop),
-        migrations.AddIndex(
+        AddIndexConcurrently(
             model_name="trace",
             index=models.Index(
                 condition=~Q(agent_name=""), fields=["-start_time"], name="traces_agent_runs_by_time"
