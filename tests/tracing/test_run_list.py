@@ -173,3 +173,21 @@ def test_a_page_of_twenty_runs_costs_the_queries_of_a_page_of_two(staff):
         return len(captured)
 
     assert queries(2) == queries(20)
+
+
+def test_traces_stored_before_are_filled_by_the_migration():
+    """Migration 0004 gives the traces already stored their agent and tools, by the exporter's rule."""
+    import importlib
+
+    from django.db import connection
+
+    migration = importlib.import_module("tracing_app.migrations.0004_trace_agent_runs")
+    run = record_trace("a" * 32, inside="a2a.on_message_send")
+    plumbing = record_protocol_trace("b" * 32, "tools/call remember_city", **{"gen_ai.operation.name": "execute_tool"})
+    Trace.objects.update(agent_name="", tool_calls=[])  # as the columns were added
+
+    with connection.cursor() as cursor:
+        cursor.execute(migration.BACKFILL)
+
+    filled = {trace.pk: (trace.agent_name, trace.tool_calls) for trace in Trace.objects.all()}
+    assert filled == {run: ("weather_agent", ["remember_city"]), plumbing: ("", [])}
