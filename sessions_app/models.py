@@ -91,6 +91,10 @@ class Event(models.Model):
         ]
         indexes = [
             models.Index(fields=["session", "timestamp"], name="events_by_session_time"),
+            # What the user asked in one run: the trace list shows it beside each agent run (tracing_app).
+            models.Index(
+                fields=["session", "invocation_id"], condition=models.Q(author="user"), name="events_user_by_invocation"
+            ),
         ]
 
     def __str__(self) -> str:

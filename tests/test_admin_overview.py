@@ -223,3 +223,82 @@ def test_the_overview_fits_the_screen_and_its_counts_lead_to_the_lists(browser, 
     browser.find_element(By.CSS_SELECTOR, 'tr[data-app="shop"] td a').click()
     assert "/admin/sessions_app/session/?app_name=shop" in browser.current_url
     assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#result_list tbody th a")] != []
+
+
+# Computed in the page: each status word's text colour and the colour it is drawn on (the nearest ancestor with a
+# background), and every word of a header or cell that the layout broke across lines or that sticks out of its cell
+# (but for a host name: one long word, it may break).
+_STATUS_COLOURS = """
+const opaque = (element) => {
+  for (let e = element; e; e = e.parentElement) {
+    const background = getComputedStyle(e).backgroundColor;
+    if (!/^rgba\\(.*, 0\\)$/.test(background) && background !== 'transparent') return background;
+  }
+  return 'rgb(255, 255, 255)';
+};
+return [...document.querySelectorAll('.cz-overview .cz-good, .cz-overview .cz-bad')].map(
+  (e) => [e.textContent.trim(), getComputedStyle(e).color, opaque(e)]);
+"""
+_BROKEN_HEADER_WORDS = """
+const broken = [];
+for (const th of document.querySelectorAll('.cz-overview th, .cz-overview td:not(.cz-host)')) {
+  const cell = th.getBoundingClientRect();
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+      const word = range.getBoundingClientRect();
+      if (lines.size > 1 || word.left < cell.left - 0.5 || word.right > cell.right + 0.5) broken.push(match[0]);
+    }
+  }
+}
+return broken;
+"""
+
+
+def _rgb(css: str) -> tuple[float, float, float]:
+    return tuple(float(part) for part in re.findall(r"[\d.]+", css)[:3])  # type: ignore[return-value]
+
+
+def _contrast(foreground: str, background: str) -> float:
+    """WCAG 2's contrast ratio of two sRGB colours."""
+
+    def luminance(css: str) -> float:
+        linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in _rgb(css)]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("window_width", [1280, 800])
+def test_status_words_and_headers_read_at_common_widths(
+    browser, live_server, admin_user, clean_heartbeats, tmp_path, window_width, theme
+):
+    """Issue 43, item 4: "alive" was drawn in the success message's background colour (#dfd on white: invisible),
+    and Django's dashboard CSS gives every header cell the whole width and breaks words anywhere, so the other
+    headers stood one letter a line. Each status word reads at WCAG AA (4.5:1) and no word of a header or cell
+    is broken or sticks out of it, at 1280 and 800 pixels, in the light and the dark theme."""
+    from tests.browser import log_in_as_admin
+
+    heartbeat._redis().hset(heartbeat.KEY, "worker a-host-with-a-long-name 123", repr(time.time()))
+    heartbeat._redis().hset(heartbeat.KEY, "beat a-host-with-a-long-name 124", repr(time.time() - 3600))
+    _session("shop", "ada", "s1", events=2)
+    browser.set_window_size(window_width, 900)
+    log_in_as_admin(browser, live_server.url)
+    browser.get(live_server.url + "/admin/")
+    browser.execute_script("document.documentElement.dataset.theme = arguments[0]", theme)
+    browser.save_screenshot(str(tmp_path / f"overview-{window_width}-{theme}.png"))  # for a person, on failure
+
+    statuses = browser.execute_script(_STATUS_COLOURS)
+    words = {text.split(",")[0] for text, _, _ in statuses}
+    assert {"alive", "silent", "None: every run this week ended without an error."} <= words
+    for text, colour, background in statuses:
+        assert _contrast(colour, background) >= 4.5, f"{text!r}: {colour} on {background}"
+    assert browser.execute_script(_BROKEN_HEADER_WORDS) == []
+    width, room = browser.execute_script("return [document.body.scrollWidth, window.innerWidth]")
+    assert width <= room  # nothing sticks out sideways (the process table did at 800 px)

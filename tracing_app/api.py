@@ -21,6 +21,12 @@ class TraceSerializer(serializers.Serializer):
     name = serializers.CharField(help_text="Name of the root span.")
     session_id = serializers.CharField(help_text="The session the run belongs to.")
     invocation_id = serializers.CharField(help_text="ADK's invocation id.")
+    agent_name = serializers.CharField(
+        help_text="The agent that ran (its first invoke_agent span); empty for a trace of protocol plumbing alone."
+    )
+    tool_calls = serializers.ListField(
+        child=serializers.CharField(), help_text="The tools the run called, in order (its execute_tool spans)."
+    )
     start_time = serializers.DateTimeField()
     end_time = serializers.DateTimeField()
     duration_ms = serializers.FloatField(help_text="Wall time of the run in milliseconds.")

@@ -8,6 +8,7 @@ the spans of one trace can arrive in several export batches.
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 
 
 class Status(models.TextChoices):
@@ -19,6 +20,14 @@ class Status(models.TextChoices):
 class TraceQuerySet(models.QuerySet["Trace"]):
     def of_session(self, *, app_name: str, user_id: str, session_id: str) -> TraceQuerySet:
         return self.filter(app_name=app_name, user_id=user_id, session_id=session_id)
+
+    def agent_runs(self) -> TraceQuerySet:
+        """Traces in which an agent ran: what people look for among the MCP, A2A and HTTP plumbing."""
+        return self.exclude(agent_name="")
+
+    def plumbing(self) -> TraceQuerySet:
+        """Traces with no agent run in them: protocol requests (MCP tools/list, A2A card fetches, HTTP calls)."""
+        return self.filter(agent_name="")
 
 
 class Trace(models.Model):
@@ -37,6 +46,19 @@ class Trace(models.Model):
     )
     invocation_id = models.CharField(
         "invocation id", max_length=128, blank=True, help_text="ADK's invocation id of the run."
+    )
+    agent_name = models.CharField(
+        "agent",
+        max_length=255,
+        blank=True,
+        help_text="The agent invoked (gen_ai.agent.name of the first invoke_agent span); empty for a trace of "
+        "protocol plumbing alone (MCP, A2A, HTTP), in which no agent ran.",
+    )
+    tool_calls = models.JSONField(
+        "tool calls",
+        default=list,
+        blank=True,
+        help_text="The names of the tools the run called, in order (one per execute_tool span).",
     )
     start_time = models.DateTimeField(help_text="Start of the earliest span.")
     end_time = models.DateTimeField(help_text="End of the latest span.")
@@ -59,6 +81,8 @@ class Trace(models.Model):
             models.Index(fields=["session_id"], name="traces_session_id"),
             models.Index(fields=["-start_time"], name="traces_by_time"),
             models.Index(fields=["status", "-start_time"], name="traces_by_status"),
+            # The list's first page: the newest agent runs, however many plumbing traces came after them.
+            models.Index(fields=["-start_time"], condition=~Q(agent_name=""), name="traces_agent_runs_by_time"),
         ]
 
     def __str__(self) -> str:

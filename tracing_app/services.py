@@ -11,16 +11,21 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from cognizes.infra.replica import stale_ok
 from sessions_app import services as session_services
+from sessions_app.models import Event
 from tracing_app.models import Span, Status, Trace
 
 CONVERSATION_ID = "gen_ai.conversation.id"
 INVOCATION_ID = "gcp.vertex.agent.invocation_id"
 INPUT_TOKENS = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+OPERATION = "gen_ai.operation.name"
+AGENT_NAME = "gen_ai.agent.name"
+TOOL_NAME = "gen_ai.tool.name"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +60,9 @@ UPDATE traces AS t SET
     status = agg.status,
     span_count = agg.span_count,
     input_tokens = agg.input_tokens,
-    output_tokens = agg.output_tokens
+    output_tokens = agg.output_tokens,
+    agent_name = agg.agent_name,
+    tool_calls = agg.tool_calls
 FROM (
     SELECT
         s.trace_id,
@@ -73,13 +80,44 @@ FROM (
         COALESCE(sum(CASE WHEN s.attributes ->> %(input)s ~ '^[0-9]+$'
                           THEN (s.attributes ->> %(input)s)::bigint END), 0) AS input_tokens,
         COALESCE(sum(CASE WHEN s.attributes ->> %(output)s ~ '^[0-9]+$'
-                          THEN (s.attributes ->> %(output)s)::bigint END), 0) AS output_tokens
+                          THEN (s.attributes ->> %(output)s)::bigint END), 0) AS output_tokens,
+        -- The outermost agent: ADK's invoke_agent spans (an A2A or MCP request may wrap the run).
+        left(COALESCE(
+            (array_agg(s.attributes ->> %(agent)s ORDER BY s.start_time)
+                FILTER (WHERE s.attributes ->> %(operation)s = 'invoke_agent' AND s.attributes ? %(agent)s))[1],
+            ''
+        ), 255) AS agent_name,
+        -- ADK's execute_tool spans only: an MCP server's tools/call span of the same call says execute_tool
+        -- too, and ADK's span of parallel calls merged into one names no tool ('(merged tools)').
+        COALESCE(
+            jsonb_agg(s.attributes -> %(tool)s ORDER BY s.start_time)
+                FILTER (WHERE starts_with(s.name, 'execute_tool ') AND s.attributes ? %(tool)s
+                        AND s.attributes ->> %(tool)s <> '(merged tools)'),
+            '[]'::jsonb
+        ) AS tool_calls
     FROM spans AS s
     WHERE s.trace_id = ANY(%(trace_ids)s)
     GROUP BY s.trace_id
 ) AS agg
 WHERE t.trace_id = agg.trace_id
 """
+
+
+def _refresh_traces(trace_ids: list[str]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _REFRESH_TRACES,
+            {
+                "trace_ids": trace_ids,
+                "conversation": CONVERSATION_ID,
+                "invocation": INVOCATION_ID,
+                "input": INPUT_TOKENS,
+                "output": OUTPUT_TOKENS,
+                "operation": OPERATION,
+                "agent": AGENT_NAME,
+                "tool": TOOL_NAME,
+            },
+        )
 
 
 def do_record_spans(records: Iterable[SpanRecord]) -> int:
@@ -123,17 +161,7 @@ def do_record_spans(records: Iterable[SpanRecord]) -> int:
             ],
             ignore_conflicts=True,
         )
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _REFRESH_TRACES,
-                {
-                    "trace_ids": list(first),
-                    "conversation": CONVERSATION_ID,
-                    "invocation": INVOCATION_ID,
-                    "input": INPUT_TOKENS,
-                    "output": OUTPUT_TOKENS,
-                },
-            )
+        _refresh_traces(list(first))
         _fill_owners(list(first))
     return len(created)
 
@@ -155,6 +183,29 @@ def get_session_traces(*, app_name: str, user_id: str, session_id: str) -> Any:
     """The traces of one session, newest first (a QuerySet, for pagination), from the replica if there is one."""
     traces = Trace.objects.using(stale_ok())
     return traces.of_session(app_name=app_name, user_id=user_id, session_id=session_id).order_by("-start_time")
+
+
+def with_user_messages(traces: QuerySet[Trace]) -> QuerySet[Trace]:
+    """Each trace with ``user_message``: the preview of the event in which its user asked for the run.
+
+    ADK's spans do not carry what the user said; the session's events do, under the run's invocation id.
+    One correlated subquery (the list stays a single query, however long the page), matched on the trace's own
+    app, user and session, since a session id is unique only within its owner. Empty when the session is not
+    stored here (an in-memory or remote session service) or is gone.
+    """
+    asked = (
+        Event.objects.filter(
+            session__app_name=OuterRef("app_name"),
+            session__user_id=OuterRef("user_id"),
+            session__session_id=OuterRef("session_id"),
+            invocation_id=OuterRef("invocation_id"),
+            author="user",
+        )
+        .exclude(invocation_id="")
+        .order_by("version")
+        .values("preview")[:1]
+    )
+    return traces.annotate(user_message=Subquery(asked))
 
 
 def get_trace(*, trace_id: str, app_name: str, user_id: str) -> Trace | None:

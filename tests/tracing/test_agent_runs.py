@@ -34,6 +34,7 @@ async def test_a_run_with_a_tool_is_one_trace_of_nested_spans():
 
     assert (trace.app_name, trace.user_id, trace.status) == (APP, "ada", "ok")
     assert trace.name == "invoke_workflow weather_agent"
+    assert (trace.agent_name, trace.tool_calls) == ("weather_agent", ["remember_city"])  # for the list (issue 43)
     assert trace.span_count == len(spans) == 5
     assert (trace.input_tokens, trace.output_tokens) == (20, 10)  # two model calls
     assert trace.invocation_id.startswith("e-")

@@ -37,6 +37,7 @@ def test_a_session_lists_its_traces_newest_first(session):
     assert (oldest["trace_id"], oldest["status"], oldest["name"]) == ("a" * 32, "ok", "invoke_agent weather_agent")
     assert (oldest["span_count"], oldest["input_tokens"], oldest["output_tokens"]) == (3, 10, 5)
     assert oldest["duration_ms"] == pytest.approx(100)
+    assert (oldest["agent_name"], oldest["tool_calls"]) == ("weather_agent", ["remember_city"])  # issue 43
 
 
 def test_a_trace_comes_with_its_spans_in_start_order(session):
