@@ -17,13 +17,22 @@ mode is found too and treated as a transaction pooler (correct, only slower):
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
+
+PROBE = "SELECT pg_backend_pid()"
+"""The process that answers; a connection's ``info.backend_pid`` is the one it was told."""
 
 
 def through_a_pooler(connection: psycopg.Connection) -> bool:
     """True when the server process that answers is not the one ``connection`` was told it talks to."""
-    told = connection.info.backend_pid
-    answering = connection.execute("SELECT pg_backend_pid()").fetchone()
+    answering = answering_pid(connection.execute(PROBE).fetchone())
     if not connection.autocommit:
         connection.rollback()  # end the probe's transaction: the server connection is free, Django starts clean
-    return answering is None or answering[0] != told
+    return answering != connection.info.backend_pid
+
+
+def answering_pid(row: tuple[Any, ...] | None) -> int | None:
+    """``PROBE``'s answer (None: none came, which no PostgreSQL does)."""
+    return None if row is None else int(row[0])
