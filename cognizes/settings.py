@@ -141,14 +141,18 @@ def _database(url: str) -> dict[str, Any]:
 DATABASES = {"default": _database(local.database_url())}
 # Past one machine (README, "Running in production"):
 # - DATABASE_TRANSACTION_POOLING: DATABASE_URL goes through a transaction pooler (PgBouncer's
-#   pool_mode = transaction), so nothing may outlive a transaction on its connection: no
-#   server-side cursors (Django's are WITH HOLD outside transactions), and LISTEN goes through
-#   DATABASE_LISTEN_URL (a pooled LISTEN hears other clients' notifications, or nobody's).
+#   pool_mode = transaction; 0: it does not; unset: found out by the first connection), so nothing
+#   may outlive a transaction on its connection: no server-side cursors (Django's are WITH HOLD
+#   outside transactions), and LISTEN goes through DATABASE_LISTEN_URL (a pooled LISTEN hears
+#   other clients' notifications, or nobody's).
 # - DATABASE_LISTEN_URL: the same database reached directly, for the connections that LISTEN
 #   (live events, the API key cache: cognizes.infra.direct_db).
 # - DATABASE_REPLICA_URL: a streaming replica, for reads that may be slightly stale
 #   (cognizes.infra.replica.stale_ok).
-DATABASE_TRANSACTION_POOLING = _env_bool("DATABASE_TRANSACTION_POOLING", False)
+DATABASE_TRANSACTION_POOLING = (
+    _env_bool("DATABASE_TRANSACTION_POOLING", False) if os.environ.get("DATABASE_TRANSACTION_POOLING") else None
+)
+DATABASES["default"]["TRANSACTION_POOLING"] = DATABASE_TRANSACTION_POOLING  # None: cognizes.infra.postgres.pooler
 if DATABASE_TRANSACTION_POOLING:
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     # A statement prepared on one server connection is unknown to the next transaction's (cognizes.infra.postgres).

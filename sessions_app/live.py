@@ -20,8 +20,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import psycopg
-
 from cognizes.infra import direct_db
 from cognizes.infra.db_threads import run_in_db_thread
 from sessions_app import services
@@ -63,9 +61,7 @@ class EventHub:
     async def _listen(self, listening: asyncio.Future[None]) -> None:
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(
-                    direct_db.conninfo("cognizes live events"), autocommit=True
-                ) as conn:
+                async with await direct_db.connect_async("cognizes live events") as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     if not listening.done():
                         listening.set_result(None)

@@ -70,7 +70,9 @@ class Event(models.Model):
     invocation_id = models.CharField("invocation id", max_length=256, blank=True)
     author = models.CharField(max_length=256, help_text="'user' or the name of the agent that wrote the event.")
     branch = models.CharField(max_length=512, null=True, blank=True)  # noqa: DJ001  (ADK's Event.branch: None or a path)
-    timestamp = models.FloatField(help_text="Exact epoch seconds of the event.")
+    timestamp = models.FloatField(
+        help_text="Epoch seconds of the event to the microsecond, as filters compare it (its exact float is in data)."
+    )
     data = models.JSONField(help_text="The full ADK event.")
     raw_event = models.JSONField(
         null=True,

@@ -18,10 +18,14 @@ import os
 import subprocess
 import sys
 
+import psycopg
 import pytest
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
 
-from cognizes.infra import local
+from cognizes.infra import direct_db, local
+from cognizes.infra.postgres.base import ONLY_WHEN_ASKED, DatabaseWrapper
 from tests.pgbouncer import EXECUTABLE, MISSING, PgBouncer
 from tests.processes import ROOT
 
@@ -83,3 +87,48 @@ def test_transaction_pooling_without_a_direct_listen_url_is_refused_at_start():
     )
     assert run.returncode != 0
     assert "DATABASE_TRANSACTION_POOLING needs DATABASE_LISTEN_URL" in run.stderr
+
+
+def _through(url: str, **settings_dict):
+    """Django's database settings as ``cognizes.settings`` makes them from ``url`` with the pooling setting unset."""
+    from cognizes.settings import _database
+
+    made = {**connection.settings_dict, **_database(url), **settings_dict}
+    for key in ("TRANSACTION_POOLING", "PREPARED_STATEMENTS", "DISABLE_SERVER_SIDE_CURSORS", "TEST"):
+        made.pop(key, None)
+    made.setdefault("DISABLE_SERVER_SIDE_CURSORS", False)
+    made["OPTIONS"] = {k: v for k, v in made["OPTIONS"].items() if k != "pool"}
+    return made
+
+
+def test_without_the_setting_a_transaction_pooler_is_found_at_the_first_connection(bouncer, django_db_blocker):
+    """Issue 43 item 10: two clients' prepared statements met on one server connection of PgBouncer
+    (``prepared statement "_pg3_0" already exists``). A pooler is found by the first connection; what the setting
+    would have turned off is off, and a direct connection keeps its prepared statements."""
+    pooled = _through(bouncer.url("postgres"))  # one dict for every thread's wrapper, as Django's
+    clients = [DatabaseWrapper(pooled, alias="default") for _ in range(2)]  # not registered: connections of their own
+    direct = DatabaseWrapper(_through(local.database_url().rsplit("/", 1)[0] + "/postgres"), alias="default")
+    try:
+        with django_db_blocker.unblock():
+            for turn in range(3):
+                for wrapper in (*clients, direct):
+                    with wrapper.prepared_cursor() as cursor:
+                        cursor.execute("SELECT %s::int + 1", [turn])
+                        assert cursor.fetchone() == (turn + 1,)
+        assert (pooled["TRANSACTION_POOLING"], pooled["DISABLE_SERVER_SIDE_CURSORS"]) == (True, True)
+        assert direct.settings_dict["TRANSACTION_POOLING"] is False
+        assert direct.connection.prepare_threshold == ONLY_WHEN_ASKED
+    finally:
+        for wrapper in (*clients, direct):
+            wrapper.close()
+
+
+def test_listening_through_a_pooler_is_refused_with_the_settings_to_set(bouncer):
+    pooled = {"default": {**_through(bouncer.url("postgres")), "TRANSACTION_POOLING": None}}
+
+    with pytest.raises(ImproperlyConfigured, match="DATABASE_LISTEN_URL") as refused:
+        direct_db.connect("test listener", databases=pooled)
+    with direct_db.connect("test listener", databases={**pooled, "listen": _through(local.database_url())}) as conn:
+        assert isinstance(conn, psycopg.Connection)
+
+    assert "DATABASE_TRANSACTION_POOLING" in str(refused.value)

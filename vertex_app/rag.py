@@ -38,8 +38,8 @@ from knowledge_app import imports, services
 from knowledge_app.import_sources import ImportsNotConfigured, SourceNotFound
 from knowledge_app.metadata import InvalidMetadata
 from knowledge_app.models import Corpus, Document, DocumentStatus
-from knowledge_app.rerank import RerankRefused, search_and_rerank
-from knowledge_app.search import FUSION, Fusion
+from knowledge_app.rerank import FAILED, RerankRefused, search_and_rerank
+from knowledge_app.search import FUSION, Fusion, Hit
 from vertex_app import errors, filters, names, rag_import, upload_grants, wire
 from vertex_app.base import EMPTY, VertexSurface, operation, page
 from vertex_app.rag_chunking import FILE_CONFIG, chunking
@@ -406,6 +406,9 @@ class RetrieveContextsView(RagView):
             (c.field, c.op, c.value)
             for c in filters.parse(given.get("metadata_filter"), fields=None, field="metadata_filter")
         ]
+        fusion = _fusion(
+            (config.get("hybrid_search") or {}).get("alpha", (query.get("ranking") or {}).get("alpha"))
+        )  # the latter: deprecated
         try:
             hits = search_and_rerank(
                 app_name=self.app_name,
@@ -416,9 +419,7 @@ class RetrieveContextsView(RagView):
                 vector_distance_threshold=_distance_threshold(given, store),
                 document_ids=sorted(file_ids) if files_named else None,
                 metadata=metadata,
-                fusion=_fusion(
-                    (config.get("hybrid_search") or {}).get("alpha", (query.get("ranking") or {}).get("alpha"))
-                ),  # the latter: deprecated
+                fusion=fusion,
                 rerank=True if llm_ranker is not None else None,
                 rerank_model=wire.string((llm_ranker or {}).get("model_name"), "llm_ranker.model_name"),
             ).hits
@@ -434,7 +435,7 @@ class RetrieveContextsView(RagView):
                             "sourceUri": hit.source_uri,
                             "sourceDisplayName": hit.document_name,
                             "text": hit.text,
-                            "score": hit.score,
+                            "score": _relevance(hit, fusion),
                             "distance": hit.distance,
                             "chunk": {"text": hit.text, "chunkId": str(hit.chunk_id), "fileId": str(hit.document_id)},
                         }
@@ -470,6 +471,20 @@ def _distance_threshold(given: dict[str, Any], store: dict[str, Any]) -> float |
     if threshold is not None and not math.isfinite(threshold):  # "NaN" or "Infinity" as a string
         raise errors.InvalidArgument("A vector threshold is a finite number.")
     return threshold
+
+
+def _relevance(hit: Hit, fusion: Fusion) -> float:
+    """A context's ``score``: the relevance it was ordered by, larger first, above 0 and at most 1 (issue 43 item 9).
+
+    Vertex's ``score`` is "the distance or the similarity … depending on the metric"; here the order is the fusion's
+    (or the reranker's), so the score says that order, and ``distance`` (the cosine distance that
+    ``vector_distance_threshold`` bounds, ``1 - vector_similarity_threshold`` too) says the meaning. The fusion of
+    scores sums standardised scores, 0 for an average candidate and for a lone one, below 0 for the weaker half:
+    the logistic of it keeps its order in (0, 1), 0.5 for an average candidate. Rank fusion (a sum of
+    1/(k+rank)) and a reranker's place (1, 1/2, 1/3…) are in (0, 1] already."""
+    if hit.rerank in (None, FAILED) and fusion.method == "scores":
+        return 1 / (1 + math.exp(-hit.score))
+    return hit.score
 
 
 def _fusion(alpha: Any) -> Fusion:

@@ -18,6 +18,7 @@ import enum as enums
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Union
 
 from vertex_app.errors import InvalidArgument
@@ -28,7 +29,8 @@ Spec = Mapping[str, Union["Spec", list, None]]
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _DURATION = re.compile(r"^(-?\d+(?:\.\d{1,9})?)s$")
-_FRACTION = re.compile(r"(\.\d{6})\d+")
+_FRACTION = re.compile(r"\.(\d{7,})")
+_MICROSECOND = Decimal("0.000001")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIN_TIMESTAMP, _MAX_TIMESTAMP = -62135596800, 253402300799  # proto's Timestamp range: years 1 to 9999
 
@@ -123,17 +125,41 @@ def timestamp(value: Any, name: str) -> datetime:
         seconds = _seconds_and_nanos(value, name)
         if not _MIN_TIMESTAMP <= seconds <= _MAX_TIMESTAMP:
             raise InvalidArgument(f"'{name}' is outside 0001-01-01 to 9999-12-31.")
-        return _EPOCH + timedelta(seconds=seconds)
+        # From the integers, not the float (which has no nanoseconds left at today's epoch): the nanoseconds round to
+        # the microsecond as a string's fraction does (``_to_microseconds``), ties to even.
+        try:
+            return _EPOCH + timedelta(
+                seconds=int(value.get("seconds", 0)), microseconds=int(value.get("nanos", 0)) / 1000
+            )
+        except OverflowError:
+            raise InvalidArgument(f"'{name}' is outside 0001-01-01 to 9999-12-31.") from None
     if not isinstance(value, str):
         raise InvalidArgument(f'\'{name}\' must be an RFC 3339 timestamp string or {{"seconds", "nanos"}}.')
-    text = _FRACTION.sub(r"\1", value.strip())  # Python keeps microseconds
+    text, carry = _to_microseconds(value.strip())
     try:
         parsed = datetime.fromisoformat(text.replace("z", "Z"))
     except ValueError:
         raise InvalidArgument(f"'{name}' is not an RFC 3339 timestamp: {value!r}.") from None
     if parsed.tzinfo is None:
         raise InvalidArgument(f"'{name}' needs a time zone ('Z' or an offset): {value!r}.")
-    return parsed
+    try:
+        return parsed + carry
+    except OverflowError:  # 9999-12-31T23:59:59.9999999Z rounds past year 9999
+        raise InvalidArgument(f"'{name}' is outside 0001-01-01 to 9999-12-31.") from None
+
+
+def _to_microseconds(text: str) -> tuple[str, timedelta]:
+    """An RFC 3339 time with its fraction rounded to microseconds (Python keeps no more), and the second it carries.
+
+    Rounded, not cut, and ties to even: so a time sent to the nanosecond over gRPC is the microsecond that the same
+    time sent as a float (``datetime.fromtimestamp``, ``sessions_app.services.to_microseconds``) is (issue 43 item 11).
+    """
+    match = _FRACTION.search(text)
+    if match is None:
+        return text, timedelta()
+    rounded = Decimal("0." + match[1]).quantize(_MICROSECOND, rounding=ROUND_HALF_EVEN)
+    carry = int(rounded)  # .9999996 → 1.000000
+    return text[: match.start()] + f"{rounded - carry:.6f}"[1:] + text[match.end() :], timedelta(seconds=carry)
 
 
 def duration(value: Any, name: str) -> timedelta:

@@ -29,7 +29,6 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-import psycopg
 from django.db import connection
 
 from cognizes.infra import direct_db
@@ -102,7 +101,7 @@ class NotifiedCache(Generic[K, V]):
     def _listen(self) -> None:
         while not self._closed.is_set():
             try:
-                with psycopg.connect(direct_db.conninfo(self.application_name), autocommit=True) as conn:
+                with direct_db.connect(self.application_name) as conn:
                     conn.execute(f"LISTEN {self.channel}")
                     self.forget()  # whatever changed before we listened
                     while True:

@@ -41,6 +41,7 @@ from sessions_app.services.base import (
     check_key,
     check_session_id,
     check_timestamp,
+    to_microseconds,
 )
 from sessions_app.services.create_read import (
     SessionRef,
@@ -130,4 +131,5 @@ __all__ = [
     "get_user_state",
     "list_session_page",
     "list_sessions",
+    "to_microseconds",
 ]

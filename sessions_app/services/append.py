@@ -18,6 +18,7 @@ from sessions_app.services.base import (
     _live,
     _raise_missing_or_stale,
     check_timestamp,
+    to_microseconds,
 )
 from sessions_app.services.create_read import get_session_users
 
@@ -35,7 +36,7 @@ WITH s AS (
     INSERT INTO events (session_id, version, event_id, invocation_id, author, branch,
                         timestamp, data, preview, raw_event)
     SELECT s.id, s.version, %(event_id)s, %(invocation_id)s, %(author)s, %(branch)s,
-           %(ts)s, %(data)s::jsonb, %(preview)s, %(raw)s::jsonb
+           %(event_ts)s, %(data)s::jsonb, %(preview)s, %(raw)s::jsonb
     FROM s
 ){scoped}
 SELECT version, user_id FROM s
@@ -142,7 +143,8 @@ def _append(
         "session_delta": json.dumps(delta.session),
         "app_delta": json.dumps(delta.app),
         "user_delta": json.dumps(delta.user),
-        "ts": event.timestamp,
+        "ts": event.timestamp,  # the session's update time: the exact float ADK reports as last_update_time
+        "event_ts": to_microseconds(event.timestamp),  # what after_timestamp filters compare with
         "event_id": event.event_id,
         "invocation_id": event.invocation_id,
         "author": event.author,

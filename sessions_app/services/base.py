@@ -125,6 +125,19 @@ def check_timestamp(value: float) -> None:
         raise SessionError(f"The event timestamp {value!r} is not a time (epoch seconds from {low:.0f} to {high:.0f}).")
 
 
+def to_microseconds(value: float) -> float:
+    """``value`` (epoch seconds) at the one precision event times are stored and compared at: whole microseconds.
+
+    Vertex's wire (RFC 3339, protobuf Timestamp) and Python's ``datetime`` carry microseconds, while ADK's event time
+    is a float with finer digits. Stored as the float and filtered by its RFC 3339 form, an event was dropped by a
+    filter at its own time whenever the float rounded up (issue 43 item 11). Rounded as ``datetime.fromtimestamp``
+    rounds (the fraction to the nearest microsecond, ties to even), so ADK's RFC 3339 time of an event, parsed back,
+    is this same float; migration 0006 rounds stored rows by the same arithmetic.
+    """
+    whole = math.floor(value)
+    return (int(whole) * 1_000_000 + round((value - whole) * 1e6)) / 1_000_000
+
+
 def check_key(name: str, value: str) -> str:
     """Validate an app name, user id or session id."""
     if not isinstance(value, str) or not value.strip():

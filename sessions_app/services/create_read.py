@@ -21,6 +21,7 @@ from sessions_app.services.base import (
     _live,
     check_key,
     check_session_id,
+    to_microseconds,
 )
 from sessions_app.services.lifecycle import _delete_sessions
 
@@ -138,7 +139,7 @@ def get_session(
     """Return the session with its events in append order, or None if missing.
 
     ``num_recent_events`` keeps the last N events (0: none); ``after_timestamp``
-    keeps events at or after that time. The session row is read before its
+    keeps events at or after that time, to the microsecond (``to_microseconds``). The session row is read before its
     events, so an event appended in between bumps the version past the one
     returned: the caller's next append is then stale rather than blind.
     """
@@ -154,7 +155,7 @@ def get_session(
             params: list[Any] = [pk]
             if after_timestamp is not None:
                 sql += " AND timestamp >= %s"
-                params.append(after_timestamp)
+                params.append(to_microseconds(after_timestamp))
             sql += " ORDER BY version DESC"
             if num_recent_events is not None:
                 sql += " LIMIT %s"

@@ -8,7 +8,7 @@ from typing import Any
 from django.db import connection
 
 from cognizes.infra.postgres.base import prepared_cursor
-from sessions_app.services.base import _json, _live
+from sessions_app.services.base import _json, _live, to_microseconds
 from sessions_app.services.create_read import SessionRef, get_session_pk
 
 
@@ -86,15 +86,15 @@ def find_event_page(
     limit: int = 100,
 ) -> tuple[list[SessionRef], list[StoredEventText]]:
     """``find_sessions`` (two at most) and, if it found one, a page of its events in order as stored text (any
-    rawEvent kept verbatim; ``since`` in epoch seconds), in one statement: for callers that know only the session's id
-    (Vertex's ListEvents), one round trip, not two. The caller checks the session it gets before it shows any
-    event."""
+    rawEvent kept verbatim; ``since`` in epoch seconds, compared to the microsecond), in one statement: for callers
+    that know only the session's id (Vertex's ListEvents), one round trip, not two. The caller checks the session it
+    gets before it shows any event."""
     params = {
         "app": app_name,
         "sid": session_id,
         "only": only_user,
         "after": after_version,
-        "since": since,
+        "since": None if since is None else to_microseconds(since),
         "limit": limit,
     }
     with prepared_cursor() as cursor:

@@ -82,6 +82,9 @@ class Server:
         self._spawn(
             "grpc", [sys.executable, "manage.py", "serve_grpc", "--port", str(grpc_port)]
         )  # asked nothing before
+        # What `cognizes run` starts beside the servers: a worker, which indexes the RAG Engine page's upload.
+        celery = ["-m", "celery", "-A", "cognizes", "worker", "--pool", "solo", "--without-mingle", "--without-gossip"]
+        self._spawn("worker", [sys.executable, *celery])
         assert host.stdout.readline().strip() == b"ready", "the snippet host did not start (host.log)"
         self.command("migrate", "--noinput")
         self.env["KEY"] = self.command("create_api_key", "weather")["stdout"].strip().splitlines()[-1]

@@ -308,3 +308,39 @@ def test_the_older_sdks_rest_clients_create_list_retrieve_and_delete(server, cel
     old_rag.delete_file(name=listed.name)
     old_rag.delete_corpus(name=corpus.name)
     assert not Corpus.objects.exists() and not Document.objects.exists()
+
+
+def test_retrieved_scores_are_relevance_in_descending_order_within_the_distance_asked(server, celery_worker, tmp_path):
+    """Issue 43 item 9: every score was 0.0 for a lone chunk (the fusion's standardised score of one candidate), and
+    below 0 for the weaker of several. ``score`` is the fused relevance, larger first; ``distance`` is what
+    ``vector_distance_threshold`` bounds (and ``1 - vector_similarity_threshold``), as Vertex's fields say."""
+    rag = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url}).rag
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Handbook"})
+    path = tmp_path / "handbook.md"
+    path.write_text(HANDBOOK)
+    _active(rag, rag.upload_file(corpus_name=corpus.name, path=str(path), display_name="Handbook").name)
+    lone = tmp_path / "lone.md"
+    lone.write_text("Every employee has 25 days of paid leave a year.\n")
+    alone = rag.create_corpus(rag_corpus={"display_name": "One chunk"})
+    _active(rag, rag.upload_file(corpus_name=alone.name, path=str(lone), display_name="Leave").name)
+
+    def retrieve(name: str, **config):
+        found = rag.retrieve_contexts(
+            vertex_rag_store={"rag_resources": [{"rag_corpus": name}]},
+            query={"text": "How many days of paid leave?", "rag_retrieval_config": {"top_k": 10, **config}},
+        )
+        return found.contexts.contexts
+
+    every = retrieve(corpus.name)
+    distances = sorted(c.distance for c in every)
+    cut = (distances[len(distances) // 2 - 1] + distances[len(distances) // 2]) / 2  # keeps about half
+    near = retrieve(corpus.name, filter={"vector_distance_threshold": cut})
+    similar = retrieve(corpus.name, filter={"vector_similarity_threshold": 1 - cut})
+    scores = [c.score for c in every]
+
+    assert len(every) >= 3 and "25 days" in every[0].text
+    assert all(0 < score <= 1 for score in scores) and scores == sorted(scores, reverse=True) and len(set(scores)) > 1
+    assert 0 < len(near) < len(every) and all(c.distance <= cut for c in near)
+    assert [c.chunk.chunk_id for c in similar] == [c.chunk.chunk_id for c in near]
+    assert [c.score for c in near] == sorted((c.score for c in near), reverse=True)
+    assert 0 < retrieve(alone.name)[0].score <= 1

@@ -20,11 +20,13 @@ statement (a compare-and-swap, the event insert and the state merges), unprepare
 of its server CPU being parsed and planned anew on every call (docs/measured.md). Only what
 goes through it is prepared (Django's own cursors bind client-side and never are), and nothing
 is behind a transaction pooler (``PREPARED_STATEMENTS`` False in the database's settings),
-where the next transaction may run on a server connection that never saw the statement.
+where the next transaction may run on a server connection that never saw the statement. With
+``DATABASE_TRANSACTION_POOLING`` unset the first connection looks for a pooler (``pooler``).
 """
 
 from __future__ import annotations
 
+import logging
 import select
 from typing import Any, cast
 
@@ -35,6 +37,10 @@ from django.db.backends.utils import CursorWrapper
 from django.utils.asyncio import async_unsafe
 from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
+
+from cognizes.infra.postgres.pooler import through_a_pooler
+
+logger = logging.getLogger(__name__)
 
 ONLY_WHEN_ASKED = 2**62
 """psycopg's ``prepare_threshold`` for our connections: a statement is prepared when its
@@ -73,8 +79,23 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> psycopg.Connection:
         connection = self._checked_connection(conn_params)
+        if self.settings_dict.get("TRANSACTION_POOLING") is None:  # DATABASE_TRANSACTION_POOLING unset: find out
+            self._found_pooling(through_a_pooler(connection))
         connection.prepare_threshold = ONLY_WHEN_ASKED if self.settings_dict.get("PREPARED_STATEMENTS", True) else None
         return connection
+
+    def _found_pooling(self, pooled: bool) -> None:
+        """Set what ``DATABASE_TRANSACTION_POOLING`` would have (``cognizes.settings``) in the database's settings,
+        which every thread's wrapper shares, so the probe runs once per process (``pooler``)."""
+        if pooled:
+            logger.warning(
+                "Database %r is reached through a connection pooler (PgBouncer or the like): prepared statements and "
+                "server-side cursors are off. Set DATABASE_TRANSACTION_POOLING=1 (and DATABASE_LISTEN_URL) to say "
+                "so, or DATABASE_TRANSACTION_POOLING=0 if the pooler keeps sessions.",
+                self.alias,
+            )
+            self.settings_dict.update(PREPARED_STATEMENTS=False, DISABLE_SERVER_SIDE_CURSORS=True)
+        self.settings_dict["TRANSACTION_POOLING"] = pooled
 
     def _checked_connection(self, conn_params: dict[str, Any]) -> psycopg.Connection:
         pool = self.pool

@@ -1,0 +1,51 @@
+"""Event times are compared at one precision, microseconds, whichever way they came in (issue 43 item 11).
+
+An event's time is a float of epoch seconds; Vertex's wire (RFC 3339, protobuf Timestamp) and Python's
+``datetime`` carry microseconds. ``after_timestamp`` set to an event's own time must find that event whether the
+caller holds its exact float or the microsecond time a Vertex client reads back. The times below are not a whole
+number of microseconds and round *up* (``…0.1234567`` → ``…0.123457``), so the exact float lies below its
+microsecond time: a filter at the microsecond then misses an event stored as the float, every time.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from google.adk.events.event import Event
+from google.adk.sessions.base_session_service import GetSessionConfig
+from google.genai import types
+
+from cognizes.adk import PostgresSessionService
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+EXACT = 1767225600.1234567
+"""An event time that is not a whole number of microseconds; it rounds up to ….123457."""
+AS_MICROSECONDS = datetime.datetime.fromtimestamp(EXACT, tz=datetime.UTC).timestamp()
+
+
+def event(text: str, timestamp: float) -> Event:
+    made = Event(author="user", invocation_id="i", content=types.Content(role="user", parts=[types.Part(text=text)]))
+    made.timestamp = timestamp
+    return made
+
+
+def test_the_boundary_times_round_up():
+    assert AS_MICROSECONDS > EXACT  # otherwise the tests below could not fail on a float compared with a microsecond
+
+
+@pytest.mark.parametrize("after", [EXACT, AS_MICROSECONDS], ids=["exact_float", "microseconds"])
+async def test_after_timestamp_at_an_events_own_time_keeps_that_event(after):
+    service = PostgresSessionService()
+    session = await service.create_session(app_name="times", user_id="u")
+    await service.append_event(session, event("before", EXACT - 1))
+    await service.append_event(session, event("boundary", EXACT))
+    await service.append_event(session, event("after", EXACT + 1))
+
+    loaded = await service.get_session(
+        app_name="times", user_id="u", session_id=session.id, config=GetSessionConfig(after_timestamp=after)
+    )
+
+    assert [e.content.parts[0].text for e in loaded.events] == ["boundary", "after"]
+    assert loaded.events[0].timestamp == EXACT  # the event itself keeps the time it was given
