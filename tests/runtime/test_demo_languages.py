@@ -88,3 +88,24 @@ def test_the_table_is_cldrs_names_as_built():
     import json
 
     assert json.loads(TABLE.read_text(encoding="utf-8")) == build_table()
+
+
+OTHER_THINGS = {
+    "ja": ["私の名前は太郎です", "東京に住んでいます", "猫を二匹飼っています", "週末は山登りが好きです"],
+    "ru": ["Меня зовут Алексей", "Я живу в Москве", "У меня две кошки", "По выходным я хожу в горы"],
+}
+
+
+@pytest.mark.parametrize("language", OTHER_THINGS)
+async def test_the_preference_is_found_among_other_things_said_in_that_language(weather_app, language):
+    """The English memory query still finds the preference when it is one memory of several (by meaning)."""
+    runner = get_runner(weather_app)
+    said = [*OTHER_THINGS[language][:2], FAHRENHEIT[language], *OTHER_THINGS[language][2:]]
+    for number, text in enumerate(said):
+        await say(runner, f"s{number}", text)
+        [job] = await jobs(session_id=f"s{number}")
+        await run_in_db_thread(run_job, job.pk)
+
+    asked = await say(runner, "weather", "What's the weather in Paris?")
+
+    assert calls(asked)[-1] == ("get_weather", {"city": "Paris", "unit": "fahrenheit"})
