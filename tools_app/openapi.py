@@ -11,11 +11,12 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from google.adk.tools.openapi_tool.openapi_spec_parser.openapi_spec_parser import OpenApiSpecParser
-from google.adk.tools.openapi_tool.openapi_spec_parser.rest_api_tool import RestApiTool
+
+if TYPE_CHECKING:  # ADK is imported where a tool is built: the tools admin loads with Django (issue 43)
+    from google.adk.tools.openapi_tool.openapi_spec_parser.rest_api_tool import RestApiTool
 
 HTTP_METHODS = ("get", "post", "put", "delete", "patch", "head", "options", "trace")
 
@@ -74,14 +75,17 @@ def _single_operation_document(document: dict[str, Any], path: str, method: str)
 
 
 def build_rest_api_tool(
-    document: dict[str, Any], *, tool_class: type[RestApiTool] = RestApiTool, **options: Any
+    document: dict[str, Any], *, tool_class: type[RestApiTool] | None = None, **options: Any
 ) -> RestApiTool:
-    """The ADK tool of a one-operation document (``options`` go to ``RestApiTool``)."""
+    """The ADK tool of a one-operation document (``options`` go to ``tool_class``, ``RestApiTool`` by default)."""
+    from google.adk.tools.openapi_tool.openapi_spec_parser.openapi_spec_parser import OpenApiSpecParser
+    from google.adk.tools.openapi_tool.openapi_spec_parser.rest_api_tool import RestApiTool
+
     # The parser mutates what it is given.
     operations = OpenApiSpecParser().parse(copy.deepcopy(document))
     if len(operations) != 1:
         raise InvalidOpenApi(f"Expected one operation, found {len(operations)}.")
-    return tool_class.from_parsed_operation(operations[0], **options)
+    return (tool_class or RestApiTool).from_parsed_operation(operations[0], **options)
 
 
 def parse_operations(document: dict[str, Any]) -> list[ParsedOperation]:

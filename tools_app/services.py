@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -105,6 +104,8 @@ def check_arguments(schema: dict[str, Any], arguments: Any) -> None:
     """
     if not isinstance(arguments, dict):
         raise InvalidArguments("The arguments must be a JSON object.")
+    import jsonschema  # here: loading the tools admin with Django need not load it (issue 43)
+
     try:
         validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))

@@ -5,7 +5,8 @@ in long-term memory for the user's preferred unit (``load_memory``), then calls
 the registry's ``get_weather`` with it, then answers from the tool's report.
 Asked what to pack (or about a climate), it searches the travel handbook with
 the question (``search_knowledge``) and quotes the best passage, naming its
-document. Told a preference, it acknowledges it (memory consolidation keeps it).
+document. Told a preference, it acknowledges it (memory consolidation keeps it). A unit is read in any
+language CLDR names it in (``unit_names``), in what the user says and in what memory holds.
 Every answer says the offline model wrote it.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncGenerator
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from google.adk.models.base_llm import BaseLlm
@@ -21,11 +23,12 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import BaseModel
 
+from demo_agents.weather.unit_names import unit_named
+
 NAME = "cognizes-offline-weather"
 MARK = "[offline model]"
 MEMORY_QUERY = "preferred temperature unit celsius or fahrenheit"
 _CITY = re.compile(r"\b(?:weather|temperature|forecast)\b.*?\b(?:in|for|at)\s+([A-Za-z][A-Za-z .'-]*)", re.I)
-_UNIT = re.compile(r"\b(celsius|fahrenheit)\b", re.I)
 _HANDBOOK = re.compile(r"\b(?:pack|packing|bring|wear|climate|handbook)\b", re.I)
 SEARCH = "search_knowledge"
 
@@ -54,9 +57,9 @@ class OfflineWeatherModel(BaseLlm):
         city = _CITY.search(text)
         if city:
             return _call("load_memory", query=MEMORY_QUERY)
-        unit = _UNIT.search(text)
+        unit = unit_named(text)  # in any language: "温度は華氏で教えてください" too
         if unit:
-            return _say(f"Got it: from now on I'll give temperatures in {unit.group(1).capitalize()}.")
+            return _say(f"Got it: from now on I'll give temperatures in {unit.capitalize()}.")
         return _say(
             'I can tell you the weather: ask "What\'s the weather in Paris?" or "What should I pack for '
             'Paris in November?", or tell me whether you prefer Celsius or Fahrenheit.'
@@ -86,16 +89,30 @@ def _quote(passages: list[dict[str, Any]]) -> types.Part:
 
 
 def _remembered_unit(load_memory_result: dict[str, Any]) -> str | None:
-    """The unit named by the best-ranked memory that names one."""
+    """The unit named by the latest memory that names one (the best-ranked, among those said at once).
+
+    The latest, not the best-ranked: a preference changed in another language ("I prefer Fahrenheit.",
+    then "温度は摂氏で教えてください") supersedes nothing in memory, since no frame is shared to align, and
+    the old one may rank first for an English query.
+    """
     result = _plain(load_memory_result)
     result = result.get("result", result)  # ADK wraps a tool's non-dict return value
-    for memory in result.get("memories") or []:
+    named: list[tuple[datetime, int, str]] = []
+    for rank, memory in enumerate(result.get("memories") or []):
         parts = ((memory or {}).get("content") or {}).get("parts") or []
-        for part in parts:
-            found = _UNIT.search(part.get("text") or "")
-            if found:
-                return found.group(1).lower()
-    return None
+        unit = next((found for part in parts if (found := unit_named(part.get("text") or ""))), None)
+        if unit:
+            named.append((_when(memory.get("timestamp")), -rank, unit))
+    return max(named)[2] if named else None
+
+
+def _when(timestamp: Any) -> datetime:
+    """A memory's time (ISO 8601), or the earliest time for one without it."""
+    try:
+        when = datetime.fromisoformat(str(timestamp))
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _plain(value: Any) -> Any:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import sys
 
-from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
 from cognizes.infra.embedders import get_embedder
+from cognizes.infra.quick_command import QuickCommand
 from memory_app.models import Memory
 from memory_app.services import do_reembed
 
 BATCH = 64
 
 
-class Command(BaseCommand):
+class Command(QuickCommand):
     help = "Re-embed every memory whose embedding was made by another model (--all: every memory)."
 
     def add_arguments(self, parser):

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from cognizes.infra.quick_command import QuickCommand
 from tools_app import services
 from tools_app.openapi import InvalidOpenApi
 
 
-class Command(BaseCommand):
+class Command(QuickCommand):
     help = "Import an OpenAPI 3 document (JSON or YAML) into an app's tool registry."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from cognizes.infra import encryption
+from cognizes.infra.quick_command import QuickCommand
 from tools_app import secrets
 
 
-class Command(BaseCommand):
+class Command(QuickCommand):
     help = "Encrypt every stored app secret again with the newest key of COGNIZES_SECRET_KEYS."
 
     def add_arguments(self, parser: CommandParser) -> None:

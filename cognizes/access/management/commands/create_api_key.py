@@ -1,11 +1,10 @@
 """python manage.py create_api_key APP [--user U] [--read-only] [--name NAME]"""
 
-from django.core.management.base import BaseCommand
-
 from cognizes.access.services import do_create_api_key
+from cognizes.infra.quick_command import QuickCommand
 
 
-class Command(BaseCommand):
+class Command(QuickCommand):
     help = "Create an API key for one app (optionally one user, read-only) and print it once."
 
     def add_arguments(self, parser):

@@ -4,12 +4,12 @@ import os
 import secrets
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
 
 from cognizes.infra import command
+from cognizes.infra.quick_command import QuickCommand
 
 
-class Command(BaseCommand):
+class Command(QuickCommand):
     help = "Create the superuser 'admin' if missing (password from COGNIZES_ADMIN_PASSWORD or generated)."
 
     def add_arguments(self, parser):

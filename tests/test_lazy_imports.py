@@ -1,0 +1,56 @@
+"""Issue 43 item 8: a management command that does not serve answers in a moment, because loading Django
+does not load what only serving needs.
+
+Before: ``django.setup()`` imported ADK (the admin overview asked ``runtime_app.agents`` at import), google.genai,
+a2a, jsonschema and ADK's OpenAPI parser (the tools admin), and ``create_api_key`` then imported every surface
+(the URL check), about 11 s of imports for a command that writes one row. These tests check what is
+imported, a behaviour, not a time (bench/command_startup.py measures the time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVING_ONLY = ["google.adk", "google.genai", "google.cloud.aiplatform_v1beta1", "a2a", "mcp", "jsonschema"]
+"""Libraries only serving agents and surfaces needs: none is imported by loading Django."""
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The top modules of ``SERVING_ONLY`` imported in a fresh Python after ``code``, with the tests' settings."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {SERVING_ONLY!r} if m in sys.modules]))"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "cognizes.settings")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_loading_django_imports_nothing_only_serving_needs():
+    assert _loaded_after("import django; django.setup()") == set()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_creating_an_api_key_imports_nothing_only_serving_needs():
+    """As a user runs it (``python -m cognizes create_api_key``), system checks and all, on the test database."""
+    from django.conf import settings
+
+    from cognizes.access.models import ApiKey
+
+    db = settings.DATABASES["default"]
+    host = quote(db["HOST"], safe="")  # the embedded server's is a socket folder
+    url = f"postgres://{quote(db['USER'])}:{quote(db['PASSWORD'] or '')}@{host}:{db['PORT']}/{db['NAME']}"
+    code = (
+        f"import os\nos.environ['DATABASE_URL'] = {url!r}\n"
+        "from cognizes.cli import main\nmain(['create_api_key', 'lazy'])"
+    )
+
+    assert _loaded_after(code) == set()
+    assert ApiKey.objects.filter(app_name="lazy").count() == 1
