@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     atomic = False
 
-    dependencies = [("sessions_app", "0005_raw_event")]
+    dependencies = [("sessions_app", "0006_event_times_to_microseconds")]
 
     operations = [
         AddIndexConcurrently(
