@@ -248,6 +248,7 @@ _MARKED = {
         "tests/test_package.py",
         "tests/docs/test_snippets.py",
         "tests/test_secret_key.py",
+        "tests/vertex/test_agent_registry.py::test_the_docs_registry_snippet_",
         "tests/memory/test_lost_jobs.py",
         "tests/knowledge/test_lost_documents.py",
         "tests/test_admin_overview.py::test_a_killed_worker_goes_silent_and_a_stopped_beat_leaves",
