@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -129,6 +131,25 @@ flush_command.sql_flush = _migrated_rows.sql_flush
 flush_command.emit_post_migrate_signal = lambda *args, **kwargs: None
 
 
+def _one_default_ssl_context() -> None:
+    """Every client of the suite shares one default SSL context per trust store.
+
+    google.genai builds three for each client (httpx's, aiohttp's and websockets'), and ADK's Vertex services build
+    a client for each call: reading the CA bundle three times cost ~0.1 s a call, a sixth of the inner loop's CPU.
+    The suite's servers are all plain HTTP on loopback, so no context is used for a handshake here.
+    """
+    create = ssl.create_default_context
+
+    @functools.cache
+    def shared(purpose=ssl.Purpose.SERVER_AUTH, *, cafile=None, capath=None, cadata=None) -> ssl.SSLContext:
+        return create(purpose, cafile=cafile, capath=capath, cadata=cadata)
+
+    ssl.create_default_context = shared  # type: ignore[assignment]
+
+
+_one_default_ssl_context()
+
+
 @pytest.fixture(autouse=True)
 def _spans_written_before_teardown():
     """Write a test's pending spans before pytest-django empties the tables.
@@ -155,13 +176,10 @@ def _flush(provider) -> None:
         connections.close_all()
 
 
-@pytest.fixture
-def asgi_server(transactional_db) -> Iterator[str]:
-    """The project's ASGI application served by uvicorn on loopback (what ``make run`` serves); its base URL.
-
-    Streaming responses (Server-Sent Events) need a real ASGI server: the test
-    client would read an endless stream to its end.
-    """
+@pytest.fixture(scope="session")
+def _uvicorn(django_db_setup) -> Iterator[str]:
+    """uvicorn serving the project's ASGI application on loopback, one for the run (it serves the tests in turn);
+    its base URL. One for each test cost ~0.17 s a test, mostly uvicorn's shutdown, which sleeps 0.1 s twice."""
     import uvicorn
 
     from cognizes.asgi import application
@@ -180,11 +198,28 @@ def asgi_server(transactional_db) -> Iterator[str]:
 
 
 @pytest.fixture
-def celery_worker():
+def asgi_server(transactional_db, _uvicorn) -> str:
+    """The project's ASGI application served by uvicorn on loopback (what ``make run`` serves); its base URL.
+
+    Streaming responses (Server-Sent Events) need a real ASGI server: the test
+    client would read an endless stream to its end. The server's threads reach the
+    test database only while a test holds it (pytest-django's blocker), as with
+    ``transactional_db`` their writes are seen by the test and emptied after it.
+    """
+    return _uvicorn
+
+
+@pytest.fixture
+def celery_worker(monkeypatch):
     """A real Celery worker on the real Redis broker, in this process (tasks run on its thread)."""
     from celery.contrib.testing.worker import start_worker
+    from kombu.transport import redis
 
     from cognizes.celery import app as celery_app
+
+    # Between messages the worker waits on Redis (BRPOP) for up to this long, and only then sees it is to stop: kombu's
+    # 1 s made each test with a worker ~1 s longer.
+    monkeypatch.setattr(redis.Transport, "brpop_timeout", 0.05)
 
     celery_app.control.purge()  # tasks left on the broker by earlier runs name other databases' rows
     # The teardown waits for a task still running (on a loaded machine, embedding a document can take a minute):

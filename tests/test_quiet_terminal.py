@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import io
 import logging
+import logging.config
 import re
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from django.conf import settings
 
 from cognizes.access.services import do_create_api_key
 from knowledge_app import ingestion
@@ -30,8 +32,10 @@ PAGES = 60
 def terminal() -> Iterator[io.StringIO]:
     """What settings.LOGGING's console handler prints (the terminal of ``cognizes run``), for this test.
 
-    Not ``caplog``: pytest hangs its handler on every logger, printed or not.
+    Not ``caplog``: pytest hangs its handler on every logger, printed or not. The configuration is set again, as a
+    server process starts with it: an earlier test's in-process Celery worker sets its own levels.
     """
+    logging.config.dictConfig(settings.LOGGING)
     [console] = [h for h in logging.getLogger().handlers if type(h) is logging.StreamHandler]
     printed = io.StringIO()
     before = console.setStream(printed)
