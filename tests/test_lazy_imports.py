@@ -40,17 +40,23 @@ def test_loading_django_imports_nothing_only_serving_needs():
 @pytest.mark.django_db(transaction=True)
 def test_creating_an_api_key_imports_nothing_only_serving_needs():
     """As a user runs it (``python -m cognizes create_api_key``), system checks and all, on the test database."""
-    from django.conf import settings
-
     from cognizes.access.models import ApiKey
+
+    assert _loaded_after(_command("create_api_key", "lazy")) == set()
+    assert ApiKey.objects.filter(app_name="lazy").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrating_imports_nothing_only_serving_needs():
+    """``cognizes migrate`` with nothing to apply (what `cognizes run` and each deployment run first)."""
+    assert _loaded_after(_command("migrate", "--noinput")) == set()
+
+
+def _command(*argv: str) -> str:
+    """Code running ``python -m cognizes ARGV`` on the test database."""
+    from django.conf import settings
 
     db = settings.DATABASES["default"]
     host = quote(db["HOST"], safe="")  # the embedded server's is a socket folder
     url = f"postgres://{quote(db['USER'])}:{quote(db['PASSWORD'] or '')}@{host}:{db['PORT']}/{db['NAME']}"
-    code = (
-        f"import os\nos.environ['DATABASE_URL'] = {url!r}\n"
-        "from cognizes.cli import main\nmain(['create_api_key', 'lazy'])"
-    )
-
-    assert _loaded_after(code) == set()
-    assert ApiKey.objects.filter(app_name="lazy").count() == 1
+    return f"import os\nos.environ['DATABASE_URL'] = {url!r}\nfrom cognizes.cli import main\nmain({list(argv)!r})"
