@@ -8,7 +8,7 @@ whichever order a process happens to load them.
 
 from __future__ import annotations
 
-import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -59,16 +59,30 @@ def _bench_imports() -> dict[str, set[str]]:
     """Each benchmark module and the benchmark modules it imports, anywhere in it (a function-level import too).
 
     Read from the source: ``bench`` is no package (its scripts put the checkout on the path), so a graph built by
-    importing it would also hold any other checkout's ``bench`` on the path.
+    importing it would also hold any other checkout's ``bench`` on the path. Parsed in a Python of its own:
+    CPython 3.11's ``ast.parse`` keeps its depth count for the whole interpreter, so a parse on another of this
+    process's threads meanwhile (3.11's tracebacks parse source lines to draw their carets) can make it raise
+    "AST constructor recursion depth mismatch", as it did once in CI.
     """
-    modules = {path.stem for path in (ROOT / "bench").glob("*.py")}
-    imports: dict[str, set[str]] = {}
-    for name in modules:
-        tree = ast.parse((ROOT / "bench" / f"{name}.py").read_text())
-        named = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-        named |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-        imports[name] = {module.removeprefix("bench.") for module in named if module.startswith("bench.")} & modules
-    return imports
+    graph = subprocess.run(
+        [sys.executable, "-c", _BENCH_IMPORTS, str(ROOT / "bench")], capture_output=True, text=True, check=True
+    )
+    return {name: set(used) for name, used in json.loads(graph.stdout).items()}
+
+
+_BENCH_IMPORTS = """
+import ast, json, pathlib, sys
+
+bench = pathlib.Path(sys.argv[1])
+modules = {path.stem for path in bench.glob("*.py")}
+imports = {}
+for name in modules:
+    tree = ast.parse((bench / f"{name}.py").read_text())
+    named = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    named |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    imports[name] = sorted({module.removeprefix("bench.") for module in named if module.startswith("bench.")} & modules)
+print(json.dumps(imports))
+"""
 
 
 def test_no_benchmark_imports_one_that_imports_it_back():
