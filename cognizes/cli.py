@@ -61,6 +61,14 @@ def main(argv: list[str] | None = None) -> int:
 
         os.environ["DJANGO_SECRET_KEY"] = secret_key.ensure()
     from django.core.management import execute_from_command_line
+    from django.db.utils import ProgrammingError
 
-    execute_from_command_line(["cognizes", *args])
+    try:
+        execute_from_command_line(["cognizes", *args])
+    except ProgrammingError:
+        # A command run on a database never migrated met a missing table: say what to run, not a traceback.
+        from cognizes.infra.setup import require_migrated
+
+        require_migrated()
+        raise
     return 0

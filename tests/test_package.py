@@ -33,7 +33,7 @@ import pytest
 from google.cloud.aiplatform_v1beta1.services.session_service import SessionServiceClient
 from google.cloud.aiplatform_v1beta1.services.session_service.transports import SessionServiceGrpcTransport
 
-from tests.processes import ROOT, database_env, free_port
+from tests.processes import ROOT, database_env, database_url, free_port
 
 VERSION = re.findall(r'^__version__ = "([^"]+)"$', (ROOT / "cognizes" / "__init__.py").read_text(), re.M)[0]
 WHEEL_PACKAGES = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
@@ -195,6 +195,28 @@ def test_an_unknown_command_is_refused_in_djangos_words_without_a_traceback():
     typo = _cognizes("run", "--port", "9000")
     assert typo.returncode == 2 and "unrecognized arguments: --port 9000" in typo.stderr
     assert "Traceback" not in typo.stderr
+
+
+def test_a_command_on_a_database_never_migrated_says_to_migrate_without_a_traceback():
+    """Before: ``cognizes create_api_key`` on a new database printed a ProgrammingError traceback ("relation
+    api_keys does not exist")."""
+    import psycopg
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    name = f"unmigrated_{os.getpid()}"
+    server = {"host": db["HOST"], "port": db["PORT"], "user": db["USER"], "password": db["PASSWORD"] or None}
+    with psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            done = _cognizes(
+                "create_api_key", "weather", env={**database_env(), "DATABASE_URL": database_url({**db, "NAME": name})}
+            )
+        finally:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "is not set up" in done.stderr and "run `cognizes migrate`" in done.stderr
 
 
 # --- cognizes run and an agent outside the checkout ------------------------------------------------------------------

@@ -25,10 +25,10 @@ def ensure_django() -> None:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cognizes.settings")
         django.setup()
         if not os.environ.get("DATABASE_URL"):
-            _require_migrated()
+            require_migrated()
 
 
-def _require_migrated() -> None:
+def require_migrated() -> None:
     """Exit with what to run when the database lacks a migration the installed apps have.
 
     The migrations on disk are listed, not loaded (Django's loader imports every one of them: 0.6 s on each start).
@@ -46,14 +46,17 @@ def _require_migrated() -> None:
         for name in _migration_names(config.name)
         if (config.label, name) not in applied
     ]
-    if missing:
-        label, name = missing[0]
-        raise SystemExit(
-            f"Cognizes' database under {local.VAR_DIR} is not set up ({len(missing)} migrations to apply, such as "
-            f"{label}.{name}): start `cognizes run` there once (it migrates, and leaves the servers running for "
-            f"agents), or run `cognizes migrate`; or set DATABASE_URL to a migrated database. "
-            f"(COGNIZES_VAR_DIR chooses the folder.)"
-        )
+    if not missing:
+        return
+    label, name = missing[0]
+    to_apply = f"({len(missing)} migrations to apply, such as {label}.{name})"
+    if os.environ.get("DATABASE_URL"):
+        raise SystemExit(f"The database DATABASE_URL names is not set up {to_apply}: run `cognizes migrate`.")
+    raise SystemExit(
+        f"Cognizes' database under {local.VAR_DIR} is not set up {to_apply}: start `cognizes run` there once (it "
+        f"migrates, and leaves the servers running for agents), or run `cognizes migrate`; or set DATABASE_URL to a "
+        f"migrated database. (COGNIZES_VAR_DIR chooses the folder.)"
+    )
 
 
 def _migration_names(app_module: str) -> list[str]:
