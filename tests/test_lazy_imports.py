@@ -14,9 +14,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
+
+from tests.processes import database_url
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVING_ONLY = ["google.adk", "google.genai", "google.cloud.aiplatform_v1beta1", "a2a", "mcp", "jsonschema"]
@@ -56,7 +57,5 @@ def _command(*argv: str) -> str:
     """Code running ``python -m cognizes ARGV`` on the test database."""
     from django.conf import settings
 
-    db = settings.DATABASES["default"]
-    host = quote(db["HOST"], safe="")  # the embedded server's is a socket folder
-    url = f"postgres://{quote(db['USER'])}:{quote(db['PASSWORD'] or '')}@{host}:{db['PORT']}/{db['NAME']}"
+    url = database_url(settings.DATABASES["default"])
     return f"import os\nos.environ['DATABASE_URL'] = {url!r}\nfrom cognizes.cli import main\nmain({list(argv)!r})"

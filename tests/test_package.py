@@ -205,8 +205,7 @@ def test_a_command_on_a_database_never_migrated_says_to_migrate_without_a_traceb
 
     db = settings.DATABASES["default"]
     name = f"unmigrated_{os.getpid()}"
-    server = {"host": db["HOST"], "port": db["PORT"], "user": db["USER"], "password": db["PASSWORD"] or None}
-    with psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
+    with psycopg.connect(database_url({**db, "NAME": "postgres"}), autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
         try:
             done = _cognizes(

@@ -18,7 +18,7 @@ from cognizes.access.api import check_key_scope
 from cognizes.access.authentication import BearerKeyAuthentication
 from cognizes.access.models import MAX_KEY_LENGTH, ApiKey
 
-USER_HEADER = "x-user-id"
+USER_HEADER = key_kinds.USER_HEADER.lower()  # as the headers mapping has it
 
 
 class Refused(Exception):

@@ -31,7 +31,7 @@ def connect(application_name: str, *, databases: dict[str, Any] | None = None) -
     conn = psycopg.connect(conninfo(application_name, databases=databases), autocommit=True)
     try:
         if _may_be_pooled(databases):
-            _refuse_a_pooler(pooler.answering_pid(conn.execute(pooler.PROBE).fetchone()) != conn.info.backend_pid)
+            _refuse_a_pooler(pooler.through_a_pooler(conn))
     except BaseException:
         conn.close()
         raise
