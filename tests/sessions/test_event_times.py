@@ -49,3 +49,28 @@ async def test_after_timestamp_at_an_events_own_time_keeps_that_event(after):
 
     assert [e.content.parts[0].text for e in loaded.events] == ["boundary", "after"]
     assert loaded.events[0].timestamp == EXACT  # the event itself keeps the time it was given
+
+
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [("nan", 400), ("inf", 400), ("-inf", 400), ("1e400", 400), ("²", 400), ("1e300", 200), ("-1e300", 200)],
+)
+def test_a_hostile_after_timestamp_is_a_400_or_an_answer_never_a_500(value, status):
+    """The filter now goes through ``to_microseconds``' arithmetic: what no float holds is refused before it, and a
+    time past any event (or before every one) is a plain answer."""
+    from tests.api.conftest import client_for
+
+    api = client_for("times")
+    assert api.post("/api/v1/apps/times/users/ada/sessions/", {"id": "s1"}, format="json").status_code == 201
+    appended = api.post(
+        "/api/v1/apps/times/users/ada/sessions/s1/events/",
+        {"event": event("hello", EXACT).model_dump(mode="json", by_alias=True), "expected_version": 1},
+        format="json",
+    )
+    assert appended.status_code == 201, appended.content
+
+    answer = api.get("/api/v1/apps/times/users/ada/sessions/s1/", {"after_timestamp": value})
+
+    assert answer.status_code == status, answer.content
+    if status == 200:
+        assert len(answer.json()["events"]) == (1 if value.startswith("-") else 0)
