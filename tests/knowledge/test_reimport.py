@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from knowledge_app import imports, ingestion
+from knowledge_app import imports, ingestion, source_documents
 from knowledge_app.models import Document, DocumentStatus, Import
 from tests.api.conftest import client_for
 
@@ -233,6 +233,52 @@ def test_only_the_apps_key_imports_and_another_app_sees_no_import(folder):
     assert started.status_code == 202
     elsewhere = client_for("weather").get(f"/api/v1/apps/weather/corpora/{corpus_id}/imports/{started.json()['id']}/")
     assert elsewhere.status_code == 404
-    for body in ({"uris": []}, {"uris": ["gs://nowhere"]}, {"uris": ["gs://policies"], "delete_missing": "maybe"}):
+    for body in (
+        {"uris": []},
+        {"uris": "gs://policies"},
+        {"uris": [None]},
+        {"uris": ["gs://nowhere"]},
+        {"uris": ["gs://policies/../../outside"]},
+        {"uris": ["gs://weather/forecasts"]},
+        {"uris": ["gs://policies"] * 1001},
+        {"uris": ["gs://policies"], "delete_missing": "maybe"},
+        {"uris": ["gs://policies"], "chunk_size": 0},
+    ):
         refused = api.post(f"{BASE}{corpus_id}/imports/", body, format="json")
         assert refused.status_code in (400, 404), (body, refused.json())
+    surrogate = api.generic(
+        "POST", f"{BASE}{corpus_id}/imports/", '{"uris": ["gs://policies/\\ud800"]}', content_type="application/json"
+    )
+    assert surrogate.status_code == 400, surrogate.json()
+    assert Import.objects.count() == 1
+
+
+def test_an_import_killed_after_replacing_a_file_counts_it_replaced_when_run_again(folder, monkeypatch):
+    """Its worker killed mid-way, the import is run again: the file its first run replaced is unchanged by then,
+    and is counted replaced (as that run did), not skipped; each file counted once."""
+    corpus_id = _corpus(client_for(APP))
+    _run_import(corpus_id)
+    (folder / "expenses.txt").write_text(NEW)  # listed first: the first batch
+    record = Import.objects.create(corpus_id=corpus_id, app_name=APP, uris=["gs://policies"])
+    monkeypatch.setattr(imports, "BATCH_FILES", 1)
+    real_put, calls = source_documents.do_put_file, []
+
+    def dies_on_the_second_file(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # what a SIGKILL leaves: the lease is not let go
+        return real_put(*args, **kwargs)
+
+    monkeypatch.setattr(source_documents, "do_put_file", dies_on_the_second_file)
+    with pytest.raises(KeyboardInterrupt):
+        imports.do_run_import(record.id)
+    monkeypatch.setattr(source_documents, "do_put_file", real_put)
+    killed = Import.objects.get(id=record.id)
+    assert (killed.replaced_count, killed.skipped_count) == (1, 0)
+    Import.objects.filter(id=record.id).update(lease_until=killed.lease_until.replace(year=2000))  # it runs out
+
+    imports.do_run_import(record.id)
+
+    again = Import.objects.get(id=record.id)
+    assert (again.added_count, again.replaced_count, again.skipped_count, again.attempts) == (0, 1, 2, 2)
+    assert Document.objects.count() == 3
