@@ -143,11 +143,7 @@ def do_add_document(
     owner's. A file the app's key uploads under ADK's memory-file name for a user is that user's
     (``get_memory_file_user``).
     """
-    if not data:
-        raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
-    limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
-    if len(data) > limit:
-        raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
+    check_size(data, filename)
     chunking = chunking_for(corpus, chunk_size, chunk_overlap)
     user_id = user_id or get_memory_file_user(display_name)
     if metadata is not None:
@@ -181,9 +177,18 @@ def do_add_document(
                 metadata=metadata or {},
             )
     except IntegrityError:  # the same bytes, uploaded at the same moment by another request
-        return Added(owned.get(content_hash=digest), created=False)
+        return Added(owned.get(content_hash=digest, source_path=""), created=False)
     queue.send_on_commit(document.id)
     return Added(document, created=True)
+
+
+def check_size(data: bytes, filename: str) -> None:
+    """Refuse bytes no document may have: none, or more than the server's limit."""
+    if not data:
+        raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
+    limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
+    if len(data) > limit:
+        raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
 
 
 def get_memory_file_user(display_name: str) -> str:

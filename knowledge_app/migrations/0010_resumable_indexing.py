@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('knowledge_app', '0008_indexing_turns_fair_share'),
+        ('knowledge_app', '0009_documents_by_source'),
     ]
 
     operations = [
