@@ -194,6 +194,13 @@ class Chunk(models.Model):
     start = models.PositiveIntegerField(help_text="Character offset of its text in the document's text.")
     end = models.PositiveIntegerField()
     search_text = models.TextField(help_text="Heading and text as the keyword search reads them.")
+    digest = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="What its vector was made from (``EmbeddedChunk.digest``): a new version of its document keeps "
+        "the vectors of the chunks it did not change instead of embedding them again.",
+    )
     search_vector = models.GeneratedField(
         expression=RawSQL(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, search_text)", ()),
         output_field=SearchVectorField(),

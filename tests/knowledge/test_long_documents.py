@@ -204,3 +204,25 @@ def test_a_late_run_of_a_paused_document_writes_nothing_though_the_next_claim_ha
     assert not DOCUMENTS.held(late).exists() and DOCUMENTS.held(current).exists()
     assert not DOCUMENTS.finish(late, status=DocumentStatus.FAILED, error="a late run's outcome")
     assert Document.objects.get(id=document.id).status == DocumentStatus.RUNNING
+
+
+def test_a_new_version_of_a_document_embeds_only_the_chunks_it_changed(monkeypatch):
+    from knowledge_app.services import do_reindex
+
+    document = _document(_corpus("Rules"), "rules.txt", LONG)
+    first = Counting()
+    monkeypatch.setattr(ingestion, "get_embedder", lambda: first)
+    total = int(ingestion.do_ingest(document.id).split()[0])
+    assert len(first.texts) == total
+    changed = LONG.replace("Правило 99: ключ номер 99", "Правило 99: ключ номер сто")  # the last paragraph only
+    Document.objects.filter(id=document.id).update(content=changed.encode())
+    do_reindex(Document.objects.get(id=document.id))
+
+    second = Counting()
+    monkeypatch.setattr(ingestion, "get_embedder", lambda: second)
+    assert ingestion.do_ingest(document.id) == f"{total} chunks"
+    assert 1 <= len(second.texts) <= 2 and all("сто" in text for text in second.texts[-1:])
+    chunks = Chunk.objects.filter(document=document).order_by("ordinal")
+    assert "ключ номер сто" in chunks.last().text and chunks.count() == total
+    fresh = get_embedder().embed_documents([chunks.first().search_text])[0]  # a copied vector is its own text's
+    assert float(np.dot(fresh, chunks.first().embedding)) > 0.999
