@@ -167,6 +167,13 @@ def answering(tmp_path, settings):
 def test_ask_contexts_without_a_model_returns_the_contexts_and_no_answer(server, handbook, settings):
     settings.COGNIZES_ANSWER_MODEL = ""
     rag = _client(server, "express").rag
+    corpus = Corpus.objects.get()
+    _indexed_handbook(
+        APP, "alice.md", "# Leave\n\nAlice takes 40 days of paid leave.\n", corpus=corpus, user_id="alice"
+    )
+    bobs = _client(server, "express", server.key_for(user_id="bob")).rag
+    for_bob = bobs.ask_contexts(query={"text": "days of paid leave"}, config={"tools": [_tool(handbook)]})
+    assert for_bob.contexts.contexts and not [c for c in for_bob.contexts.contexts if "Alice" in c.text]
 
     asked = rag.ask_contexts(
         query={"text": "How many days of paid leave?"}, config={"tools": [_tool(handbook, similarity_top_k=2)]}
@@ -272,3 +279,46 @@ async def test_the_async_client_does_all_of_it(server, mode, celery_worker, tmp_
         assert gone.value.code == 404
     finally:
         await client.aio.aclose()
+
+
+@pytest.mark.parametrize(
+    "method, path, body",
+    [
+        ("PATCH", "{corpus}", []),
+        ("PATCH", "{corpus}", {"displayName": 5}),
+        ("PATCH", "{corpus}", {"displayName": "x" * 600}),
+        ("PATCH", "{corpus}", {"description": {"a": 1}}),
+        ("PATCH", "{corpus}", {"vectorDbConfig": {"pinecone": {}}}),
+        ("PATCH", "{corpus}", {"display_name": "a", "displayName": "b"}),
+        ("PATCH", "ragEngineConfig", {"ragManagedDbConfig": "basic"}),
+        ("PATCH", "ragEngineConfig", {"ragManagedDbConfig": {}}),
+        ("PATCH", "ragEngineConfig", {"ragManagedDbConfig": {"basic": None}}),
+        ("PATCH", "ragEngineConfig", {"ragManagedDbConfig": {"basic": {"size": 1}}}),
+        ("PATCH", "ragEngineConfig", {"ragManagedDbConfig": {"spanner": {"basic": {}, "scaled": {}}}}),
+        ("PATCH", "ragEngineConfig", {"ragManagedDbConfig": {"spanner": []}}),
+        ("POST", ":askContexts", []),
+        ("POST", ":askContexts", {"query": "leave"}),
+        ("POST", ":askContexts", {"query": {"text": "leave"}, "tools": "all"}),
+        ("POST", ":askContexts", {"query": {"text": "leave"}, "tools": [5]}),
+        ("POST", ":askContexts", {"query": {"text": "leave"}, "tools": [{"retrieval": "corpus"}]}),
+        ("POST", ":askContexts", {"query": {"text": "leave"}, "tools": [{"retrieval": {"vertexAiSearch": {}}}]}),
+        ("POST", ":askContexts", {"query": {"text": "leave"}, "tools": [{"retrieval": {"vertexRagStore": "x"}}]}),
+        ("POST", ":askContexts", {"query": {}, "tools": [{"retrieval": {"vertexRagStore": {"ragResources": []}}}]}),
+        ("POST", ":askContexts", {"query": {"text": "leave", "similarityTopK": "all"}, "tools": "{tool}"}),
+        ("POST", ":askContexts", {"query": {"text": "leave"}, "tools": "{tool}", "parentt": "p"}),
+        ("POST", ":askContexts", {"query": {"text": "\u6d4b" * 100_000}, "tools": "{tool}"}),
+    ],
+)
+def test_hostile_bodies_get_a_4xx_that_says_what_is_wrong(server, handbook, method, path, body):
+    tool = [{"retrieval": {"vertexRagStore": {"ragResources": [{"ragCorpus": handbook}]}}}]
+    if isinstance(body, dict) and body.get("tools") == "{tool}":
+        body = {**body, "tools": tool}
+    answer = httpx.request(
+        method,
+        f"{server.base_url}v1beta1/{path.format(corpus=handbook)}",
+        headers={"x-goog-api-key": server.key},
+        json=body,
+    )
+    assert answer.status_code == 400, answer.text  # old code: 404 and 405, the paths unserved
+    assert answer.json()["error"]["message"]
+    assert Corpus.objects.get().display_name == "Handbook"
