@@ -30,19 +30,14 @@ _TOOL_STORE_SPEC: wire.Spec = {  # tool.proto's VertexRagStore (the Gemini tool'
     "store_context": None,
 }
 _RETRIEVAL_SPEC: wire.Spec = {"vertex_rag_store": _TOOL_STORE_SPEC, "disable_attribution": None}
+_ASK_SPEC: wire.Spec = {"parent": None, "query": _QUERY_SPEC, "tools": None}
 
 
 class AskContextsView(RetrieveContextsView):
     def post(self, request: Request, **kwargs: Any) -> Response:
         """Retrieve from the corpora the tools name, and answer the query from what was found."""
-        body = request.data
-        if not isinstance(body, dict):
-            raise errors.InvalidArgument("The request body must be a JSON object.")
-        given = {wire.snake(key): value for key, value in body.items()}
-        unknown = set(given) - {"parent", "query", "tools"}
-        if unknown:
-            raise errors.InvalidArgument(f"Unknown name \"{sorted(unknown)[0]}\" at 'body'.")
-        query = wire.message(given.get("query") or {}, _QUERY_SPEC, where="query")
+        given = wire.message(request.data, _ASK_SPEC)  # the tools are read by _store, which says what is Google's
+        query = given.get("query") or {}
         store = _store(given.get("tools"))
         if query.get("similarity_top_k") is None and store.get("similarity_top_k") is not None:
             query["similarity_top_k"] = store["similarity_top_k"]
