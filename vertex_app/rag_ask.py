@@ -91,3 +91,9 @@ def _store(tools: Any) -> dict[str, Any]:
         merged["rag_resources"] = [*(merged.get("rag_resources") or []), *(store.get("rag_resources") or [])]
         merged["rag_corpora"] = [*(merged.get("rag_corpora") or []), *(store.get("rag_corpora") or [])]
     return merged
+
+
+class AskContextsAsTheProtoSpellsItView(AskContextsView):
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        """The same ask at …/locations/{l}:askContexts, the path of the proto's HTTP rule."""
+        return super().post(request, **kwargs)

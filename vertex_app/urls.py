@@ -71,7 +71,7 @@ urlpatterns = [
     re_path(LOCATION + r":retrieveContexts$", rag.RetrieveContextsView.as_view()),
     re_path(
         r"^v1(?:beta1)?/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+):askContexts$",
-        rag_ask.AskContextsView.as_view(),
+        rag_ask.AskContextsAsTheProtoSpellsItView.as_view(),
     ),
     re_path(LOCATION + r":askContexts$", rag_ask.AskContextsView.as_view()),
     re_path(LOCATION + r"ragEngineConfig$", rag_config.RagEngineConfigView.as_view()),
