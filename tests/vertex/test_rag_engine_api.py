@@ -322,3 +322,37 @@ def test_hostile_bodies_get_a_4xx_that_says_what_is_wrong(server, handbook, meth
     assert answer.status_code == 400, answer.text  # old code: 404 and 405, the paths unserved
     assert answer.json()["error"]["message"]
     assert Corpus.objects.get().display_name == "Handbook"
+
+
+def test_the_older_sdks_rest_clients_update_a_corpus_and_the_config_and_ask(server, handbook):
+    """python-aiplatform's ``vertexai.rag`` (API v1, GAPIC REST) calls the same methods: update_corpus, the engine
+    config and ask_contexts."""
+    import vertexai
+    from vertexai import rag as old_rag
+
+    vertexai.init(
+        project="my-project",
+        location="us-central1",
+        credentials=Credentials(token=server.key),
+        api_endpoint=server.base_url.rstrip("/"),
+        api_transport="rest",
+    )
+    name = "projects/my-project/locations/us-central1/" + handbook
+
+    updated = old_rag.update_corpus(corpus_name=name, display_name="Manuel", description="Для сотрудников")
+
+    assert (updated.display_name, updated.description) == ("Manuel", "Для сотрудников")
+    assert Corpus.objects.get().display_name == "Manuel"
+    config = "projects/my-project/locations/us-central1/ragEngineConfig"
+    assert isinstance(old_rag.get_rag_engine_config(name=config).rag_managed_db_config.tier, old_rag.Basic)
+    scaled = old_rag.update_rag_engine_config(
+        rag_engine_config=old_rag.RagEngineConfig(
+            name=config, rag_managed_db_config=old_rag.RagManagedDbConfig(tier=old_rag.Scaled())
+        )
+    )
+    assert isinstance(scaled.rag_managed_db_config.tier, old_rag.Scaled)
+    assert isinstance(old_rag.get_rag_engine_config(name=config).rag_managed_db_config.tier, old_rag.Scaled)
+    asked = old_rag.ask_contexts(
+        text="How many days of paid leave?", rag_resources=[old_rag.RagResource(rag_corpus=name)]
+    )
+    assert "25 days of paid leave" in asked.contexts.contexts[0].text and not asked.response

@@ -206,6 +206,7 @@ async def test_adks_own_service_reaches_cognizes_inside_pointed_at_and_google_ou
         return Document.objects.filter(status=DocumentStatus.ACTIVE).count() == 2
 
     assert await eventually(sync_to_async(indexed), timeout=120)
+    assert await sync_to_async(lambda: Document.objects.get(user_id="kenji").chunk_count)() > 2  # cut in chunks
     said = {text for _, text in KENJI}
     with pointed_at(server.base_url, api_key=keys["kenji"], **MODES[mode]):
         for query, expected in [
