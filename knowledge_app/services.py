@@ -100,6 +100,26 @@ def do_create_corpus(
     )
 
 
+def do_update_corpus(corpus: Corpus, *, display_name: str | None = None, description: str | None = None) -> Corpus:
+    """Rename or redescribe a corpus (None: left as it is); its documents and chunks are untouched.
+
+    The chunking is not changed here: the documents already cut would disagree with it (``do_reindex`` each).
+    """
+    changed: dict[str, str] = {}
+    if display_name is not None:
+        if not display_name.strip():
+            raise KnowledgeError("A corpus needs a display name.")
+        _check_lengths(Corpus, display_name=display_name.strip())
+        changed["display_name"] = display_name.strip()
+    if description is not None:
+        changed["description"] = description
+    for field, value in changed.items():
+        setattr(corpus, field, value)
+    if changed:
+        corpus.save(update_fields=[*changed, "updated_at"])
+    return corpus
+
+
 def chunking_for(
     corpus: Corpus, chunk_size: int | None = None, chunk_overlap: int | None = None
 ) -> tuple[int, int] | None:
