@@ -39,9 +39,19 @@ class SearchForm(forms.Form):
 
 @admin.register(Corpus)
 class CorpusAdmin(admin.ModelAdmin):
-    list_display = ("display_name", "app_name", "documents", "chunk_size", "chunk_overlap", "created_at", "search")
+    list_display = (
+        "display_name",
+        "app_name",
+        "documents",
+        "chunk_size",
+        "chunk_overlap",
+        "embedder",
+        "created_at",
+        "search",
+    )
     list_filter = ("app_name",)
     search_fields = ("display_name", "description")
+    readonly_fields = ("embedder",)  # what its chunks are; changed only by re-embedding them (reembed_corpus)
     change_form_template = "admin/knowledge_app/corpus/change_form.html"  # a link to search it
 
     @admin.display(description="search")
@@ -72,6 +82,8 @@ class CorpusAdmin(admin.ModelAdmin):
                 )
             except RerankRefused as error:
                 form.add_error("rerank_model", str(error))
+            except services.EmbeddedWithAnother as error:
+                form.add_error("query", str(error))
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

@@ -25,7 +25,7 @@ from django.utils import timezone
 from cognizes.access import limits
 from cognizes.infra.embedders import get_embedder
 from cognizes.infra.text import search_text
-from knowledge_app import queue
+from knowledge_app import queue, services
 from knowledge_app.chunking import chunk
 from knowledge_app.leases import DOCUMENTS, MAX_ATTEMPTS, lease
 from knowledge_app.models import Chunk, Document, DocumentStatus
@@ -105,6 +105,11 @@ def _parse_and_embed(document: Document) -> str:
         ):
             return "lost its claim: left to the worker that took it over"
         return "failed: " + unreadable.reason
+    try:
+        services.do_claim_embedder(document.app_name, document.corpus_id)
+    except services.EmbeddedWithAnother as refused:
+        claimed = _finish(document, status=DocumentStatus.FAILED, error=f"{refused} Then index this file again.")
+        return f"failed: {refused}" if claimed else "lost its claim: left to the worker that took it over"
     headings = [" › ".join(piece.heading_path) for piece in pieces]
     texts = [piece.text for piece in pieces]
     searched = [

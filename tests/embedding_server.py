@@ -18,12 +18,15 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+import pytest
+
+from cognizes.infra.embedders import get_embedder
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -122,3 +125,25 @@ def embedding_server(**behaviour: Any) -> Iterator[EmbeddingServer]:
         server.shutdown()
         server.server_close()
         thread.join(10)
+
+
+@pytest.fixture
+def served(settings):
+    """``served(**behaviour)``: a stand-in provider started, and the settings pointing ``ServedEmbedder`` at it (the
+    embedder is built anew; after the test, the configured one again)."""
+    with ExitStack() as servers:
+
+        def start(**behaviour: Any) -> EmbeddingServer:
+            server = servers.enter_context(embedding_server(**behaviour))
+            settings.COGNIZES_EMBEDDER = "cognizes.infra.served_embedder.ServedEmbedder"
+            settings.COGNIZES_EMBEDDING_MODEL = "openai/text-embedding-3-small"
+            settings.COGNIZES_EMBEDDING_BASE_URL = server.url
+            settings.COGNIZES_EMBEDDING_API_KEY = "sk-the-setting"
+            settings.COGNIZES_EMBEDDING_RETRY_SECONDS = 0.05
+            get_embedder.cache_clear()
+            return server
+
+        try:
+            yield start
+        finally:
+            get_embedder.cache_clear()

@@ -14,8 +14,10 @@ from django.core.exceptions import ImproperlyConfigured
 
 from cognizes.infra.embedders import DIMENSIONS, GeminiEmbedder, get_embedder
 from cognizes.infra.served_embedder import EmbeddingUnavailable, ServedEmbedder, WrongDimensions
-from tests.embedding_server import embedding_server, vector_of
+from tests.embedding_server import embedding_server, served, vector_of
 from tests.processes import run_python
+
+__all__ = ["served"]  # the fixture
 
 TEXTS = [
     "Paid leave is 25 days.",
@@ -25,29 +27,6 @@ TEXTS = [
     "Отпуск 25 дней.",
     "Congés payés: 25 jours, même à Noël.",
 ]
-
-
-@pytest.fixture
-def served(settings):
-    """``served(**behaviour)``: a stand-in provider, and the settings pointing ServedEmbedder at it."""
-    with_servers = []
-
-    def start(**behaviour):
-        context = embedding_server(**behaviour)
-        server = context.__enter__()
-        with_servers.append(context)
-        settings.COGNIZES_EMBEDDER = "cognizes.infra.served_embedder.ServedEmbedder"
-        settings.COGNIZES_EMBEDDING_MODEL = "openai/text-embedding-3-small"
-        settings.COGNIZES_EMBEDDING_BASE_URL = server.url
-        settings.COGNIZES_EMBEDDING_API_KEY = "sk-the-setting"
-        settings.COGNIZES_EMBEDDING_RETRY_SECONDS = 0.05
-        get_embedder.cache_clear()
-        return server
-
-    yield start
-    for context in with_servers:
-        context.__exit__(None, None, None)
-    get_embedder.cache_clear()
 
 
 def test_the_settings_pick_a_served_model_that_embeds_in_batches_of_unit_vectors_of_the_columns_size(served, settings):

