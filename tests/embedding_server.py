@@ -13,6 +13,7 @@ Gemini's ``:batchEmbedContents`` too, for ``GeminiEmbedder`` (google-genai sends
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -48,6 +49,7 @@ class EmbeddingServer:
 
     native: int = 1536
     honours: bool = True
+    speaks_base64: bool = True
     failures: list[int] = field(default_factory=list)
     retry_after: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -63,7 +65,14 @@ class EmbeddingServer:
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         asked = body.get("dimensions")
         size = asked if asked and self.honours else self.native
-        data = [{"object": "embedding", "index": i, "embedding": vector_of(t, size)} for i, t in enumerate(texts)]
+        vectors = [vector_of(t, size) for t in texts]
+        if (
+            body.get("encoding_format") == "base64" and self.speaks_base64
+        ):  # little-endian float32s, as OpenAI, vLLM and TEI send them
+            encoded = [base64.b64encode(np.asarray(v, dtype="<f4").tobytes()).decode() for v in vectors]
+            data = [{"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(encoded)]
+        else:
+            data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
         return 200, {
             "object": "list",
             "data": data,

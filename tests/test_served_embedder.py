@@ -29,8 +29,11 @@ TEXTS = [
 ]
 
 
-def test_the_settings_pick_a_served_model_that_embeds_in_batches_of_unit_vectors_of_the_columns_size(served, settings):
-    server = served()
+@pytest.mark.parametrize("speaks_base64", [True, False], ids=["base64", "floats"])
+def test_the_settings_pick_a_served_model_that_embeds_in_batches_of_unit_vectors_of_the_columns_size(
+    served, settings, speaks_base64
+):
+    server = served(speaks_base64=speaks_base64)
     settings.COGNIZES_EMBEDDING_BATCH_SIZE = 4
     get_embedder.cache_clear()
     embedder = get_embedder()
@@ -41,7 +44,9 @@ def test_the_settings_pick_a_served_model_that_embeds_in_batches_of_unit_vectors
     assert vectors.shape == (len(TEXTS), DIMENSIONS) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)  # the stand-in's are 3x longer or more
     assert server.inputs() == [TEXTS[:4], TEXTS[4:]]  # every script arrives as it was written
-    assert {(r["model"], r["dimensions"]) for r in server.requests} == {("text-embedding-3-small", DIMENSIONS)}
+    assert {(r["model"], r["dimensions"], r["encoding_format"]) for r in server.requests} == {
+        ("text-embedding-3-small", DIMENSIONS, "base64")  # 4 bytes a number, decoded at once (not 4 ms of CPU a text)
+    }
     assert {h["authorization"] for h in server.headers} == {"Bearer sk-the-setting"}
     expected = np.asarray(vector_of(TEXTS[1], DIMENSIONS))
     assert np.allclose(vectors[1], expected / np.linalg.norm(expected), atol=1e-5)
