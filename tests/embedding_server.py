@@ -8,7 +8,7 @@ the parameter (OpenAI's text-embedding-3-*, a Matryoshka model), and answers wit
 its vectors are not unit-length (an unnormalised server's are not), so a test sees the client normalise them.
 ``failures`` is a script of statuses answered before the next successes (429 then 200, 500 then 200). It answers
 Gemini's ``:batchEmbedContents`` too, for ``GeminiEmbedder`` (google-genai sends there with
-``GOOGLE_GEMINI_BASE_URL`` set).
+``GOOGLE_GEMINI_BASE_URL`` set) and Ollama's native ``/api/embed``.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class EmbeddingServer:
     retry_after: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
     url: str = ""
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -89,6 +90,14 @@ class EmbeddingServer:
             embeddings.append({"values": vector_of(text, asked if asked and self.honours else self.native)})
         return 200, {"embeddings": embeddings}
 
+    def ollama_answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Ollama's native ``/api/embed`` (LiteLLM's ``ollama/…`` models), with the token count it reports."""
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        asked = body.get("dimensions")
+        size = asked if asked and self.honours else self.native
+        embeddings = [vector_of(t, size) for t in texts]
+        return 200, {"model": body["model"], "embeddings": embeddings, "prompt_eval_count": len(texts)}
+
     def inputs(self) -> list[list[str]]:
         """The texts of each request, in order."""
         return [r["input"] if isinstance(r["input"], list) else [r["input"]] for r in self.requests]
@@ -106,8 +115,11 @@ def embedding_server(**behaviour: Any) -> Iterator[EmbeddingServer]:
             with lock:
                 stand_in.requests.append(body)
                 stand_in.headers.append({k.lower(): v for k, v in self.headers.items()})
-                if self.path.rstrip("/").endswith("/embeddings"):
+                stand_in.paths.append(self.path)
+                if self.path.partition("?")[0].rstrip("/").endswith("/embeddings"):  # OpenAI's; Azure's per deployment
                     status, payload = stand_in.answer(body)
+                elif self.path == "/api/embed":
+                    status, payload = stand_in.ollama_answer(body)
                 elif self.path.endswith(":batchEmbedContents"):
                     status, payload = stand_in.gemini_answer(body)
                 else:

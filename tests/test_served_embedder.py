@@ -54,6 +54,31 @@ def test_the_settings_pick_a_served_model_that_embeds_in_batches_of_unit_vectors
     assert embedder.embed_documents([]).shape == (0, DIMENSIONS) and len(server.requests) == 3
 
 
+def test_an_ollama_model_on_its_native_route_embeds_too(served, settings):
+    server = served(native=768)
+    settings.COGNIZES_EMBEDDING_MODEL = "ollama/nomic-embed-text"
+    settings.COGNIZES_EMBEDDING_BASE_URL = server.url.removesuffix("/v1")  # Ollama's root, as LiteLLM takes it
+    get_embedder.cache_clear()
+
+    vectors = get_embedder().embed_documents(TEXTS[:3])
+
+    assert vectors.shape == (3, DIMENSIONS) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    assert server.requests == [{"model": "nomic-embed-text", "input": TEXTS[:3], "dimensions": DIMENSIONS}]
+    assert get_embedder().id == "litellm/ollama/nomic-embed-text@384"
+
+
+def test_an_azure_deployment_is_reached_at_its_own_path_with_its_key_header(served, settings, monkeypatch):
+    server = served()
+    settings.COGNIZES_EMBEDDING_MODEL = "azure/my-embeddings"
+    settings.COGNIZES_EMBEDDING_BASE_URL = server.url.removesuffix("/v1")  # the resource's endpoint
+    monkeypatch.setenv("AZURE_API_VERSION", "2024-10-21")
+    get_embedder.cache_clear()
+
+    assert get_embedder().embed_query("Отпуск 25 дней.").shape == (DIMENSIONS,)
+    assert server.paths == ["/openai/deployments/my-embeddings/embeddings?api-version=2024-10-21"]
+    assert server.headers[0]["api-key"] == "sk-the-setting" and server.requests[0]["dimensions"] == DIMENSIONS
+
+
 def test_the_providers_own_variable_is_the_key_when_no_setting_gives_one(served, settings, monkeypatch):
     server = served()
     settings.COGNIZES_EMBEDDING_API_KEY = ""
