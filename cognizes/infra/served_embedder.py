@@ -29,9 +29,9 @@ import base64
 import logging
 import os
 import random
-import threading
 import time
 import warnings
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -56,27 +56,24 @@ class WrongDimensions(EmbeddingUnavailable):
     """The model answers vectors of another size than the columns hold: a setting to change, not a passing fault."""
 
 
-_litellm_lock = threading.Lock()
-
-
+@cache
 def _litellm() -> Any:
     """LiteLLM, imported at the first embedding (2.8 s of imports: no web process or command should pay it
     before it embeds) and told to leave retries to the caller."""
-    with _litellm_lock:
-        # LiteLLM fetches its model price list from GitHub when imported: not from a self-hosted server.
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+    # LiteLLM fetches its model price list from GitHub when imported: not from a self-hosted server.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
 
-        # ``max_retries or DEFAULT_MAX_RETRIES`` in LiteLLM's OpenAI embedding turns "0 retries" into 2 (1.106.2):
-        # this process retries itself, so LiteLLM's default goes to 0 (its documented DEFAULT_MAX_RETRIES knob).
-        litellm.DEFAULT_MAX_RETRIES = 0  # type: ignore[misc]  # Final in its stubs, read at each call
-        litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banner on every error
-        # Its response model types an embedding as floats and warns when it holds the base64 asked for (``_vectors``).
-        warnings.filterwarnings(
-            "ignore",
-            message=r"Pydantic serializer warnings:\s+PydanticSerializationUnexpectedValue\(Expected `list\[float\]`",
-        )
-        return litellm
+    # ``max_retries or DEFAULT_MAX_RETRIES`` in LiteLLM's OpenAI embedding turns "0 retries" into 2 (1.106.2):
+    # this process retries itself, so LiteLLM's default goes to 0 (its documented DEFAULT_MAX_RETRIES knob).
+    litellm.DEFAULT_MAX_RETRIES = 0  # type: ignore[misc]  # Final in its stubs, read at each call
+    litellm.suppress_debug_info = True  # its "Give Feedback / Get Help" banner on every error
+    # Its response model types an embedding as floats and warns when it holds the base64 asked for (``_vector``).
+    warnings.filterwarnings(
+        "ignore",
+        message=r"Pydantic serializer warnings:\s+PydanticSerializationUnexpectedValue\(Expected `list\[float\]`",
+    )
+    return litellm
 
 
 class ServedEmbedder(Embedder):
