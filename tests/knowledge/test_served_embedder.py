@@ -152,3 +152,19 @@ async def test_an_agents_knowledge_tool_says_why_it_finds_nothing_in_a_corpus_of
 
     [response] = [p.function_response.response for e in events for p in e.content.parts or [] if p.function_response]
     assert response["passages"] == [] and "reembed_corpus" in response["error"] and SERVED in response["error"]
+
+
+def test_a_person_reembeds_a_corpus_from_the_admin(served, admin_client):
+    corpus = _indexed_handbook("shop")  # by the offline model
+    server = served()
+
+    answer = admin_client.post(
+        "/admin/knowledge_app/corpus/", {"action": "reembed", "_selected_action": [corpus.pk]}, follow=True
+    )
+
+    chunks = Chunk.objects.filter(corpus_id=corpus.id)
+    assert f"{chunks.count()} chunks of 1 corpora re-embedded with {SERVED}" in answer.content.decode()
+    assert Corpus.objects.get(id=corpus.id).embedder == SERVED
+    assert {c.search_text for c in chunks} <= {text for batch in server.inputs() for text in batch}
+    listing = admin_client.get("/admin/knowledge_app/corpus/").content.decode()
+    assert SERVED in listing  # the list says which model embedded each corpus
