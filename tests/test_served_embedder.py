@@ -119,6 +119,13 @@ def test_after_the_last_try_the_error_says_which_model_failed_how(served, settin
     assert "COGNIZES_EMBEDDING_MAX_RETRIES" in message
 
 
+def test_a_query_a_person_waits_on_is_tried_again_twice_at_most(served):
+    server = served(failures=[500] * 10)  # COGNIZES_EMBEDDING_MAX_RETRIES: 5, for documents
+    with pytest.raises(EmbeddingUnavailable, match="failed 3 times"):
+        get_embedder().embed_query("hello")
+    assert len(server.requests) == 3
+
+
 def test_a_refusal_waiting_cannot_cure_is_not_tried_again(served):
     server = served(failures=[401])
     with pytest.raises(EmbeddingUnavailable) as refused:

@@ -12,8 +12,9 @@ first embedding, never by loading Django.
 Texts go in batches of ``COGNIZES_EMBEDDING_BATCH_SIZE`` (providers cap a request: OpenAI at 2,048 inputs, TEI
 at 32 by default). A 429 or a 5xx, a timeout or a lost connection is tried again after a wait that doubles each
 time (from ``COGNIZES_EMBEDDING_RETRY_SECONDS``, or what the server's ``Retry-After`` asks, within 60 s), up to
-``COGNIZES_EMBEDDING_MAX_RETRIES`` times; then ``EmbeddingUnavailable`` says which model failed how. Other
-refusals (a wrong key, an unknown model) are not tried again: waiting does not change them. LiteLLM's own
+``COGNIZES_EMBEDDING_MAX_RETRIES`` times (a query at most ``QUERY_RETRIES``); then ``EmbeddingUnavailable`` says
+which model failed how. Other refusals (a wrong key, an unknown model) are not tried again: waiting does not
+change them. LiteLLM's own
 retries (the OpenAI SDK's, which LiteLLM turns on even when asked for none) are off in this process, so a
 setting of 5 is 5; the other LiteLLM callers here ask for none of their own anyway.
 
@@ -44,6 +45,9 @@ logger = logging.getLogger(__name__)
 
 MAX_WAIT_SECONDS = 60.0
 """The longest wait between two tries, whatever the doubling or a server's Retry-After says."""
+QUERY_RETRIES = 2
+"""The most tries again for a query, whatever ``COGNIZES_EMBEDDING_MAX_RETRIES`` says: a person waits on a search
+(1 + 2 s of waiting, not a worker's 31 s), and a 503 saying to retry serves them better than a long silence."""
 RETRIED_STATUSES = frozenset({408, 409, 429})
 """Besides every 5xx: a timeout, a conflict (OpenAI's "try again") and a rate limit pass with time."""
 
@@ -126,10 +130,12 @@ class ServedEmbedder(Embedder):
         )
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self.query_prefix + text])[0]
+        return self._embed([self.query_prefix + text], retries=min(self.max_retries, QUERY_RETRIES))[0]
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        """One request's vectors, unit-length, tried again on passing faults."""
+    def _embed(self, texts: list[str], *, retries: int | None = None) -> np.ndarray:
+        """One request's vectors, unit-length, tried again on passing faults ``retries`` times (default: the
+        setting's)."""
+        retries = self.max_retries if retries is None else retries
         litellm = _litellm()
         # base64: 4 bytes a number instead of ~20 characters of JSON, decoded by numpy at once. As floats, the OpenAI
         # SDK under LiteLLM builds every number of the answer one by one: 3-4x a plain post's time for a batch
@@ -139,7 +145,7 @@ class ServedEmbedder(Embedder):
         if self.send_dimensions:
             extra["dimensions"] = self.dimensions
         started = time.monotonic()
-        for attempt in range(self.max_retries + 1):
+        for attempt in range(retries + 1):
             try:
                 response = litellm.embedding(
                     model=self.model,
@@ -159,7 +165,7 @@ class ServedEmbedder(Embedder):
                         f"{_message_of(error)}. Check COGNIZES_EMBEDDING_MODEL, COGNIZES_EMBEDDING_BASE_URL and the "
                         "key (the provider's variable or COGNIZES_EMBEDDING_API_KEY)."
                     ) from error
-                if attempt == self.max_retries:
+                if attempt == retries:
                     raise EmbeddingUnavailable(
                         f"The embedding model {self.model} failed {attempt + 1} times over "
                         f"{time.monotonic() - started:.1f} s, last with {status or type(error).__name__}: "
@@ -171,7 +177,7 @@ class ServedEmbedder(Embedder):
                     self.model,
                     status or type(error).__name__,
                     attempt + 2,
-                    self.max_retries + 1,
+                    retries + 1,
                     wait,
                 )
                 time.sleep(wait)
