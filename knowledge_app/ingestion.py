@@ -31,7 +31,7 @@ from django.utils import timezone
 from cognizes.access import limits
 from cognizes.infra.embedders import Embedder, get_embedder
 from cognizes.infra.text import search_text
-from knowledge_app import queue
+from knowledge_app import queue, services
 from knowledge_app.chunking import Chunk as Piece
 from knowledge_app.chunking import chunk
 from knowledge_app.leases import DOCUMENTS, MAX_ATTEMPTS, lease
@@ -115,13 +115,18 @@ def _parse_and_embed(document: Document) -> str:
         ):
             return _LOST
         return "failed: " + unreadable.reason
+    try:
+        services.do_claim_embedder(document.app_name, document.corpus_id)
+    except services.EmbeddedWithAnother as refused:
+        claimed = _finish(document, status=DocumentStatus.FAILED, error=f"{refused} Then index this file again.")
+        return f"failed: {refused}" if claimed else _LOST
     headings = [" › ".join(piece.heading_path) for piece in pieces]
     searched = [
         search_text(f"{heading}\n{piece.text}" if heading else piece.text)
         for heading, piece in zip(headings, pieces, strict=True)
     ]
     embedder = get_embedder()
-    work = _Work(document, pieces, headings, searched, [_digest(embedder.id, text) for text in searched])
+    work = _Work(document, pieces, headings, searched, [vector_digest(embedder.id, text) for text in searched])
     kept = work.kept()
     if kept is None or not _held(document).update(
         pages=parsed.pages, chunks_total=len(pieces), chunks_embedded=len(kept), progress=_percent(len(kept), work)
@@ -134,7 +139,7 @@ def _parse_and_embed(document: Document) -> str:
 _LOST = "lost its claim: left to the worker that took it over"
 
 
-def _digest(embedder_id: str, text: str) -> str:
+def vector_digest(embedder_id: str, text: str) -> str:
     """What an embedded chunk's vector was made from: a chunk whose embedder or text changed is embedded again."""
     return hashlib.sha256(f"{embedder_id}\n{text}".encode()).hexdigest()
 

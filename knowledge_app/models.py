@@ -32,6 +32,13 @@ class Corpus(models.Model):
     chunk_overlap = models.PositiveIntegerField(
         default=200, help_text="Tokens a chunk repeats from the one before it (Vertex's chunk_overlap)."
     )
+    embedder = models.CharField(
+        max_length=128,
+        blank=True,
+        default="",
+        help_text="The model its chunks were embedded with (Embedder.id): searches and new documents need the same "
+        "one (`cognizes reembed_corpus` moves it to another). Empty: none yet, the first indexed document sets it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

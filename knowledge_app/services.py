@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from cognizes.access import key_kinds, limits
 from cognizes.access.models import MAX_KEY_LENGTH
+from cognizes.infra.embedders import get_embedder_id
 from knowledge_app import queue
 from knowledge_app.metadata import InvalidMetadata, checked
 from knowledge_app.models import NOT_BEGUN, Corpus, Document, DocumentStatus
@@ -165,6 +166,7 @@ def do_add_document(
     """
     check_size(data, filename)
     chunking = chunking_for(corpus, chunk_size, chunk_overlap)
+    check_embedder(corpus.app_name, [corpus.id])
     user_id = user_id or get_memory_file_user(display_name)
     if metadata is not None:
         metadata = _checked(metadata)
@@ -280,3 +282,42 @@ def do_reindex(document: Document) -> None:
         status=DocumentStatus.PENDING, error="", lease_until=None, **NOT_BEGUN
     )
     queue.send_on_commit(document.id)
+
+
+class EmbeddedWithAnother(KnowledgeError):
+    """A corpus embedded by another model than the one this server embeds with (409): the two models' vectors
+    cannot be compared, so a query of one against chunks of the other would find noise (issue 44 item 6)."""
+
+
+def check_embedder(app_name: str, corpus_ids: list[int]) -> None:
+    """Refuse to search, or add documents to, corpora whose chunks another embedder made (one indexed query).
+
+    A corpus with no embedder yet (empty, or indexed before its embedder was recorded) takes any: its first
+    indexed document records one (``do_claim_embedder``).
+    """
+    current = get_embedder_id()
+    other = (
+        corpora(app_name)
+        .filter(id__in=corpus_ids)
+        .exclude(embedder__in=["", current])
+        .values_list("id", "display_name", "embedder")
+        .first()
+    )
+    if other is not None:
+        corpus_id, name, embedder_id = other
+        raise EmbeddedWithAnother(
+            f"The corpus {name!r} was embedded with {embedder_id}, and this server embeds with {current} "
+            f"(COGNIZES_EMBEDDER): their vectors cannot be compared. Re-embed it with `cognizes reembed_corpus "
+            f"{corpus_id}`, or set COGNIZES_EMBEDDER back to the model it was embedded with."
+        )
+
+
+def do_claim_embedder(app_name: str, corpus_id: int) -> None:
+    """Record that this server's embedder embeds the corpus, if none does yet; ``EmbeddedWithAnother`` if another
+    one does (a document queued before COGNIZES_EMBEDDER changed).
+
+    One conditional UPDATE: two workers with different embedders (a deployment half rolled out) cannot both win.
+    """
+    current = get_embedder_id()
+    if not Corpus.objects.filter(id=corpus_id, embedder__in=["", current]).update(embedder=current):
+        check_embedder(app_name, [corpus_id])

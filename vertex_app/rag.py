@@ -477,6 +477,8 @@ class RetrieveContextsView(RagView):
             raise errors.InvalidArgument(f"metadata_filter: {error}") from error
         except RerankRefused as error:
             raise errors.InvalidArgument(f"ranking.llm_ranker: {error}") from error
+        except services.EmbeddedWithAnother as error:
+            raise errors.FailedPrecondition(str(error)) from error
         return [
             {
                 "sourceUri": hit.source_uri,
