@@ -110,16 +110,17 @@ _CELLS = frozenset({"td", "th"})
 class _HtmlText(HTMLParser):
     """Text as a browser lays it out: blocks apart, whitespace collapsed except in ``<pre>``."""
 
-    def __init__(self) -> None:
+    def __init__(self, outline: Outline | None = None, skipped: frozenset[str] = _SKIPPED) -> None:
         super().__init__(convert_charrefs=True)
-        self.outline = Outline()
+        self.outline = outline or Outline()
+        self._skipped = skipped
         self._buffer: list[str] = []
         self._skipping = 0
         self._preformatted = 0
         self._heading = 0  # the level of the heading being read, or 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIPPED:
+        if tag in self._skipped:
             self._skipping += 1
         elif self._skipping:
             return
@@ -136,7 +137,7 @@ class _HtmlText(HTMLParser):
             self._preformatted += tag == "pre"
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIPPED:
+        if tag in self._skipped:
             self._skipping = max(0, self._skipping - 1)
         elif self._skipping:
             return
@@ -168,7 +169,14 @@ class _HtmlText(HTMLParser):
 
 def html(text: str) -> Parsed:
     """The visible text of an HTML page, sectioned by ``<h1>``–``<h6>``; scripts and styles are not text."""
-    parser = _HtmlText()
+    outline = Outline()
+    html_into(outline, text)
+    return outline.build()
+
+
+def html_into(outline: Outline, text: str, *, with_head: bool = True) -> None:
+    """An HTML page's text added to ``outline``, its headings continuing the outline's (an EPUB's chapters);
+    ``with_head=False`` leaves out the ``<head>`` (a chapter's ``<title>`` repeats the book's name)."""
+    parser = _HtmlText(outline, _SKIPPED if with_head else _SKIPPED | {"head"})
     parser.feed(text)
     parser.close()
-    return parser.outline.build()

@@ -1,10 +1,9 @@
-"""DOCX, read with python-docx; the zip is checked first, since a few KB can declare gigabytes inside."""
+"""DOCX, read with python-docx; the zip is checked first (``archives.check_zip``)."""
 
 from __future__ import annotations
 
 import io
 import re
-import zipfile
 
 import docx
 from docx.styles.style import CharacterStyle
@@ -12,50 +11,12 @@ from docx.table import Table, _Row
 from docx.text.paragraph import Paragraph
 
 from cognizes.access import limits
+from knowledge_app.formats.archives import MAX_ZIP_ENTRIES, check_zip
 from knowledge_app.parsed import Outline, Parsed, UnreadableDocument
 
-MAX_ZIP_ENTRIES = 10_000  # a real document has dozens; millions of empty entries would still cost memory and time
+__all__ = ["MAX_ZIP_ENTRIES", "docx_text"]
+
 _HEADING_STYLE = re.compile(r"heading ([1-9])", re.IGNORECASE)
-
-
-def check_zip(data: bytes) -> None:
-    """Refuse what is not a zip, or a zip that would unpack to more than ``limits.max_expanded_bytes()`` (or to
-    more XML than ``limits.max_markup_bytes()``).
-
-    The sizes checked are the ones the zip declares, which is enough: ``zipfile``
-    (which python-docx reads with) stops at an entry's declared size and fails its
-    CRC check rather than inflate past it. python-docx loads every part, images
-    included, so they count.
-    """
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        raise UnreadableDocument(
-            "not a .docx file (a .docx is a zip archive; a Word 97-2003 .doc must be saved as .docx first)"
-        )
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            entries = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as error:
-        raise UnreadableDocument(f"damaged .docx file ({error})") from None
-    if len(entries) > MAX_ZIP_ENTRIES:
-        raise UnreadableDocument(f"the .docx holds {len(entries)} files, more than the {MAX_ZIP_ENTRIES} allowed")
-    expanded, allowed = sum(entry.file_size for entry in entries), limits.max_expanded_bytes()
-    if expanded > allowed:
-        raise UnreadableDocument(
-            f"the .docx would unpack to {-(-expanded >> 20)} MB, more than the "
-            f"{allowed >> 20} MB allowed (COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES); remove large images or split "
-            "the document"
-        )
-    markup, most_markup = sum(entry.file_size for entry in entries if _is_markup(entry)), limits.max_markup_bytes()
-    if markup > most_markup:
-        raise UnreadableDocument(
-            f"the .docx holds {-(-markup >> 20)} MB of XML, more than the {most_markup >> 20} MB allowed "
-            "(COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES); split the document"
-        )
-
-
-def _is_markup(entry: zipfile.ZipInfo) -> bool:
-    """An XML part (the body, styles, relationships), which python-docx parses into a tree; not a media file."""
-    return entry.filename.lower().endswith((".xml", ".rels"))
 
 
 def _heading_level(style: CharacterStyle | None) -> int:

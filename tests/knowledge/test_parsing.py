@@ -48,7 +48,7 @@ def test_every_script_survives_every_format(fmt):
         if (fmt, language) == ("pdf", "arabic"):
             sample = sample.rstrip(".")
         assert sample in parsed.text, f"{language} lost in {fmt}: {parsed.text!r}"
-    if fmt in ("md", "html", "docx"):
+    if fmt in ("md", "html", "docx", "pptx", "xlsx", "epub"):
         assert parsed.sections[-1].heading_path == (files.MULTILINGUAL_HEADING,)
 
 
