@@ -69,6 +69,21 @@ def test_a_long_sheet_is_chunked_by_whole_rows_each_with_its_headers():
     assert sum(piece.text.count("Product: ") for piece in chunks) == 200
 
 
+def test_an_html_tables_rows_are_chunked_whole_each_with_its_header_names():
+    rows = "".join(f"<tr><td>Room {n}</td><td>{n % 5} floor</td><td>{n * 2} seats</td></tr>" for n in range(120))
+    page = f"<h1>Rooms</h1><table><thead><tr><th>Room</th><th>Floor</th><th>Seats</th></tr></thead>{rows}</table>"
+    chunks = chunk(parse(page.encode(), filename="rooms.html"), size=30, overlap=0)
+    assert len(chunks) > 10
+    for piece in chunks:
+        for record in piece.text.split("\n\n"):
+            assert [line.split(": ")[0] for line in record.split("\n")] == ["Room", "Floor", "Seats"], piece.text
+    assert sum(piece.text.count("Room: Room ") for piece in chunks) == 120
+    simple = parse(
+        b"<table><tr><th>Name</th><td>Ann</td></tr><tr><th>City</th><td>Oslo</td></tr></table>", filename="a.html"
+    )
+    assert simple.text == "Name | Ann\n\nCity | Oslo"  # headers down the side: no header row, cells as they are
+
+
 def test_a_book_is_read_in_its_spines_order_with_headings_across_chapters():
     data = epub_bytes(
         [

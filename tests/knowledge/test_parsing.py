@@ -154,7 +154,7 @@ def test_html_keeps_the_visible_text_with_headings_and_paragraphs():
     assert _section_texts(parsed) == {
         (): "Shop\n\nHome",
         ("Café menu",): "Coffee and tea\nall day & night.",
-        ("Café menu", "Prices"): "Item | Price\n\nEspresso | 2 €\n\nOne\n\nTwo\n\n  def f():\n      return 1",
+        ("Café menu", "Prices"): "Item: Espresso\nPrice: 2 €\n\nOne\n\nTwo\n\n  def f():\n      return 1",
     }
 
 
