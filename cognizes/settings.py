@@ -390,6 +390,9 @@ COGNIZES_ENV_SECRETS = {
 # (a worker killed mid-document leaves it to be run again once this has passed).
 COGNIZES_KNOWLEDGE_MAX_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_BYTES", str(50 * 1024 * 1024)))
 COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEASE_SECONDS", "120"))
+# A worker embedding a long document for this long lets another waiting document have its turn, keeping what it
+# embedded (knowledge_app.ingestion): a small upload behind a 117-page PDF waits about this long, not its whole run.
+COGNIZES_KNOWLEDGE_SLICE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_SLICE_SECONDS", "60"))
 # Limits on the work one request or document may ask for (cognizes.access.limits, issue 41 J): the longest search
 # query and filter expression, what a document may unpack to, its pages, its chunks, the seconds its
 # parsing may take. (Workers are shared between apps by knowledge_app.queue: no setting.)

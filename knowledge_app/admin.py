@@ -15,7 +15,7 @@ from django.utils.html import format_html
 
 from cognizes.access.admin_views import ChangedByActions, permitted_view
 from knowledge_app import services
-from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus, Import
+from knowledge_app.models import Chunk, Corpus, Document, Import
 from knowledge_app.rerank import RerankRefused, search_and_rerank
 from knowledge_app.search import MAX_QUERY_CHARS, MODES
 
@@ -141,6 +141,9 @@ class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
         "chunk_overlap",
         "status",
         "progress",
+        "pages",
+        "chunks_total",
+        "chunks_embedded",
         "error",
         "chunk_count",
         "attempts",
@@ -158,7 +161,7 @@ class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
 
     @admin.display(description="status", ordering="status")
     def state(self, document: Document) -> str:
-        return f"running, {document.progress}%" if document.status == DocumentStatus.RUNNING else document.status
+        return document.state
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         return UploadForm if obj is None else super().get_form(request, obj, change=change, **kwargs)

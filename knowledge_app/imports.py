@@ -30,7 +30,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, FloatField, Max, Q, QuerySet, Sum
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from cognizes.infra import jobs
@@ -106,10 +107,16 @@ def get_progress(record: Import) -> Progress:
         failed=Count("id", filter=Q(status=DocumentStatus.FAILED)),
         waiting=Count("id", filter=Q(status__in=[DocumentStatus.PENDING, DocumentStatus.RUNNING])),
         changed=Max("updated_at"),
+        # A long document being embedded counts for the part of it done: a big file's import does not sit still.
+        embedding=Sum(
+            Cast("chunks_embedded", FloatField()) / F("chunks_total"),
+            filter=Q(status__in=[DocumentStatus.PENDING, DocumentStatus.RUNNING], chunks_total__gt=0),
+        ),
     )
     done = record.status == ImportStatus.FAILED or (record.status == ImportStatus.ADDED and not states["waiting"])
     finished = record.skipped_count + record.refused_count + states["active"] + states["failed"]
-    percent = 100 if done else min(99, finished * 100 // record.files_found) if record.files_found else 0
+    finished += states["embedding"] or 0
+    percent = 100 if done else min(99, int(finished * 100 / record.files_found)) if record.files_found else 0
     return Progress(
         done=done,
         imported=states["active"],

@@ -98,6 +98,18 @@ class Document(models.Model):
     progress = models.PositiveSmallIntegerField(
         default=0, help_text="While running, the percent of its chunks embedded (the slow part); 100 once active."
     )
+    pages = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Pages parsed (formats with pages: PDF); empty until parsed, or for others."
+    )
+    chunks_total = models.PositiveIntegerField(default=0, help_text="Chunks to embed: known once it is parsed.")
+    chunks_embedded = models.PositiveIntegerField(
+        default=0, help_text="Chunks embedded so far (kept through a worker's restart: not embedded again)."
+    )
+    served_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a worker last took it: a long document paused for another's turn goes after fresh ones.",
+    )
     attempts = models.PositiveIntegerField(default=0)
     lease_until = models.DateTimeField(
         null=True,
@@ -126,11 +138,24 @@ class Document(models.Model):
         return self.display_name
 
     @property
+    def state(self) -> str:
+        """Its status as a person reads it: one being indexed says how far it has got (a long PDF takes minutes)."""
+        if self.status not in (DocumentStatus.RUNNING, DocumentStatus.PENDING) or not self.chunks_total:
+            return "parsing" if self.status == DocumentStatus.RUNNING else str(self.status)
+        pages = f"{self.pages} pages parsed, " if self.pages else ""
+        done = f"{pages}{self.chunks_embedded} of {self.chunks_total} chunks embedded"
+        return f"running: {done}" if self.status == DocumentStatus.RUNNING else f"pending, its turn to come: {done}"
+
+    @property
     def chunking(self) -> tuple[int, int]:
         """``(size, overlap)`` this document is cut with: its own if it was uploaded with one, else its corpus's."""
         if self.chunk_size is not None:
             return self.chunk_size, self.chunk_overlap or 0
         return self.corpus.chunk_size, self.corpus.chunk_overlap
+
+
+NOT_BEGUN = {"pages": None, "chunks_total": 0, "chunks_embedded": 0, "progress": 0, "served_at": None}
+"""A document's progress before a worker has begun on it (a new upload, or one to index again)."""
 
 
 class Chunk(models.Model):
@@ -170,6 +195,32 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class EmbeddedChunk(models.Model):
+    """A chunk embedded by a run not yet finished: what a long document's later run (after a pause for another
+    document's turn, or a worker's restart) keeps instead of embedding again (issue 44).
+
+    ``digest`` names the embedder and the text the vector was made from: a chunk whose text or embedder changed
+    since is embedded again. The document's chunks are replaced with these, all at once, when every one is there.
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    ordinal = models.PositiveIntegerField()
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the embedder's id and the text embedded.")
+    text = models.TextField()
+    heading = models.TextField(blank=True)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    search_text = models.TextField()
+    embedding = VectorField(dimensions=DIMENSIONS)
+
+    class Meta:
+        db_table = "knowledge_embedded_chunks"
+        constraints = [models.UniqueConstraint(fields=["document", "ordinal"], name="embedded_chunks_once")]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"
 
 
 class ImportStatus(models.TextChoices):

@@ -30,7 +30,7 @@ from cognizes.access import key_kinds, limits
 from cognizes.access.models import MAX_KEY_LENGTH
 from knowledge_app import parsing, queue
 from knowledge_app.metadata import InvalidMetadata, checked
-from knowledge_app.models import Corpus, Document, DocumentStatus
+from knowledge_app.models import NOT_BEGUN, Corpus, Document, DocumentStatus
 
 ADK_MEMORY_PREFIX = "adk-memory-v1."
 """ADK 2.13's ``VertexAiRagMemoryService`` names each session's file ``adk-memory-v1.<app>.<user>.<session>``, each
@@ -278,5 +278,7 @@ def do_delete_corpus(corpus: Corpus) -> None:
 
 def do_reindex(document: Document) -> None:
     """Parse, chunk and embed the document again (its chunks are replaced when the new ones are ready)."""
-    Document.objects.filter(id=document.id).update(status=DocumentStatus.PENDING, error="", lease_until=None)
+    Document.objects.filter(id=document.id).update(
+        status=DocumentStatus.PENDING, error="", lease_until=None, **NOT_BEGUN
+    )
     queue.send_on_commit(document.id)

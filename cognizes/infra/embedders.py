@@ -16,6 +16,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -83,7 +84,7 @@ class GeminiEmbedder(Embedder):
 
         response = self._client.models.embed_content(
             model=self._model,
-            contents=texts,
+            contents=cast("types.ContentListUnion", texts),  # a list of str is a list of contents
             config=types.EmbedContentConfig(task_type=task_type, output_dimensionality=self.dimensions),
         )
         if response.embeddings is None:

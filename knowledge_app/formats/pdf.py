@@ -13,6 +13,7 @@ on (``knowledge_app.formats.ocr``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import unicodedata
@@ -85,7 +86,7 @@ def _read(data: bytes) -> Parsed:
         raise UnreadableDocument(f"damaged or not a PDF ({type(error).__name__}: {error})") from None
     finally:
         document.close()
-    return outline.build()
+    return dataclasses.replace(outline.build(), pages=pages)
 
 
 def _page_text(page: pdfium.PdfPage) -> str:
