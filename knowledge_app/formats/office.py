@@ -81,6 +81,7 @@ def xlsx_text(data: bytes) -> Parsed:
                 if sheet.sheet_state != "visible":
                     continue
                 outline.heading(1, sheet.title)
+                sheet.reset_dimensions()  # its declared size may be stale or hostile: read only the cells there
                 table_rows(sheet.iter_rows(values_only=True), outline)
         finally:
             workbook.close()

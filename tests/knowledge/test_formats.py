@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import datetime
 import io
+import time
+import zipfile
 
 import pytest
 from django.test import override_settings
 
+from cognizes.access import limits
 from knowledge_app.chunking import chunk
 from knowledge_app.parsing import UnreadableDocument, UnsupportedFormat, parse
 from tests.knowledge import files
@@ -115,6 +118,35 @@ def test_an_office_file_that_is_not_a_zip_says_what_to_do(filename, reason):
 def test_a_zip_bomb_named_as_a_workbook_is_refused_before_it_is_unpacked():
     with pytest.raises(UnreadableDocument, match=r"the \.xlsx would unpack to 51 MB"):
         parse(files.zip_bomb(50 * 1024 * 1024 + 1), filename="bomb.xlsx")
+
+
+def test_an_entity_bomb_in_a_book_is_not_expanded():
+    entities = "".join(f'<!ENTITY e{n} "{("&e" + str(n - 1) + ";") * 10}">' for n in range(1, 10))
+    bomb = f'<?xml version="1.0"?><!DOCTYPE c [<!ENTITY e0 "lol">{entities}]>'
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr(
+            "META-INF/container.xml",
+            bomb + '<container><rootfiles><rootfile full-path="&e9;"/></rootfiles></container>',
+        )
+    started = time.monotonic()
+    with pytest.raises(UnreadableDocument, match="its container names no package document"):
+        parse(out.getvalue(), filename="bomb.epub")  # a billion "lol"s, had the entity been expanded
+    assert time.monotonic() - started < 2
+
+
+def test_a_sheet_whose_one_far_cell_declares_a_million_rows_is_read_by_the_cells_it_has():
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Name", "Team"])
+    workbook.active.append(["Ann", "Sales"])
+    workbook.active.cell(row=1_048_576, column=16_384, value="far away")
+    out = io.BytesIO()
+    workbook.save(out)
+    with limits.parse_deadline(20):
+        text = parse(out.getvalue(), filename="sparse.xlsx").text
+    assert text == "Sheet\n\nName: Ann\nTeam: Sales\n\ncolumn XFD: far away"
 
 
 def test_pdf_ligatures_are_spelled_out_so_a_search_for_the_word_finds_them():
