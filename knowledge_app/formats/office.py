@@ -15,6 +15,7 @@ long table carries the header names it needs with every value.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import io
 from collections.abc import Iterable, Iterator
@@ -119,7 +120,7 @@ def pptx_text(data: bytes) -> Parsed:
         raise
     except Exception as error:
         raise UnreadableDocument(f"not a readable PowerPoint presentation ({type(error).__name__}: {error})") from None
-    return outline.build()
+    return dataclasses.replace(outline.build(), pages=len(presentation.slides))  # its slides, shown as pages parsed
 
 
 def _in_reading_order(shapes: Iterable[Any], depth: int = 0) -> Iterator[Any]:
