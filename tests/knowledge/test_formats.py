@@ -9,6 +9,7 @@ import io
 import time
 import zipfile
 
+import docx
 import pytest
 from django.test import override_settings
 
@@ -87,6 +88,23 @@ def test_an_html_tables_rows_are_chunked_whole_each_with_its_header_names():
         b"<table><tr><th>Name</th><td>Ann</td></tr><tr><th>City</th><td>Oslo</td></tr></table>", filename="a.html"
     )
     assert simple.text == "Name | Ann\n\nCity | Oslo"  # headers down the side: no header row, cells as they are
+
+
+def test_a_word_table_whose_first_row_repeats_as_its_header_gives_each_row_its_header_names():
+    from docx.oxml import OxmlElement
+
+    document = docx.Document()
+    table = document.add_table(rows=3, cols=3)
+    rows = [["Plan", "Price", "Users"], ["Basic", "10 €", "5"], ["Pro", "", "50"]]
+    for row, values in zip(table.rows, rows, strict=True):
+        for cell, value in zip(row.cells, values, strict=True):
+            cell.text = value
+    table.rows[0]._tr.get_or_add_trPr().append(OxmlElement("w:tblHeader"))
+    plain = document.add_table(rows=1, cols=2)
+    plain.cell(0, 0).text, plain.cell(0, 1).text = "Key", "Value"
+    assert parse(files.docx_bytes(document=document), filename="plans.docx").text == (
+        "Plan: Basic\nPrice: 10 €\nUsers: 5\n\nPlan: Pro\nUsers: 50\n\nKey | Value"
+    )
 
 
 def test_a_book_is_read_in_its_spines_order_with_headings_across_chapters():
