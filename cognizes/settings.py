@@ -425,6 +425,12 @@ COGNIZES_RERANK_MODEL = os.environ.get("COGNIZES_RERANK_MODEL", "")
 COGNIZES_RERANK_MODELS = _env_list("COGNIZES_RERANK_MODELS", "")
 COGNIZES_RERANK_MODEL_API_BASE = os.environ.get("COGNIZES_RERANK_MODEL_API_BASE", COGNIZES_MEMORY_MODEL_API_BASE)
 COGNIZES_RERANK_MODEL_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_RERANK_MODEL_TIMEOUT_SECONDS", "20"))
+# RAG Engine's :askContexts answers from the passages it retrieved with this model (knowledge_app.answers): a
+# name as COGNIZES_MEMORY_MODEL's, the API base (default: the memory model's) for LiteLLM's. Unset: no model, so the
+# answer ("response") is left out and only the passages are returned, never an answer made up.
+COGNIZES_ANSWER_MODEL = os.environ.get("COGNIZES_ANSWER_MODEL", "")
+COGNIZES_ANSWER_MODEL_API_BASE = os.environ.get("COGNIZES_ANSWER_MODEL_API_BASE", COGNIZES_MEMORY_MODEL_API_BASE)
+COGNIZES_ANSWER_MODEL_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_ANSWER_MODEL_TIMEOUT_SECONDS", "60"))
 COGNIZES_ARTIFACT_MAX_BYTES = int(os.environ.get("COGNIZES_ARTIFACT_MAX_BYTES", str(50 * 1024 * 1024)))
 
 # Tracing (tracing_app): every process sends ADK's OpenTelemetry spans to the traces

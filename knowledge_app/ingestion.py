@@ -154,8 +154,10 @@ class _Work:
     digests: list[str]
 
     def kept(self) -> set[int] | None:
-        """The chunks an earlier run embedded from the same text with the same embedder (the others, stale, are
-        deleted); None if the claim is no longer held."""
+        """The chunks whose vectors are at hand: embedded by an earlier run from the same text with the same embedder
+        (the others, stale, are deleted), and, copied rather than embedded again, those of the document's current
+        chunks whose text and embedder are unchanged (a new version of a long document embeds what changed); None
+        if the claim is no longer held."""
         with transaction.atomic():
             if not _held(self.document).select_for_update().exists():
                 return None
@@ -166,7 +168,13 @@ class _Work:
                 if ordinal < len(self.digests) and self.digests[ordinal] == digest
             }
             embedded.exclude(ordinal__in=current).delete()
-        return current
+            wanted = {self.digests[n] for n in range(len(self.digests)) if n not in current}
+            vectors = dict(
+                Chunk.objects.filter(document_id=self.document.id, digest__in=wanted).values_list("digest", "embedding")
+            )
+            copied = [n for n in range(len(self.digests)) if n not in current and self.digests[n] in vectors]
+            self._copy(copied, [vectors[self.digests[n]] for n in copied])
+        return current | set(copied)
 
     def embed(self, embedder: Embedder, todo: list[int], *, done: int) -> str | None:
         """Embed the chunks ``todo``, each batch written as the next is embedded; None once all are, else why the
@@ -198,23 +206,27 @@ class _Work:
         with transaction.atomic():
             if not _held(self.document).update(chunks_embedded=done, progress=_percent(done, self)):
                 return False
-            with connection.cursor() as cursor, cursor.cursor.copy(_COPY_EMBEDDED) as copy:
-                for n, vector in zip(batch, vectors, strict=True):
-                    piece = self.pieces[n]
-                    copy.write_row(
-                        (
-                            self.document.id,
-                            self.digests[n],
-                            n,
-                            piece.text,
-                            self.headings[n],
-                            piece.start,
-                            piece.end,
-                            self.searched[n],
-                            _vector_literal(vector),
-                        )
-                    )
+            self._copy(batch, vectors)
         return True
+
+    def _copy(self, ordinals: list[int], vectors: Any) -> None:
+        """Store the chunks ``ordinals`` with their vectors by COPY."""
+        with connection.cursor() as cursor, cursor.cursor.copy(_COPY_EMBEDDED) as copy:
+            for n, vector in zip(ordinals, vectors, strict=True):
+                piece = self.pieces[n]
+                copy.write_row(
+                    (
+                        self.document.id,
+                        n,
+                        self.digests[n],
+                        piece.text,
+                        self.headings[n],
+                        piece.start,
+                        piece.end,
+                        self.searched[n],
+                        _vector_literal(vector),
+                    )
+                )
 
     def _pause(self, done: int) -> str:
         """Let the document wait for its next turn, what it embedded kept: another document waits for a worker."""
@@ -249,8 +261,8 @@ class _Work:
         return f"{moved} chunks"
 
 
-_COLUMNS = 'ordinal, text, heading, start, "end", search_text, embedding'
-_COPY_EMBEDDED = f"COPY knowledge_embedded_chunks (document_id, digest, {_COLUMNS}) FROM STDIN"
+_COLUMNS = 'ordinal, digest, text, heading, start, "end", search_text, embedding'
+_COPY_EMBEDDED = f"COPY knowledge_embedded_chunks (document_id, {_COLUMNS}) FROM STDIN"
 _SWAP_IN = f"""
 INSERT INTO knowledge_chunks (document_id, corpus_id, app_name, {_COLUMNS})
 SELECT document_id, %(corpus)s, %(app)s, {_COLUMNS} FROM knowledge_embedded_chunks

@@ -14,6 +14,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import MD5
 from pgvector.django import HnswIndex, VectorField
 
 from cognizes.access.models import MAX_KEY_LENGTH
@@ -74,10 +75,19 @@ class Document(models.Model):
     display_name = models.CharField(max_length=512)
     description = models.TextField(blank=True)
     source_uri = models.CharField(max_length=2048, blank=True, help_text="Where it came from (a file name, a URL).")
+    source_path = models.TextField(
+        blank=True,
+        default="",
+        help_text="For a document an import added: the file's path in the app's import folder, whichever URI named "
+        "it. Importing that path again replaces this document's content if the file changed and skips it if not. "
+        "Empty for an upload.",
+    )
     mime_type = models.CharField(max_length=255, blank=True)
     size_bytes = models.BigIntegerField(default=0)
     content_hash = models.CharField(
-        max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document."
+        max_length=64,
+        help_text="SHA-256 of the bytes: the same bytes uploaded again are the same document, "
+        "and a file imported again unchanged is skipped.",
     )
     content = models.BinaryField(help_text="The bytes as uploaded, kept to index again.")
     metadata = models.JSONField(
@@ -125,9 +135,22 @@ class Document(models.Model):
     class Meta:
         db_table = "knowledge_documents"
         constraints = [
+            # An upload is known by its bytes: the same bytes again are the document already there.
             models.UniqueConstraint(
-                fields=["corpus", "user_id", "content_hash"], name="documents_unique_content_per_owner"
-            )
+                fields=["corpus", "user_id", "content_hash"],
+                condition=models.Q(source_path=""),
+                name="documents_unique_upload_per_owner",
+            ),
+            # An imported file is known by its path: one document per path, whatever its bytes (a copy of a file
+            # at another path is a document of its own, so deleting either file leaves the other's). Its MD5, as
+            # a path may be longer than a B-tree entry (~2.7 kB; 4 kB paths, 3 bytes a character in CJK).
+            models.UniqueConstraint(
+                models.F("corpus"),
+                models.F("user_id"),
+                MD5("source_path"),
+                condition=~models.Q(source_path=""),
+                name="documents_unique_source_per_owner",
+            ),
         ]
         indexes = [
             models.Index(fields=["app_name", "corpus", "id"], name="documents_by_corpus"),
@@ -154,8 +177,9 @@ class Document(models.Model):
         return self.corpus.chunk_size, self.corpus.chunk_overlap
 
 
-NOT_BEGUN = {"pages": None, "chunks_total": 0, "chunks_embedded": 0, "progress": 0, "served_at": None}
-"""A document's progress before a worker has begun on it (a new upload, or one to index again)."""
+NOT_BEGUN = {"pages": None, "chunks_total": 0, "chunks_embedded": 0, "progress": 0, "served_at": None, "attempts": 0}
+"""A document's progress before a worker has begun on it (a new upload, or one to index again: no attempt used up;
+a late run of an earlier claim is told from the next by its ``served_at``, ``knowledge_app.leases``)."""
 
 
 class Chunk(models.Model):
@@ -170,6 +194,13 @@ class Chunk(models.Model):
     start = models.PositiveIntegerField(help_text="Character offset of its text in the document's text.")
     end = models.PositiveIntegerField()
     search_text = models.TextField(help_text="Heading and text as the keyword search reads them.")
+    digest = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="What its vector was made from (``EmbeddedChunk.digest``): a new version of its document keeps "
+        "the vectors of the chunks it did not change instead of embedding them again.",
+    )
     search_vector = models.GeneratedField(
         expression=RawSQL(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, search_text)", ()),
         output_field=SearchVectorField(),
@@ -243,11 +274,23 @@ class Import(models.Model):
     uris = models.JSONField(default=list, help_text="The gs:// and file:// URIs asked for, as given.")
     chunk_size = models.PositiveIntegerField(null=True, blank=True, help_text="Asked for; else the corpus's.")
     chunk_overlap = models.PositiveIntegerField(null=True, blank=True, help_text="Asked for; else the corpus's.")
+    delete_missing = models.BooleanField(
+        default=False,
+        help_text="Delete the documents of files no longer under its URIs (imported before from there, gone since).",
+    )
     status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING)
     files_found = models.PositiveIntegerField(default=0, help_text="Files under the URIs (known once running).")
     added_count = models.PositiveIntegerField(default=0, help_text="Files that became new documents.")
+    replaced_count = models.PositiveIntegerField(
+        default=0,
+        help_text="Files imported before that changed since (or asked for another chunking): their documents, the "
+        "same ones, indexed again.",
+    )
     skipped_count = models.PositiveIntegerField(
-        default=0, help_text="Files whose bytes were in the corpus already (the same content hash)."
+        default=0, help_text="Files imported before and unchanged since (the same bytes, the same chunking)."
+    )
+    deleted_count = models.PositiveIntegerField(
+        default=0, help_text="Documents deleted because their files are gone (asked for with delete_missing)."
     )
     refused_count = models.PositiveIntegerField(
         default=0, help_text="Files that could not be added (unreadable, empty, too large, outside the root)."
@@ -258,7 +301,7 @@ class Import(models.Model):
         related_name="imports",
         blank=True,
         db_table="knowledge_import_documents",
-        help_text="The documents this import added: it is done when all are indexed (or failed).",
+        help_text="The documents this import added or replaced: it is done when all are indexed (or failed).",
     )
     error = models.TextField(blank=True, help_text="Why the import could not run at all.")
     attempts = models.PositiveIntegerField(default=0)

@@ -74,7 +74,7 @@ def claim_next(*, max_attempts: int, **reset: object) -> Document | None:
             row = cursor.fetchone()
         if row is None:
             return None
-        document = claim(row[0], served_at=now, **reset)  # the row is locked by this transaction: the claim takes it
+        document = claim(row[0], **reset)  # the row is locked by this transaction: the claim takes it
         if document is not None:
             _served(document.app_name, now)
     return document

@@ -108,6 +108,26 @@ def do_create_corpus(
     )
 
 
+def do_update_corpus(corpus: Corpus, *, display_name: str | None = None, description: str | None = None) -> Corpus:
+    """Rename or redescribe a corpus (None: left as it is); its documents and chunks are untouched.
+
+    The chunking is not changed here: the documents already cut would disagree with it (``do_reindex`` each).
+    """
+    changed: dict[str, str] = {}
+    if display_name is not None:
+        if not display_name.strip():
+            raise KnowledgeError("A corpus needs a display name.")
+        _check_lengths(Corpus, display_name=display_name.strip())
+        changed["display_name"] = display_name.strip()
+    if description is not None:
+        changed["description"] = description
+    for field, value in changed.items():
+        setattr(corpus, field, value)
+    if changed:
+        corpus.save(update_fields=[*changed, "updated_at"])
+    return corpus
+
+
 def chunking_for(
     corpus: Corpus, chunk_size: int | None = None, chunk_overlap: int | None = None
 ) -> tuple[int, int] | None:
@@ -151,11 +171,7 @@ def do_add_document(
     owner's. A file the app's key uploads under ADK's memory-file name for a user is that user's
     (``get_memory_file_user``).
     """
-    if not data:
-        raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
-    limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
-    if len(data) > limit:
-        raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
+    check_size(data, filename)
     check_content(data, filename=filename, mime_type=mime_type)
     chunking = chunking_for(corpus, chunk_size, chunk_overlap)
     user_id = user_id or get_memory_file_user(display_name)
@@ -190,9 +206,18 @@ def do_add_document(
                 metadata=metadata or {},
             )
     except IntegrityError:  # the same bytes, uploaded at the same moment by another request
-        return Added(owned.get(content_hash=digest), created=False)
+        return Added(owned.get(content_hash=digest, source_path=""), created=False)
     queue.send_on_commit(document.id)
     return Added(document, created=True)
+
+
+def check_size(data: bytes, filename: str) -> None:
+    """Refuse bytes no document may have: none, or more than the server's limit."""
+    if not data:
+        raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
+    limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
+    if len(data) > limit:
+        raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
 
 
 def get_memory_file_user(display_name: str) -> str:

@@ -189,3 +189,40 @@ def test_how_far_a_long_document_has_got_shows_in_the_api_the_admin_and_its_impo
     assert progress.percent == 68 and not progress.done
     operation = import_operation("projects/p/locations/l/ragCorpora/1/operations/import-1", record, progress)
     assert operation["metadata"]["progressPercentage"] == 68 and not operation["done"]
+
+
+def test_a_late_run_of_a_paused_document_writes_nothing_though_the_next_claim_has_its_attempt_number():
+    from knowledge_app import queue
+    from knowledge_app.leases import DOCUMENTS
+
+    document = _document(_corpus("Rules"), "rules.txt", LONG)
+    late = queue.claim(document.id)
+    assert late is not None and late.attempts == 1
+    assert DOCUMENTS.finish(late, status=DocumentStatus.PENDING, attempts=0)  # paused: no attempt used up
+    current = queue.claim(document.id)
+    assert current is not None and current.attempts == late.attempts  # the same attempt number, another claim
+    assert not DOCUMENTS.held(late).exists() and DOCUMENTS.held(current).exists()
+    assert not DOCUMENTS.finish(late, status=DocumentStatus.FAILED, error="a late run's outcome")
+    assert Document.objects.get(id=document.id).status == DocumentStatus.RUNNING
+
+
+def test_a_new_version_of_a_document_embeds_only_the_chunks_it_changed(monkeypatch):
+    from knowledge_app.services import do_reindex
+
+    document = _document(_corpus("Rules"), "rules.txt", LONG)
+    first = Counting()
+    monkeypatch.setattr(ingestion, "get_embedder", lambda: first)
+    total = int(ingestion.do_ingest(document.id).split()[0])
+    assert len(first.texts) == total
+    changed = LONG.replace("Правило 99: ключ номер 99", "Правило 99: ключ номер сто")  # the last paragraph only
+    Document.objects.filter(id=document.id).update(content=changed.encode())
+    do_reindex(Document.objects.get(id=document.id))
+
+    second = Counting()
+    monkeypatch.setattr(ingestion, "get_embedder", lambda: second)
+    assert ingestion.do_ingest(document.id) == f"{total} chunks"
+    assert 1 <= len(second.texts) <= 2 and all("сто" in text for text in second.texts[-1:])
+    chunks = Chunk.objects.filter(document=document).order_by("ordinal")
+    assert "ключ номер сто" in chunks.last().text and chunks.count() == total
+    fresh = get_embedder().embed_documents([chunks.first().search_text])[0]  # a copied vector is its own text's
+    assert float(np.dot(fresh, chunks.first().embedding)) > 0.999
