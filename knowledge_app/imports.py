@@ -5,11 +5,9 @@ ten thousand files are listed and added by a worker, never in a request. Each fi
 document of its path in the app's folder (``source_documents``): a path imported before and
 unchanged is skipped, one changed has its document's content replaced (the same document, indexed
 again), a new one is a new document; with ``delete_missing`` the documents of files gone from
-under the URIs are deleted once every file is listed and added. A file of a format no parser takes is still added,
-and fails on its document with the parser's reason, as its upload would: the format rule stays the
-parser's alone, and the client sees which files failed and why in the corpus's file list.
-Files that cannot even be stored (unreadable, empty, too large, a link, which is never followed) are
-counted failed, the first of them kept with why on the import.
+under the URIs are deleted once every file is listed and added. Files that cannot be stored (unreadable, empty, too
+large, a link, which is never followed, or of a type no parser takes or not the type its name says, refused as its
+upload would be by ``services.check_content``) are counted failed, the first of them kept with why on the import.
 
 An import is done, as Vertex's is, once every document it added is indexed or failed
 (``get_progress`` reads their states: nothing has to remember to finish it).

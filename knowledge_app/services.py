@@ -29,7 +29,7 @@ from django.utils import timezone
 from cognizes.access import key_kinds, limits
 from cognizes.access.models import MAX_KEY_LENGTH
 from cognizes.infra.embedders import get_embedder_id
-from knowledge_app import queue
+from knowledge_app import parsing, queue
 from knowledge_app.metadata import InvalidMetadata, checked
 from knowledge_app.models import NOT_BEGUN, Corpus, Document, DocumentStatus
 
@@ -44,6 +44,14 @@ class KnowledgeError(ValueError):
 
 class TooLarge(KnowledgeError):
     pass
+
+
+class UnsupportedType(KnowledgeError):
+    """A file of a type not taken (415): the message lists the types taken."""
+
+
+class WrongContent(KnowledgeError):
+    """A file whose bytes are not the type its name or media type declares (400)."""
 
 
 class DocumentNotYours(KnowledgeError):
@@ -165,6 +173,7 @@ def do_add_document(
     (``get_memory_file_user``).
     """
     check_size(data, filename)
+    check_content(data, filename=filename, mime_type=mime_type)
     chunking = chunking_for(corpus, chunk_size, chunk_overlap)
     check_embedder(corpus.app_name, [corpus.id])
     user_id = user_id or get_memory_file_user(display_name)
@@ -232,9 +241,27 @@ def get_memory_file_user(display_name: str) -> str:
     return user if 0 < len(user) <= MAX_KEY_LENGTH and "\x00" not in user else ""
 
 
+def check_content(data: bytes, *, filename: str, mime_type: str) -> None:
+    """Refuse, before anything is stored, a file no parser takes (``UnsupportedType``) or bytes that are not what
+    their name says (``WrongContent``: random bytes named .pdf, a zip that is no .docx), by ``parsing.FORMATS``'
+    signatures. Every way a document comes in goes through ``do_add_document``, so through here (issue 44: such a
+    file was taken, 201, and failed on a worker later)."""
+    try:
+        parsing.check_upload(data, filename=filename, mime_type=mime_type)
+    except parsing.UnsupportedFormat as refused:
+        raise UnsupportedType(f"{filename or 'The file'}: {refused.reason}.") from None
+    except parsing.WrongContent as refused:
+        raise WrongContent(f"{refused.reason}.") from None
+
+
 def check_document_fields(*, filename: str, mime_type: str, display_name: str = "") -> str:
     """The media type a document of these names is stored with (the type's own, else the name's guess); a
-    ``KnowledgeError`` if a name or the type is longer than what is kept, said before an upload's bytes are sent."""
+    ``KnowledgeError`` if a name or the type is longer than what is kept, ``UnsupportedType`` if no parser takes
+    the type these names declare, said before an upload's bytes are sent."""
+    try:
+        parsing.check_format(filename=filename, mime_type=mime_type)
+    except parsing.UnsupportedFormat as refused:
+        raise UnsupportedType(f"{filename or 'The file'}: {refused.reason}.") from None
     guessed = mime_type.split(";")[0].strip() or mimetypes.guess_type(filename)[0] or "application/octet-stream"
     _check_lengths(Document, display_name=display_name or filename, source_uri=filename, mime_type=guessed)
     return guessed

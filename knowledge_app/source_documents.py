@@ -76,6 +76,7 @@ def do_put_file(
     ``sourceUri``). A ``KnowledgeError`` for bytes no document may have (the document already there is kept).
     """
     services.check_size(data, uri)
+    services.check_content(data, filename=uri, mime_type="")  # a type no parser takes: counted failed, not a document
     chunking = services.chunking_for(corpus, chunk_size, chunk_overlap)
     user_id = services.get_memory_file_user(display_name)  # as an upload of that name would be
     digest = hashlib.sha256(data).hexdigest()

@@ -24,9 +24,14 @@ SERVING_ONLY = ["google.adk", "google.genai", "google.cloud.aiplatform_v1beta1",
 """Libraries only serving agents and surfaces needs: none is imported by loading Django."""
 
 
-def _loaded_after(code: str) -> set[str]:
-    """The top modules of ``SERVING_ONLY`` imported in a fresh Python after ``code``, with the tests' settings."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {SERVING_ONLY!r} if m in sys.modules]))"
+PARSING_ONLY = ["pypdfium2", "pypdf", "docx", "pptx", "openpyxl", "lxml", "rapidocr_onnxruntime", "onnxruntime", "cv2"]
+"""Libraries only a worker parsing documents needs (issue 44): the web process checks an upload's signature by
+``knowledge_app.parsing.FORMATS`` without loading any (OCR's alone are ~400 MB)."""
+
+
+def _loaded_after(code: str, watched: list[str] = SERVING_ONLY) -> set[str]:
+    """The top modules of ``watched`` imported in a fresh Python after ``code``, with the tests' settings."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {watched!r} if m in sys.modules]))"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "cognizes.settings")}
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
@@ -36,6 +41,17 @@ def _loaded_after(code: str) -> set[str]:
 
 def test_loading_django_imports_nothing_only_serving_needs():
     assert _loaded_after("import django; django.setup()") == set()
+
+
+def test_serving_the_api_and_checking_an_upload_import_no_document_parser():
+    code = (
+        "import django; django.setup(); import cognizes.urls\n"
+        "from knowledge_app.services import check_content\n"
+        "for name in ('a.pdf', 'a.docx', 'a.pptx', 'a.xlsx', 'a.epub', 'a.md'):\n"
+        "    try: check_content(b'%PDF-1.7 x', filename=name, mime_type='')\n"
+        "    except Exception: pass"
+    )
+    assert _loaded_after(code, PARSING_ONLY) == set()
 
 
 @pytest.mark.django_db(transaction=True)

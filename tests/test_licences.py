@@ -52,6 +52,11 @@ CHECKED = {
     "psycopg-binary": "LGPL-3.0-only, used unmodified as a library",
     "psycopg-pool": "LGPL-3.0-only, used unmodified as a library",
     "python-crontab": "LGPL-3.0, used unmodified as a library",
+    # Its metadata says "BSD-3-Clause, Apache-2.0, dependency licenses": pypdfium2 itself is Apache-2.0 or BSD-3-Clause
+    # (pypdfium2-5.15.2.dist-info/licenses/LICENSES/), and the PDFium it bundles and PDFium's own dependencies are
+    # permissive (licenses/BUILD_LICENSES/: PDFium BSD-3-Clause, FreeType under its FTL, libjpeg-turbo IJG and BSD,
+    # libpng, zlib, lcms2 MIT, OpenJPEG BSD-2-Clause, libtiff, abseil Apache-2.0, ICU the Unicode licence).
+    "pypdfium2": "Apache-2.0 OR BSD-3-Clause; bundled PDFium and its dependencies permissive",
 }
 
 

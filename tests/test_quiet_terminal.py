@@ -1,7 +1,8 @@
 """Issue 43 item 7: normal use prints no traceback and no third-party warning flood.
 
 Before: indexing one damaged-but-readable PDF printed a pypdf warning line per damaged object (4,236 for
-one file), each through the root logger to the terminal of ``cognizes run``.
+one file), each through the root logger to the terminal of ``cognizes run``. (PDFs are read with PDFium since issue 44,
+which reads past such damage silently; the test stays, for whatever reader comes next.)
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import io
 import logging
 import logging.config
-import re
 from collections.abc import Iterator
 
 import httpx
@@ -44,12 +44,12 @@ def terminal() -> Iterator[io.StringIO]:
 
 
 def _damaged_pdf() -> bytes:
-    """A PDF every reader opens, whose every page dictionary names a key twice: pypdf warns once a page."""
+    """A PDF every reader opens, whose every page dictionary names a key twice: pypdf warned once a page."""
     data = pdf_bytes([[f"Page {n}: the quarterly report."] for n in range(PAGES)])
     return data.replace(b"/Type /Page /Parent", b"/Type /Page /Rotate 0 /Rotate 0 /Parent")
 
 
-def test_indexing_a_pdf_pypdf_complains_about_prints_one_line_not_one_a_problem(terminal):
+def test_indexing_a_damaged_but_readable_pdf_prints_a_line_or_two_not_one_a_problem(terminal):
     corpus = do_create_corpus(app_name="shop", display_name="Reports")
     document = do_add_document(corpus, data=_damaged_pdf(), filename="report.pdf").document
 
@@ -57,9 +57,7 @@ def test_indexing_a_pdf_pypdf_complains_about_prints_one_line_not_one_a_problem(
 
     assert Document.objects.get(pk=document.pk).status == DocumentStatus.ACTIVE
     lines = terminal.getvalue().splitlines()
-    assert len(lines) <= 3, lines  # the summary, and the ingestion's own line or two
-    [summary] = [line for line in lines if "pypdf" in line]
-    assert re.search(r"past \d{3} problems", summary)  # two a page, and a bad cross-reference table
+    assert len(lines) <= 2, lines  # the ingestion's own line or two: the PDF reader (PDFium, issue 44) prints nothing
 
 
 def test_a_missing_session_is_a_404_without_a_traceback(asgi_server, terminal):

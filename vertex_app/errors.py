@@ -46,6 +46,12 @@ class InvalidArgument(GoogleError):
     status_code = 400
 
 
+class UnsupportedMediaType(GoogleError):
+    """415: a file of a type not taken (RAG Engine's uploads); Google's status for it is INVALID_ARGUMENT."""
+
+    status_code = 415
+
+
 class NotFound(GoogleError):
     status_code = 404
 

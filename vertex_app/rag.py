@@ -340,7 +340,9 @@ class RagUploadView(RagView):
             added = upload_grants.do_upload(token, data=data)
         except upload_grants.GrantRefused as refused:
             raise exceptions.PermissionDenied(str(refused)) from refused
-        except services.KnowledgeError as error:
+        except services.UnsupportedType as error:
+            raise errors.UnsupportedMediaType(str(error)) from error
+        except services.KnowledgeError as error:  # bytes not of the type declared at the start among them
             raise errors.InvalidArgument(str(error)) from error
         response = Response({"ragFile": self.file_json(added.document)})
         response["X-Goog-Upload-Status"] = "final"
@@ -372,7 +374,9 @@ class RagUploadView(RagView):
             services.check_document_fields(
                 filename=filename, mime_type=declared.mime_type, display_name=declared.display_name
             )
-        except services.KnowledgeError as error:  # said now, not after the bytes are sent
+        except services.UnsupportedType as error:  # said now, not after the bytes are sent
+            raise errors.UnsupportedMediaType(str(error)) from error
+        except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         key = cast(ApiKey, request.auth)  # this surface authenticates by key (cognizes.access.callers)
         token = upload_grants.do_issue_grant(key=key, corpus=corpus, declared=declared)
@@ -411,6 +415,8 @@ class RagUploadView(RagView):
                 user_id=self.caller.only_user or "",
                 **chunking(body.get("upload_rag_file_config")),
             )
+        except services.UnsupportedType as error:
+            raise errors.UnsupportedMediaType(str(error)) from error
         except services.KnowledgeError as error:
             raise errors.InvalidArgument(str(error)) from error
         return Response({"ragFile": self.file_json(added.document)})

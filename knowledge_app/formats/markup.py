@@ -107,38 +107,107 @@ _BLOCKS = frozenset(
 _CELLS = frozenset({"td", "th"})
 
 
+class _Table:
+    """The rows of an HTML table being read, written out when it ends: under a header row (the first, all ``<th>``
+    or in ``<thead>``) each row is ``header: value`` lines, as a sheet's or CSV file's are, so a chunk of a long
+    table never holds values without their columns' names; without one, a row is its cells joined by `` | ``."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[list[str], bool]] = []  # cells, and whether the row heads the table
+        self.cells: list[str] = []
+        self.header_row = True  # every cell of the row so far is a <th> (or the row is in <thead>)
+        self.in_head = False
+
+    def end_row(self) -> None:
+        if any(self.cells):
+            self.rows.append((self.cells, self.header_row))
+        self.cells, self.header_row = [], True
+
+    def write(self, outline: Outline) -> None:
+        self.end_row()
+        header = self.rows[0][0] if len(self.rows) > 1 and self.rows[0][1] else None
+        for cells, _ in self.rows[1:] if header else self.rows:
+            if header is None:
+                outline.paragraph(" | ".join(cell for cell in cells if cell))
+                continue
+            names = [header[n] if n < len(header) and header[n] else f"column {n + 1}" for n in range(len(cells))]
+            outline.paragraph("\n".join(f"{name}: {cell}" for name, cell in zip(names, cells, strict=True) if cell))
+
+
 class _HtmlText(HTMLParser):
     """Text as a browser lays it out: blocks apart, whitespace collapsed except in ``<pre>``."""
 
-    def __init__(self) -> None:
+    def __init__(self, outline: Outline | None = None, skipped: frozenset[str] = _SKIPPED) -> None:
         super().__init__(convert_charrefs=True)
-        self.outline = Outline()
+        self.outline = outline or Outline()
+        self._skipped = skipped
         self._buffer: list[str] = []
         self._skipping = 0
         self._preformatted = 0
         self._heading = 0  # the level of the heading being read, or 0
+        self._table: _Table | None = None  # the outermost table being read (one inside a cell is the cell's text)
+        self._tables = 0  # how many tables are open
+        self._in_cell = False
+
+    def _table_tag(self, tag: str, start: bool) -> bool:
+        """Read a tag of the outermost table's structure; whether it was one (else the caller handles it)."""
+        if tag == "table":
+            self._tables = max(0, self._tables + (1 if start else -1))
+            if start and self._tables == 1:
+                self._flush()
+                self._table = _Table()
+            elif not start and self._tables == 0 and self._table is not None:
+                self._close_cell()
+                self._table.write(self.outline)
+                self._table = None
+            elif self._in_cell:
+                self._buffer.append(" ")
+            return True
+        table = self._table
+        if table is None or self._tables != 1:
+            if self._in_cell and (tag in _CELLS or tag in _BLOCKS or tag in _HEADINGS):
+                self._buffer.append(" ")  # a block inside a cell (a nested table's cell too) is the cell's text
+                return True
+            return False
+        if tag == "thead":
+            table.in_head = start
+        elif tag == "tr":
+            self._close_cell()
+            table.end_row()
+        elif tag in _CELLS:
+            self._close_cell()
+            if start:
+                self._in_cell = True
+                table.header_row = table.header_row and (tag == "th" or table.in_head)
+        elif self._in_cell and (tag in _BLOCKS or tag in _HEADINGS):
+            self._buffer.append(" ")
+        else:
+            return False
+        return True
+
+    def _close_cell(self) -> None:
+        if self._table is not None and (self._in_cell or "".join(self._buffer).strip()):
+            self._table.cells.append(" ".join("".join(self._buffer).split()))
+        self._buffer, self._in_cell = [], False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIPPED:
+        if tag in self._skipped:
             self._skipping += 1
-        elif self._skipping:
+        elif self._skipping or self._table_tag(tag, start=True):
             return
         elif tag in _HEADINGS:
             self._flush()
             self._heading = _HEADINGS[tag]
         elif tag == "br":
             self._buffer.append("\n")
-        elif tag in _CELLS:
-            if "".join(self._buffer).strip():
-                self._buffer.append(" | ")
         elif tag in _BLOCKS:
             self._flush()
             self._preformatted += tag == "pre"
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIPPED:
+        if tag in self._skipped:
             self._skipping = max(0, self._skipping - 1)
-        elif self._skipping:
+        elif self._skipping or self._table_tag(tag, start=False):
             return
         elif tag in _HEADINGS and self._heading:
             title, self._buffer, self._heading = "".join(self._buffer), [], 0
@@ -155,6 +224,10 @@ class _HtmlText(HTMLParser):
     def close(self) -> None:
         super().close()
         self._heading = 0
+        if self._table is not None:  # a table never closed ends with the page
+            self._close_cell()
+            self._table.write(self.outline)
+            self._table, self._tables = None, 0
         self._flush()
 
     def _flush(self) -> None:
@@ -168,7 +241,14 @@ class _HtmlText(HTMLParser):
 
 def html(text: str) -> Parsed:
     """The visible text of an HTML page, sectioned by ``<h1>``–``<h6>``; scripts and styles are not text."""
-    parser = _HtmlText()
+    outline = Outline()
+    html_into(outline, text)
+    return outline.build()
+
+
+def html_into(outline: Outline, text: str, *, with_head: bool = True) -> None:
+    """An HTML page's text added to ``outline``, its headings continuing the outline's (an EPUB's chapters);
+    ``with_head=False`` leaves out the ``<head>`` (a chapter's ``<title>`` repeats the book's name)."""
+    parser = _HtmlText(outline, _SKIPPED if with_head else _SKIPPED | {"head"})
     parser.feed(text)
     parser.close()
-    return parser.outline.build()

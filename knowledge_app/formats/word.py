@@ -1,61 +1,24 @@
-"""DOCX, read with python-docx; the zip is checked first, since a few KB can declare gigabytes inside."""
+"""DOCX, read with python-docx; the zip is checked first (``archives.check_zip``)."""
 
 from __future__ import annotations
 
 import io
 import re
-import zipfile
 
 import docx
+from docx.oxml.ns import qn
 from docx.styles.style import CharacterStyle
 from docx.table import Table, _Row
 from docx.text.paragraph import Paragraph
 
 from cognizes.access import limits
+from knowledge_app.formats.archives import MAX_ZIP_ENTRIES, check_zip
+from knowledge_app.formats.office import table_rows
 from knowledge_app.parsed import Outline, Parsed, UnreadableDocument
 
-MAX_ZIP_ENTRIES = 10_000  # a real document has dozens; millions of empty entries would still cost memory and time
+__all__ = ["MAX_ZIP_ENTRIES", "docx_text"]
+
 _HEADING_STYLE = re.compile(r"heading ([1-9])", re.IGNORECASE)
-
-
-def check_zip(data: bytes) -> None:
-    """Refuse what is not a zip, or a zip that would unpack to more than ``limits.max_expanded_bytes()`` (or to
-    more XML than ``limits.max_markup_bytes()``).
-
-    The sizes checked are the ones the zip declares, which is enough: ``zipfile``
-    (which python-docx reads with) stops at an entry's declared size and fails its
-    CRC check rather than inflate past it. python-docx loads every part, images
-    included, so they count.
-    """
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        raise UnreadableDocument(
-            "not a .docx file (a .docx is a zip archive; a Word 97-2003 .doc must be saved as .docx first)"
-        )
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            entries = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as error:
-        raise UnreadableDocument(f"damaged .docx file ({error})") from None
-    if len(entries) > MAX_ZIP_ENTRIES:
-        raise UnreadableDocument(f"the .docx holds {len(entries)} files, more than the {MAX_ZIP_ENTRIES} allowed")
-    expanded, allowed = sum(entry.file_size for entry in entries), limits.max_expanded_bytes()
-    if expanded > allowed:
-        raise UnreadableDocument(
-            f"the .docx would unpack to {-(-expanded >> 20)} MB, more than the "
-            f"{allowed >> 20} MB allowed (COGNIZES_KNOWLEDGE_MAX_EXPANDED_BYTES); remove large images or split "
-            "the document"
-        )
-    markup, most_markup = sum(entry.file_size for entry in entries if _is_markup(entry)), limits.max_markup_bytes()
-    if markup > most_markup:
-        raise UnreadableDocument(
-            f"the .docx holds {-(-markup >> 20)} MB of XML, more than the {most_markup >> 20} MB allowed "
-            "(COGNIZES_KNOWLEDGE_MAX_MARKUP_BYTES); split the document"
-        )
-
-
-def _is_markup(entry: zipfile.ZipInfo) -> bool:
-    """An XML part (the body, styles, relationships), which python-docx parses into a tree; not a media file."""
-    return entry.filename.lower().endswith((".xml", ".rels"))
 
 
 def _heading_level(style: CharacterStyle | None) -> int:
@@ -73,18 +36,27 @@ def _heading_level(style: CharacterStyle | None) -> int:
     return 0
 
 
-def _row_text(row: _Row) -> str:
+def _grid_cells(row: _Row) -> list[str]:
+    """The text of each grid column of the row; a merged cell, which python-docx repeats once per column it spans,
+    counts in its first column, the others empty (so values stay under their columns' headers)."""
     cells, seen = [], set()
     for cell in row.cells:
-        if cell._tc not in seen:  # a merged cell is repeated once per grid column it spans
-            seen.add(cell._tc)
-            cells.append(" ".join(cell.text.split()))
-    return " | ".join(text for text in cells if text)
+        cells.append("" if cell._tc in seen else " ".join(cell.text.split()))
+        seen.add(cell._tc)
+    return cells
+
+
+def _repeats_as_header(row: _Row) -> bool:
+    """Word's "Repeat as header row at the top of each page" (``w:tblHeader``): the author's word that it heads."""
+    properties = row._tr.trPr
+    flag = properties.find(qn("w:tblHeader")) if properties is not None else None
+    return flag is not None and flag.get(qn("w:val"), "true") not in ("0", "false", "off")
 
 
 def docx_text(data: bytes) -> Parsed:
     """Body paragraphs and tables in document order; ``Heading n`` paragraphs head sections, a table row is a
-    paragraph of its cells. Headers, footers, footnotes, comments and text boxes are not read."""
+    paragraph of its cells (under a row marked to repeat as the header: ``header: value`` lines, as a sheet's).
+    Headers, footers, footnotes, comments and text boxes are not read."""
     check_zip(data)
     try:
         document = docx.Document(io.BytesIO(data))
@@ -97,8 +69,12 @@ def docx_text(data: bytes) -> Parsed:
                 else:
                     outline.paragraph(block.text)
             elif isinstance(block, Table):
-                for row in block.rows:
-                    outline.paragraph(_row_text(row))
+                rows = list(block.rows)
+                if len(rows) > 1 and _repeats_as_header(rows[0]):
+                    table_rows(map(_grid_cells, rows), outline)  # as a sheet's: each row under its headers
+                else:
+                    for row in rows:
+                        outline.paragraph(" | ".join(text for text in _grid_cells(row) if text))
     except limits.LimitExceeded:
         raise
     except Exception as error:

@@ -50,6 +50,13 @@ def multilingual_file(fmt: str) -> tuple[bytes, str]:
         return ("lang,text\n" + rows).encode("utf-8-sig"), "table.csv"  # Excel writes the BOM
     if fmt == "docx":
         return docx_bytes((1, MULTILINGUAL_HEADING), *samples), "report.docx"
+    if fmt == "pptx":
+        return pptx_bytes([(MULTILINGUAL_HEADING, samples)]), "deck.pptx"
+    if fmt == "xlsx":
+        return xlsx_bytes({MULTILINGUAL_HEADING: [["lang", "text"], *([k, v] for k, v in SAMPLES.items())]}), "t.xlsx"
+    if fmt == "epub":
+        paragraphs = "".join(f"<p>{html.escape(sample)}</p>" for sample in samples)
+        return epub_bytes([f"<h1>{MULTILINGUAL_HEADING}</h1>{paragraphs}"]), "book.epub"
     assert fmt == "pdf"
     # Arabic is stored in visual order, as PDF producers store right-to-left text; extraction gives logical order
     # back, but pypdf leaves the final full stop (a neutral character) where it stood, first: it is left out here.
@@ -57,7 +64,21 @@ def multilingual_file(fmt: str) -> tuple[bytes, str]:
     return pdf_bytes(pages), "scan.pdf"
 
 
-MULTILINGUAL_FORMATS = ["txt", "txt-utf16", "md", "html", "json", "json-escaped", "jsonl", "csv", "docx", "pdf"]
+MULTILINGUAL_FORMATS = [
+    "txt",
+    "txt-utf16",
+    "md",
+    "html",
+    "json",
+    "json-escaped",
+    "jsonl",
+    "csv",
+    "docx",
+    "pdf",
+    "pptx",
+    "xlsx",
+    "epub",
+]
 
 
 def _utf16_hex(text: str) -> str:
@@ -110,6 +131,38 @@ def pdf_bytes(pages: list[list[str]]) -> bytes:
     return pdf_of(objects, header=b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
 
 
+def placed_pdf(placed: list[tuple[float, float, str]]) -> bytes:
+    """A one-page PDF drawing each ``(x, y, line)`` at that point, in the order given (``pdf_bytes``' font)."""
+    codes = {char: number for number, char in enumerate(sorted({c for _, _, line in placed for c in line}), start=1)}
+    cmap = _to_unicode_cmap(codes)
+    shown = "".join(
+        f"1 0 0 1 {x} {y} Tm <" + "".join(f"{codes[c]:04X}" for c in line) + "> Tj\n" for x, y, line in placed
+    )
+    content = f"BT /F1 10 Tf\n{shown}ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /Test /Encoding /Identity-H /DescendantFonts [4 0 R] "
+        b"/ToUnicode 5 0 R >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Test "
+        b"/CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 500 >>",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"endstream",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+        b"/Contents 7 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+    ]
+    return pdf_of(objects)
+
+
+def two_column_pdf(title: str, left: list[str], right: list[str], footer: str) -> bytes:
+    """A page of two columns under a title across them, with a footer, drawn row by row (a line of the left
+    column, then the line beside it in the right one), as many producers of multi-column layouts write them."""
+    placed = [(230.0, 750.0, title)]
+    for row, (one, other) in enumerate(zip(left, right, strict=True)):
+        placed += [(72.0, 700.0 - 14 * row, one), (330.0, 700.0 - 14 * row, other)]
+    return placed_pdf([*placed, (260.0, 40.0, footer)])
+
+
 def pdf_of(objects: list[bytes], *, header: bytes = b"%PDF-1.7\n") -> bytes:
     """A PDF file of these numbered objects (the first is the catalog), with its cross-reference table."""
     out = bytearray(header)
@@ -153,6 +206,83 @@ def docx_bytes(*blocks: str | tuple[int | str, str] | list[list[str]], document:
                     cell.text = value
     out = io.BytesIO()
     document.save(out)
+    return out.getvalue()
+
+
+def pptx_bytes(slides: list[tuple[str, list[str]]], *, table: list[list[str]] | None = None, notes: str = "") -> bytes:
+    """A PPTX made by python-pptx: each slide a title and a text box of paragraphs; ``table`` and ``notes`` go on
+    the last slide. The text box is added before the title's text is set, lower on the slide: read by position."""
+    import pptx
+    from pptx.util import Inches
+
+    presentation = pptx.Presentation()
+    for index, (title, paragraphs) in enumerate(slides):
+        slide = presentation.slides.add_slide(presentation.slide_layouts[5])  # "Title Only"
+        box = slide.shapes.add_textbox(Inches(1), Inches(2), Inches(8), Inches(3)).text_frame
+        box.text = paragraphs[0] if paragraphs else ""
+        for paragraph in paragraphs[1:]:
+            box.add_paragraph().text = paragraph
+        slide.shapes.title.text = title
+        if index == len(slides) - 1 and table:
+            shape = slide.shapes.add_table(len(table), len(table[0]), Inches(1), Inches(5), Inches(8), Inches(2))
+            for row, values in zip(shape.table.rows, table, strict=True):
+                for cell, value in zip(row.cells, values, strict=True):
+                    cell.text = value
+        if index == len(slides) - 1 and notes:
+            slide.notes_slide.notes_text_frame.text = notes
+    out = io.BytesIO()
+    presentation.save(out)
+    return out.getvalue()
+
+
+def xlsx_bytes(sheets: dict[str, list[list[object]]], *, hidden: tuple[str, ...] = ()) -> bytes:
+    """An XLSX made by openpyxl: a sheet per name, its rows as given (None: an empty cell)."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    workbook.remove(workbook.active)
+    for name, rows in sheets.items():
+        sheet = workbook.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+        if name in hidden:
+            sheet.sheet_state = "hidden"
+    out = io.BytesIO()
+    workbook.save(out)
+    return out.getvalue()
+
+
+def epub_bytes(chapters: list[str], *, spine: list[int] | None = None) -> bytes:
+    """An EPUB 3 as the standard lays it out: the ``mimetype`` entry first and stored, the container, a package
+    document in a subfolder listing the chapters (XHTML bodies given), read in ``spine`` order (default: as given)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        archive.writestr(
+            "META-INF/container.xml",
+            '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+            '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+            "</rootfiles></container>",
+        )
+        items = "".join(
+            f'<item id="c{n}" href="text/chapter%20{n}.xhtml" media-type="application/xhtml+xml"/>'
+            for n in range(len(chapters))
+        )
+        order = "".join(f'<itemref idref="c{n}"/>' for n in (spine if spine is not None else range(len(chapters))))
+        archive.writestr(
+            "OEBPS/content.opf",
+            '<?xml version="1.0" encoding="UTF-8"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Book</dc:title></metadata>'
+            f'<manifest><item id="css" href="style.css" media-type="text/css"/>{items}</manifest>'
+            f"<spine>{order}</spine></package>",
+        )
+        archive.writestr("OEBPS/style.css", "h1 { color: red }")
+        for n, body in enumerate(chapters):
+            archive.writestr(
+                f"OEBPS/text/chapter {n}.xhtml",
+                '<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head>'
+                f"<title>Chapter {n}</title><style>p {{ margin: 0 }}</style></head><body>{body}</body></html>",
+            )
     return out.getvalue()
 
 

@@ -90,15 +90,15 @@ def test_the_same_bytes_again_change_nothing_and_a_bad_file_fails_with_its_reaso
     corpus_id = _corpus(api)
     first = _upload(api, corpus_id, HANDBOOK.encode(), "handbook.md").json()
     again = _upload(api, corpus_id, HANDBOOK.encode(), "copy.md")
-    binary = _upload(api, corpus_id, b"\x00\x01\x02 not text \x00", "notes.txt", "text/plain").json()
+    broken = _upload(api, corpus_id, b'{"leave": 25,\n "badge": }', "policy.json", "application/json").json()
     empty = _upload(api, corpus_id, b"", "empty.txt", "text/plain")
 
     assert again.status_code == 200 and again.json()["id"] == first["id"]
     assert empty.status_code == 400 and "empty" in str(empty.json()["error"]["details"])
-    failed = _indexed(api, corpus_id, binary["id"])
-    assert failed["status"] == "failed" and "binary" in failed["error"], failed
+    failed = _indexed(api, corpus_id, broken["id"])
+    assert failed["status"] == "failed" and "not valid JSON" in failed["error"] and "line 2" in failed["error"], failed
     assert _indexed(api, corpus_id, first["id"])["status"] == "active"  # the worker went on
-    assert Document.objects.count() == 2 and not Chunk.objects.filter(document_id=binary["id"]).exists()
+    assert Document.objects.count() == 2 and not Chunk.objects.filter(document_id=broken["id"]).exists()
 
 
 def test_a_document_may_have_its_own_chunking_and_the_same_bytes_with_another_are_cut_again(celery_worker):
