@@ -138,7 +138,8 @@ def main() -> None:
                 ranks.append(first_relevant(order, lambda i, qa=qa: answers(cmuqa[0][i], cmuqa[1][i], qa)))
             results[name]["CMU/Pitt QA"] = scores(ranks)
         vectors[name] = np.concatenate(documents)
-        print(f"{name}: {time.perf_counter() - start:.0f} s", flush=True)
+        figures = ", ".join(f"{data} hit@10 {hit:.3f} MRR@10 {mrr:.3f}" for data, (hit, mrr) in results[name].items())
+        print(f"{name}: {figures} ({time.perf_counter() - start:.0f} s)", flush=True)
     baseline = names[0]
     print(f"\n{'data':<12} {'embedder':<10} {'hit@10':>7} {'MRR@10':>7} {f'- {baseline}':>10} {'cosine':>7}")
     for data in results[baseline]:

