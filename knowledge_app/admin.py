@@ -14,8 +14,11 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from cognizes.access.admin_views import ChangedByActions, permitted_view
+from cognizes.infra.embedders import get_embedder_id
+from cognizes.infra.served_embedder import EmbeddingUnavailable
 from knowledge_app import services
-from knowledge_app.models import Chunk, Corpus, Document, DocumentStatus, Import
+from knowledge_app.models import Chunk, Corpus, Document, Import
+from knowledge_app.reembedding import CannotStore, do_reembed_corpus
 from knowledge_app.rerank import RerankRefused, search_and_rerank
 from knowledge_app.search import MAX_QUERY_CHARS, MODES
 
@@ -39,9 +42,20 @@ class SearchForm(forms.Form):
 
 @admin.register(Corpus)
 class CorpusAdmin(admin.ModelAdmin):
-    list_display = ("display_name", "app_name", "documents", "chunk_size", "chunk_overlap", "created_at", "search")
+    list_display = (
+        "display_name",
+        "app_name",
+        "documents",
+        "chunk_size",
+        "chunk_overlap",
+        "embedder",
+        "created_at",
+        "search",
+    )
     list_filter = ("app_name",)
     search_fields = ("display_name", "description")
+    readonly_fields = ("embedder",)  # what its chunks are; changed only by re-embedding them (reembed_corpus)
+    actions = ["reembed"]
     change_form_template = "admin/knowledge_app/corpus/change_form.html"  # a link to search it
 
     @admin.display(description="search")
@@ -72,6 +86,8 @@ class CorpusAdmin(admin.ModelAdmin):
                 )
             except RerankRefused as error:
                 form.add_error("rerank_model", str(error))
+            except services.EmbeddedWithAnother as error:
+                form.add_error("query", str(error))
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -93,6 +109,22 @@ class CorpusAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Corpus, form: forms.ModelForm, change: bool) -> None:
         services.check_chunking(obj.chunk_size, obj.chunk_overlap)
         super().save_model(request, obj, form, change)
+
+    @admin.action(description="Re-embed selected corpora with the current embedder", permissions=["change"])
+    def reembed(self, request: HttpRequest, queryset: QuerySet[Corpus]) -> None:
+        """What ``cognizes reembed_corpus`` does, in the request: for corpora small enough to wait for."""
+        count = 0
+        try:
+            for corpus in queryset:
+                count += do_reembed_corpus(corpus)
+        except (CannotStore, EmbeddingUnavailable) as error:
+            self.message_user(request, f"{count} chunks re-embedded, then: {error}", messages.ERROR)
+            return
+        self.message_user(
+            request,
+            f"{count} chunks of {len(queryset)} corpora re-embedded with {get_embedder_id()}.",
+            messages.SUCCESS,
+        )
 
 
 class ChunkInline(admin.TabularInline):
@@ -134,6 +166,7 @@ class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
         "description",
         "metadata",
         "source_uri",
+        "source_path",
         "mime_type",
         "size_bytes",
         "content_hash",
@@ -141,6 +174,9 @@ class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
         "chunk_overlap",
         "status",
         "progress",
+        "pages",
+        "chunks_total",
+        "chunks_embedded",
         "error",
         "chunk_count",
         "attempts",
@@ -158,7 +194,7 @@ class DocumentAdmin(ChangedByActions, admin.ModelAdmin):
 
     @admin.display(description="status", ordering="status")
     def state(self, document: Document) -> str:
-        return f"running, {document.progress}%" if document.status == DocumentStatus.RUNNING else document.status
+        return document.state
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         return UploadForm if obj is None else super().get_form(request, obj, change=change, **kwargs)
@@ -218,8 +254,10 @@ class ImportAdmin(admin.ModelAdmin):
         "status",
         "files_found",
         "added_count",
+        "replaced_count",
         "skipped_count",
         "refused_count",
+        "deleted_count",
         "created_at",
         "finished_at",
     )
@@ -230,11 +268,14 @@ class ImportAdmin(admin.ModelAdmin):
         "uris",
         "chunk_size",
         "chunk_overlap",
+        "delete_missing",
         "status",
         "files_found",
         "added_count",
+        "replaced_count",
         "skipped_count",
         "refused_count",
+        "deleted_count",
         "failures",
         "error",
         "attempts",

@@ -20,7 +20,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from cognizes.access.api import ScopedView, page_of, paginated, valid
+from cognizes.access.api import Conflict, ScopedView, page_of, paginated, valid
 from cognizes.access.key_kinds import check_whole_app
 from cognizes.access.parsers import PayloadTooLarge
 from knowledge_app import services
@@ -33,8 +33,17 @@ from knowledge_app.search import Hit
 class CorpusSerializer(serializers.ModelSerializer):
     class Meta:
         model = Corpus
-        fields = ["id", "display_name", "description", "chunk_size", "chunk_overlap", "created_at", "updated_at"]
-        read_only_fields = ["id", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "display_name",
+            "description",
+            "chunk_size",
+            "chunk_overlap",
+            "embedder",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "embedder", "created_at", "updated_at"]
 
 
 class DocumentSerializer(serializers.ModelSerializer):
@@ -55,6 +64,10 @@ class DocumentSerializer(serializers.ModelSerializer):
             "chunk_overlap",
             "status",
             "progress",
+            "state",
+            "pages",
+            "chunks_total",
+            "chunks_embedded",
             "error",
             "chunk_count",
             "attempts",
@@ -271,6 +284,8 @@ class DocumentsView(ScopedView):
             )
         except services.TooLarge as error:
             raise PayloadTooLarge(str(error)) from error
+        except services.EmbeddedWithAnother as error:
+            raise Conflict(str(error)) from error
         except services.KnowledgeError as error:
             raise exceptions.ValidationError({"document": [str(error)]}) from error
         return Response(
@@ -344,4 +359,6 @@ class CorpusSearchView(ScopedView):
             raise exceptions.ValidationError({"metadata": [str(error)]}) from error
         except RerankRefused as error:
             raise exceptions.ValidationError({"rerank_model": [str(error)]}) from error
+        except services.EmbeddedWithAnother as error:
+            raise Conflict(str(error)) from error
         return Response(ChunkHitSerializer(found.hits, many=True).data)

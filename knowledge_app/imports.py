@@ -1,10 +1,12 @@
 """Imports: files of the app's import folder added to a corpus by a worker, then indexed like uploads.
 
 The request only checks the URIs (``import_sources``: no listing) and stores an ``Import``;
-ten thousand files are listed and added by a worker, never in a request. Each file is added
-as an upload is (``services.do_add_document``), so the same bytes already in the corpus are
-that document: counted skipped. A file of a format no parser takes is still added, and fails
-on its document with the parser's reason, as its upload would: the format rule stays the
+ten thousand files are listed and added by a worker, never in a request. Each file is the
+document of its path in the app's folder (``source_documents``): a path imported before and
+unchanged is skipped, one changed has its document's content replaced (the same document, indexed
+again), a new one is a new document; with ``delete_missing`` the documents of files gone from
+under the URIs are deleted once every file is listed and added. A file of a format no parser takes is still added,
+and fails on its document with the parser's reason, as its upload would: the format rule stays the
 parser's alone, and the client sees which files failed and why in the corpus's file list.
 Files that cannot even be stored (unreadable, empty, too large, a link, which is never followed) are
 counted failed, the first of them kept with why on the import.
@@ -16,8 +18,8 @@ Recovery makes the import idempotent rather than resumable. A worker holds an im
 lease renewed with every batch, each batch's documents and counts committed together; a
 worker killed mid-import leaves a lease that runs out, and ``do_recover_imports`` sends the
 import again (``knowledge_app.leases.IMPORTS``, ``cognizes.infra.jobs``). The new run lists the
-files again and counts afresh: what the killed run added is a document already linked to this
-import, counted added again rather than skipped.
+files again and counts afresh: what the killed run added or replaced is a document already linked
+to this import, counted as it was rather than skipped.
 """
 
 from __future__ import annotations
@@ -30,13 +32,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, FloatField, Max, Q, QuerySet, Sum
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from cognizes.infra import jobs
-from knowledge_app import import_sources, services
+from knowledge_app import import_sources, services, source_documents
 from knowledge_app.leases import IMPORTS, MAX_ATTEMPTS, lease
 from knowledge_app.models import Corpus, Document, DocumentStatus, Import, ImportStatus
+from knowledge_app.source_documents import Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -55,9 +59,15 @@ class Progress:
 
     done: bool
     imported: int
-    """Documents it added that are indexed."""
+    """Documents it added or replaced that are indexed (Vertex's importedRagFilesCount)."""
+    added: int
+    """Files that became new documents."""
+    replaced: int
+    """Files imported before that changed: their documents' content replaced."""
     skipped: int
-    """Files already in the corpus (the same bytes)."""
+    """Files imported before and unchanged."""
+    deleted: int
+    """Documents deleted because their files were gone (asked for with ``delete_missing``)."""
     failed: int
     """Files that could not be stored, and documents it added that could not be indexed."""
     percent: int
@@ -75,9 +85,17 @@ def get_import(app_name: str, corpus_id: int, import_id: int) -> Import | None:
 
 
 def do_create_import(
-    corpus: Corpus, *, uris: list[str], chunk_size: int | None = None, chunk_overlap: int | None = None
+    corpus: Corpus,
+    *,
+    uris: list[str],
+    chunk_size: int | None = None,
+    chunk_overlap: int | None = None,
+    delete_missing: bool = False,
 ) -> Import:
-    """Check the URIs and have a worker import them (once this transaction commits); nothing is stored if refused."""
+    """Check the URIs and have a worker import them (once this transaction commits); nothing is stored if refused.
+
+    ``delete_missing``: also delete the documents imported before from under these URIs whose files are gone.
+    """
     if not uris:
         raise services.KnowledgeError("Name at least one file or directory to import.")
     folder = import_sources.import_folder(corpus.app_name)
@@ -94,6 +112,7 @@ def do_create_import(
         uris=[uri.strip() for uri in uris],
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
+        delete_missing=delete_missing,
     )
     _enqueue_on_commit(record.id)
     return record
@@ -106,14 +125,23 @@ def get_progress(record: Import) -> Progress:
         failed=Count("id", filter=Q(status=DocumentStatus.FAILED)),
         waiting=Count("id", filter=Q(status__in=[DocumentStatus.PENDING, DocumentStatus.RUNNING])),
         changed=Max("updated_at"),
+        # A long document being embedded counts for the part of it done: a big file's import does not sit still.
+        embedding=Sum(
+            Cast("chunks_embedded", FloatField()) / F("chunks_total"),
+            filter=Q(status__in=[DocumentStatus.PENDING, DocumentStatus.RUNNING], chunks_total__gt=0),
+        ),
     )
     done = record.status == ImportStatus.FAILED or (record.status == ImportStatus.ADDED and not states["waiting"])
     finished = record.skipped_count + record.refused_count + states["active"] + states["failed"]
-    percent = 100 if done else min(99, finished * 100 // record.files_found) if record.files_found else 0
+    finished += states["embedding"] or 0
+    percent = 100 if done else min(99, int(finished * 100 / record.files_found)) if record.files_found else 0
     return Progress(
         done=done,
         imported=states["active"],
+        added=record.added_count,
+        replaced=record.replaced_count,
         skipped=record.skipped_count,
+        deleted=record.deleted_count,
         failed=record.refused_count + states["failed"],
         percent=percent,
         error=record.error,
@@ -124,9 +152,15 @@ def get_progress(record: Import) -> Progress:
 @dataclass
 class _Tally:
     added: int = 0
+    replaced: int = 0
     skipped: int = 0
     refused: int = 0
+    deleted: int = 0
     failures: list[str] = field(default_factory=list)
+    found: set[str] = field(default_factory=set)
+    """The paths of every file listed, read or not: their documents are not the missing ones."""
+    unknown: list[str] = field(default_factory=list)
+    """Paths that could not be listed or read: what lies there is not known, so no document under them is missing."""
 
     def refuse(self, reason: str) -> None:
         self.refused += 1
@@ -136,8 +170,10 @@ class _Tally:
     def fields(self) -> dict[str, Any]:
         return {
             "added_count": self.added,
+            "replaced_count": self.replaced,
             "skipped_count": self.skipped,
             "refused_count": self.refused,
+            "deleted_count": self.deleted,
             "failures": self.failures,
         }
 
@@ -178,8 +214,21 @@ def _run(record: Import) -> str:
             Import.objects.filter(id=record.id).update(**tally.fields(), updated_at=timezone.now())
         if not taken:
             break
+    if record.delete_missing:
+        with transaction.atomic():
+            if not IMPORTS.renew(record):
+                return "lost its lease: left to the worker that took it over"
+            tally.deleted = source_documents.do_delete_missing(
+                record.corpus,
+                under=[_path(source.parts) for source in sources],
+                found=tally.found,
+                kept_under=tally.unknown,
+            )
     _finish(record, status=ImportStatus.ADDED, **tally.fields())
-    return f"{len(files)} files: {tally.added} added, {tally.skipped} skipped, {tally.refused} refused"
+    return (
+        f"{len(files)} files: {tally.added} added, {tally.replaced} replaced, {tally.skipped} skipped, "
+        f"{tally.refused} refused; {tally.deleted} documents of files gone deleted"
+    )
 
 
 def _add_batch(
@@ -193,33 +242,48 @@ def _add_batch(
 ) -> int:
     """Add files until a batch is full; how many were taken (0: none were left).
 
-    A file is added if its document is new, or was added by an earlier run of this import (and not yet
-    by this one); otherwise its bytes were in the corpus already (or twice in this import): skipped.
+    A file's document is new (added), replaced (it changed) or unchanged: skipped, unless an earlier run of this
+    import added or replaced it (and this run has not counted it yet): counted as that run did.
     """
     taken, read, links = 0, 0, []
     for file in remaining:
         taken += 1
+        path = _path(file.parts)
+        tally.found.add(path)
         data = _read(folder, file, tally)
-        if data is not None:
+        if data is None:
+            tally.unknown.append(path)
+        else:
             read += len(data)
             try:
-                added = services.do_add_document(
-                    record.corpus, data=data, filename=file.uri, display_name=file.name, **chunking
+                put = source_documents.do_put_file(
+                    record.corpus, path=path, uri=file.uri, data=data, display_name=file.name, **chunking
                 )
             except services.KnowledgeError as refused:
                 tally.refuse(str(refused))
             else:
-                document_id = added.document.id
-                if added.created or (document_id in earlier and document_id not in ours):
-                    tally.added += 1
-                    ours.add(document_id)
-                    links.append(Import.documents.through(import_id=record.id, document_id=added.document.id))
-                else:
+                outcome = _counted(record, put, earlier, ours)
+                if outcome is Outcome.UNCHANGED:
                     tally.skipped += 1
+                else:
+                    tally.added += outcome is Outcome.ADDED
+                    tally.replaced += outcome is Outcome.REPLACED
+                    ours.add(put.document.id)
+                    links.append(Import.documents.through(import_id=record.id, document_id=put.document.id))
         if taken >= BATCH_FILES or read >= BATCH_BYTES:
             break
     Import.documents.through.objects.bulk_create(links, ignore_conflicts=True)
     return taken
+
+
+def _counted(record: Import, put: source_documents.Put, earlier: set[int], ours: set[int]) -> Outcome:
+    """How this run counts a file: as ``put`` says, or, for a document an earlier (killed) run of this import
+    added or replaced and this run found unchanged, as that run did (a document made since the import began was
+    added by it)."""
+    document = put.document
+    if put.outcome is not Outcome.UNCHANGED or document.id not in earlier or document.id in ours:
+        return put.outcome
+    return Outcome.ADDED if document.created_at >= record.created_at else Outcome.REPLACED
 
 
 def _read(folder: import_sources.Folder, file: import_sources.SourceFile, tally: _Tally) -> bytes | None:
@@ -236,6 +300,11 @@ def _read(folder: import_sources.Folder, file: import_sources.SourceFile, tally:
     except OSError as error:
         tally.refuse(f"{file.uri}: {import_sources.why(error)}")
         return None
+
+
+def _path(parts: tuple[str, ...]) -> str:
+    """A file's path in the app's folder as its document keeps it (``Document.source_path``)."""
+    return "/".join(parts)
 
 
 def _unique(files: Iterator[import_sources.SourceFile]) -> list[import_sources.SourceFile]:

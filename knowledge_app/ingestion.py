@@ -15,20 +15,27 @@ its old chunks kept.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import DatabaseError, transaction
+import numpy as np
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from cognizes.access import limits
-from cognizes.infra.embedders import get_embedder
+from cognizes.infra.embedders import Embedder, get_embedder
 from cognizes.infra.text import search_text
-from knowledge_app import queue
+from knowledge_app import queue, services
+from knowledge_app.chunking import Chunk as Piece
 from knowledge_app.chunking import chunk
 from knowledge_app.leases import DOCUMENTS, MAX_ATTEMPTS, lease
-from knowledge_app.models import Chunk, Document, DocumentStatus
+from knowledge_app.models import Chunk, Document, DocumentStatus, EmbeddedChunk
 from knowledge_app.parsing import UnreadableDocument, parse
 
 logger = logging.getLogger(__name__)
@@ -50,6 +57,9 @@ def do_ingest(document_id: int) -> str:
     return _index(document)
 
 
+NOTHING_WAITING = "nothing waiting (each document done, or held by another worker)"
+
+
 def do_ingest_next() -> str:
     """Index the document whose turn it is (``knowledge_app.queue``), if any waits; what became of it (for the log).
 
@@ -57,7 +67,7 @@ def do_ingest_next() -> str:
     """
     document = queue.claim_next(max_attempts=MAX_ATTEMPTS, progress=0)
     if document is None:
-        return "nothing waiting (each document done, or held by another worker)"
+        return NOTHING_WAITING
     return f"document {document.id} of {document.app_name}: {_index(document)}"
 
 
@@ -103,42 +113,171 @@ def _parse_and_embed(document: Document) -> str:
         if not _finish(
             document, status=DocumentStatus.FAILED, error=f"Could not read {document.display_name}: {unreadable.reason}"
         ):
-            return "lost its claim: left to the worker that took it over"
+            return _LOST
         return "failed: " + unreadable.reason
+    try:
+        services.do_claim_embedder(document.app_name, document.corpus_id)
+    except services.EmbeddedWithAnother as refused:
+        claimed = _finish(document, status=DocumentStatus.FAILED, error=f"{refused} Then index this file again.")
+        return f"failed: {refused}" if claimed else _LOST
     headings = [" › ".join(piece.heading_path) for piece in pieces]
-    texts = [piece.text for piece in pieces]
     searched = [
-        search_text(f"{heading}\n{text}" if heading else text) for heading, text in zip(headings, texts, strict=True)
+        search_text(f"{heading}\n{piece.text}" if heading else piece.text)
+        for heading, piece in zip(headings, pieces, strict=True)
     ]
     embedder = get_embedder()
-    vectors: list[Any] = []
-    for start in range(0, len(pieces), EMBED_BATCH):
-        vectors.extend(embedder.embed_documents(searched[start : start + EMBED_BATCH]))
-        # A person following a long document sees it move.
-        if len(pieces) > EMBED_BATCH and not _held(document).update(progress=100 * len(vectors) // len(pieces)):
-            return "lost its claim: left to the worker that took it over"  # no use embedding the rest
-    rows = [
-        Chunk(
-            document_id=document.id,
-            corpus_id=document.corpus_id,
-            app_name=document.app_name,
-            ordinal=n,
-            text=piece.text,
-            heading=heading,
-            start=piece.start,
-            end=piece.end,
-            search_text=searched[n],
-            embedding=vectors[n],
-        )
-        for n, (piece, heading) in enumerate(zip(pieces, headings, strict=True))
-    ]
-    with transaction.atomic():
-        if not _held(document).select_for_update().exists():  # re-indexed or taken over: the later run's chunks
-            return "lost its claim: left to the worker that took it over"
-        Chunk.objects.filter(document_id=document.id).delete()
-        Chunk.objects.bulk_create(rows, batch_size=500)
-        _finish(document, status=DocumentStatus.ACTIVE, chunk_count=len(rows), progress=100, indexed_at=timezone.now())
-    return f"{len(rows)} chunks"
+    work = _Work(document, pieces, headings, searched, [vector_digest(embedder.id, text) for text in searched])
+    kept = work.kept()
+    if kept is None or not _held(document).update(
+        pages=parsed.pages, chunks_total=len(pieces), chunks_embedded=len(kept), progress=_percent(len(kept), work)
+    ):
+        return _LOST
+    outcome = work.embed(embedder, [n for n in range(len(pieces)) if n not in kept], done=len(kept))
+    return outcome or work.swap_in()
+
+
+_LOST = "lost its claim: left to the worker that took it over"
+
+
+def vector_digest(embedder_id: str, text: str) -> str:
+    """What an embedded chunk's vector was made from: a chunk whose embedder or text changed is embedded again."""
+    return hashlib.sha256(f"{embedder_id}\n{text}".encode()).hexdigest()
+
+
+def _percent(embedded: int, work: _Work) -> int:
+    return 100 * embedded // len(work.pieces)
+
+
+@dataclass
+class _Work:
+    """A document's chunks to embed in a run, and the rows they are written to as they are embedded."""
+
+    document: Document
+    pieces: list[Piece]
+    headings: list[str]
+    searched: list[str]
+    digests: list[str]
+
+    def kept(self) -> set[int] | None:
+        """The chunks whose vectors are at hand: embedded by an earlier run from the same text with the same embedder
+        (the others, stale, are deleted), and, copied rather than embedded again, those of the document's current
+        chunks whose text and embedder are unchanged (a new version of a long document embeds what changed); None
+        if the claim is no longer held."""
+        with transaction.atomic():
+            if not _held(self.document).select_for_update().exists():
+                return None
+            embedded = EmbeddedChunk.objects.filter(document_id=self.document.id)
+            current = {
+                ordinal
+                for ordinal, digest in embedded.values_list("ordinal", "digest")
+                if ordinal < len(self.digests) and self.digests[ordinal] == digest
+            }
+            embedded.exclude(ordinal__in=current).delete()
+            wanted = {self.digests[n] for n in range(len(self.digests)) if n not in current}
+            vectors = dict(
+                Chunk.objects.filter(document_id=self.document.id, digest__in=wanted).values_list("digest", "embedding")
+            )
+            copied = [n for n in range(len(self.digests)) if n not in current and self.digests[n] in vectors]
+            self._copy(copied, [vectors[self.digests[n]] for n in copied])
+        return current | set(copied)
+
+    def embed(self, embedder: Embedder, todo: list[int], *, done: int) -> str | None:
+        """Embed the chunks ``todo``, each batch written as the next is embedded; None once all are, else why the
+        run stopped short (its claim lost, or paused for another document's turn: what it embedded is kept)."""
+        batches = [todo[start : start + EMBED_BATCH] for start in range(0, len(todo), EMBED_BATCH)]
+        began = time.monotonic()
+        with ThreadPoolExecutor(1, thread_name_prefix="embedder") as model:
+
+            def ahead(k: int) -> Future[Any] | None:
+                texts = [self.searched[n] for n in batches[k]] if k < len(batches) else []
+                return model.submit(embedder.embed_documents, texts) if texts else None
+
+            coming, pausing = ahead(0), False
+            for k, batch in enumerate(batches):
+                assert coming is not None
+                vectors = coming.result()
+                coming = None if pausing else ahead(k + 1)  # the model works on the next batch while this is written
+                done += len(batch)
+                if not self._write(batch, vectors, done):
+                    return _LOST
+                if pausing and k + 1 < len(batches):
+                    return self._pause(done)
+                sliced = time.monotonic() - began > settings.COGNIZES_KNOWLEDGE_SLICE_SECONDS
+                pausing = coming is not None and sliced and queue.another_waits(self.document)
+        return None
+
+    def _write(self, batch: list[int], vectors: Any, done: int) -> bool:
+        """Store a batch's embedded chunks by COPY, with the document's progress, while the claim holds."""
+        with transaction.atomic():
+            if not _held(self.document).update(chunks_embedded=done, progress=_percent(done, self)):
+                return False
+            self._copy(batch, vectors)
+        return True
+
+    def _copy(self, ordinals: list[int], vectors: Any) -> None:
+        """Store the chunks ``ordinals`` with their vectors by COPY."""
+        with connection.cursor() as cursor, cursor.cursor.copy(_COPY_EMBEDDED) as copy:
+            for n, vector in zip(ordinals, vectors, strict=True):
+                piece = self.pieces[n]
+                copy.write_row(
+                    (
+                        self.document.id,
+                        n,
+                        self.digests[n],
+                        piece.text,
+                        self.headings[n],
+                        piece.start,
+                        piece.end,
+                        self.searched[n],
+                        _vector_literal(vector),
+                    )
+                )
+
+    def _pause(self, done: int) -> str:
+        """Let the document wait for its next turn, what it embedded kept: another document waits for a worker."""
+        if not DOCUMENTS.finish(self.document, status=DocumentStatus.PENDING, attempts=0):
+            return _LOST
+        queue.send(self.document.id)
+        return f"paused at {done} of {len(self.pieces)} chunks: another document's turn"
+
+    def swap_in(self) -> str:
+        """Replace the document's chunks with the embedded ones, all at once, while the claim holds."""
+        with transaction.atomic():
+            if not _held(self.document).select_for_update().exists():  # re-indexed or taken over: the later run's
+                return _LOST
+            Chunk.objects.filter(document_id=self.document.id).delete()
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    _SWAP_IN,
+                    {"document": self.document.id, "corpus": self.document.corpus_id, "app": self.document.app_name},
+                )
+                moved = cursor.rowcount
+            if moved != len(self.pieces):
+                raise RuntimeError(f"{moved} embedded chunks found of {len(self.pieces)}: indexing it again")
+            EmbeddedChunk.objects.filter(document_id=self.document.id).delete()
+            _finish(
+                self.document,
+                status=DocumentStatus.ACTIVE,
+                chunk_count=moved,
+                chunks_embedded=moved,
+                progress=100,
+                indexed_at=timezone.now(),
+            )
+        return f"{moved} chunks"
+
+
+_COLUMNS = 'ordinal, digest, text, heading, start, "end", search_text, embedding'
+_COPY_EMBEDDED = f"COPY knowledge_embedded_chunks (document_id, {_COLUMNS}) FROM STDIN"
+_SWAP_IN = f"""
+INSERT INTO knowledge_chunks (document_id, corpus_id, app_name, {_COLUMNS})
+SELECT document_id, %(corpus)s, %(app)s, {_COLUMNS} FROM knowledge_embedded_chunks
+WHERE document_id = %(document)s ORDER BY ordinal
+"""
+
+
+def _vector_literal(vector: Any) -> str:
+    """A vector as pgvector's text form, for COPY."""
+    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
 def _finish(document: Document, **fields: object) -> bool:

@@ -30,6 +30,7 @@ DOCUMENTS = LeasedJobs(
     failed=DocumentStatus.FAILED,
     lease=lease,
     max_attempts=MAX_ATTEMPTS,
+    claimed_at="served_at",  # a pause for another's turn, or new content, sets its attempts back to 0
 )
 IMPORTS = LeasedJobs(
     Import,

@@ -14,6 +14,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import MD5
 from pgvector.django import HnswIndex, VectorField
 
 from cognizes.access.models import MAX_KEY_LENGTH
@@ -30,6 +31,13 @@ class Corpus(models.Model):
     chunk_size = models.PositiveIntegerField(default=1024, help_text="Tokens per chunk at most (Vertex's chunk_size).")
     chunk_overlap = models.PositiveIntegerField(
         default=200, help_text="Tokens a chunk repeats from the one before it (Vertex's chunk_overlap)."
+    )
+    embedder = models.CharField(
+        max_length=128,
+        blank=True,
+        default="",
+        help_text="The model its chunks were embedded with (Embedder.id): searches and new documents need the same "
+        "one (`cognizes reembed_corpus` moves it to another). Empty: none yet, the first indexed document sets it.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -74,10 +82,19 @@ class Document(models.Model):
     display_name = models.CharField(max_length=512)
     description = models.TextField(blank=True)
     source_uri = models.CharField(max_length=2048, blank=True, help_text="Where it came from (a file name, a URL).")
+    source_path = models.TextField(
+        blank=True,
+        default="",
+        help_text="For a document an import added: the file's path in the app's import folder, whichever URI named "
+        "it. Importing that path again replaces this document's content if the file changed and skips it if not. "
+        "Empty for an upload.",
+    )
     mime_type = models.CharField(max_length=255, blank=True)
     size_bytes = models.BigIntegerField(default=0)
     content_hash = models.CharField(
-        max_length=64, help_text="SHA-256 of the bytes: the same bytes again are the same document."
+        max_length=64,
+        help_text="SHA-256 of the bytes: the same bytes uploaded again are the same document, "
+        "and a file imported again unchanged is skipped.",
     )
     content = models.BinaryField(help_text="The bytes as uploaded, kept to index again.")
     metadata = models.JSONField(
@@ -98,6 +115,18 @@ class Document(models.Model):
     progress = models.PositiveSmallIntegerField(
         default=0, help_text="While running, the percent of its chunks embedded (the slow part); 100 once active."
     )
+    pages = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Pages parsed (formats with pages: PDF); empty until parsed, or for others."
+    )
+    chunks_total = models.PositiveIntegerField(default=0, help_text="Chunks to embed: known once it is parsed.")
+    chunks_embedded = models.PositiveIntegerField(
+        default=0, help_text="Chunks embedded so far (kept through a worker's restart: not embedded again)."
+    )
+    served_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a worker last took it: a long document paused for another's turn goes after fresh ones.",
+    )
     attempts = models.PositiveIntegerField(default=0)
     lease_until = models.DateTimeField(
         null=True,
@@ -113,9 +142,22 @@ class Document(models.Model):
     class Meta:
         db_table = "knowledge_documents"
         constraints = [
+            # An upload is known by its bytes: the same bytes again are the document already there.
             models.UniqueConstraint(
-                fields=["corpus", "user_id", "content_hash"], name="documents_unique_content_per_owner"
-            )
+                fields=["corpus", "user_id", "content_hash"],
+                condition=models.Q(source_path=""),
+                name="documents_unique_upload_per_owner",
+            ),
+            # An imported file is known by its path: one document per path, whatever its bytes (a copy of a file
+            # at another path is a document of its own, so deleting either file leaves the other's). Its MD5, as
+            # a path may be longer than a B-tree entry (~2.7 kB; 4 kB paths, 3 bytes a character in CJK).
+            models.UniqueConstraint(
+                models.F("corpus"),
+                models.F("user_id"),
+                MD5("source_path"),
+                condition=~models.Q(source_path=""),
+                name="documents_unique_source_per_owner",
+            ),
         ]
         indexes = [
             models.Index(fields=["app_name", "corpus", "id"], name="documents_by_corpus"),
@@ -126,11 +168,25 @@ class Document(models.Model):
         return self.display_name
 
     @property
+    def state(self) -> str:
+        """Its status as a person reads it: one being indexed says how far it has got (a long PDF takes minutes)."""
+        if self.status not in (DocumentStatus.RUNNING, DocumentStatus.PENDING) or not self.chunks_total:
+            return "parsing" if self.status == DocumentStatus.RUNNING else str(self.status)
+        pages = f"{self.pages} pages parsed, " if self.pages else ""
+        done = f"{pages}{self.chunks_embedded} of {self.chunks_total} chunks embedded"
+        return f"running: {done}" if self.status == DocumentStatus.RUNNING else f"pending, its turn to come: {done}"
+
+    @property
     def chunking(self) -> tuple[int, int]:
         """``(size, overlap)`` this document is cut with: its own if it was uploaded with one, else its corpus's."""
         if self.chunk_size is not None:
             return self.chunk_size, self.chunk_overlap or 0
         return self.corpus.chunk_size, self.corpus.chunk_overlap
+
+
+NOT_BEGUN = {"pages": None, "chunks_total": 0, "chunks_embedded": 0, "progress": 0, "served_at": None, "attempts": 0}
+"""A document's progress before a worker has begun on it (a new upload, or one to index again: no attempt used up;
+a late run of an earlier claim is told from the next by its ``served_at``, ``knowledge_app.leases``)."""
 
 
 class Chunk(models.Model):
@@ -145,6 +201,13 @@ class Chunk(models.Model):
     start = models.PositiveIntegerField(help_text="Character offset of its text in the document's text.")
     end = models.PositiveIntegerField()
     search_text = models.TextField(help_text="Heading and text as the keyword search reads them.")
+    digest = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="What its vector was made from (``EmbeddedChunk.digest``): a new version of its document keeps "
+        "the vectors of the chunks it did not change instead of embedding them again.",
+    )
     search_vector = models.GeneratedField(
         expression=RawSQL(f"to_tsvector('{TEXT_SEARCH_CONFIG}'::regconfig, search_text)", ()),
         output_field=SearchVectorField(),
@@ -172,6 +235,32 @@ class Chunk(models.Model):
         return self.text[:80]
 
 
+class EmbeddedChunk(models.Model):
+    """A chunk embedded by a run not yet finished: what a long document's later run (after a pause for another
+    document's turn, or a worker's restart) keeps instead of embedding again (issue 44).
+
+    ``digest`` names the embedder and the text the vector was made from: a chunk whose text or embedder changed
+    since is embedded again. The document's chunks are replaced with these, all at once, when every one is there.
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    ordinal = models.PositiveIntegerField()
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the embedder's id and the text embedded.")
+    text = models.TextField()
+    heading = models.TextField(blank=True)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    search_text = models.TextField()
+    embedding = VectorField(dimensions=DIMENSIONS)
+
+    class Meta:
+        db_table = "knowledge_embedded_chunks"
+        constraints = [models.UniqueConstraint(fields=["document", "ordinal"], name="embedded_chunks_once")]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"
+
+
 class ImportStatus(models.TextChoices):
     PENDING = "pending", "pending"
     RUNNING = "running", "running"
@@ -192,11 +281,23 @@ class Import(models.Model):
     uris = models.JSONField(default=list, help_text="The gs:// and file:// URIs asked for, as given.")
     chunk_size = models.PositiveIntegerField(null=True, blank=True, help_text="Asked for; else the corpus's.")
     chunk_overlap = models.PositiveIntegerField(null=True, blank=True, help_text="Asked for; else the corpus's.")
+    delete_missing = models.BooleanField(
+        default=False,
+        help_text="Delete the documents of files no longer under its URIs (imported before from there, gone since).",
+    )
     status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING)
     files_found = models.PositiveIntegerField(default=0, help_text="Files under the URIs (known once running).")
     added_count = models.PositiveIntegerField(default=0, help_text="Files that became new documents.")
+    replaced_count = models.PositiveIntegerField(
+        default=0,
+        help_text="Files imported before that changed since (or asked for another chunking): their documents, the "
+        "same ones, indexed again.",
+    )
     skipped_count = models.PositiveIntegerField(
-        default=0, help_text="Files whose bytes were in the corpus already (the same content hash)."
+        default=0, help_text="Files imported before and unchanged since (the same bytes, the same chunking)."
+    )
+    deleted_count = models.PositiveIntegerField(
+        default=0, help_text="Documents deleted because their files are gone (asked for with delete_missing)."
     )
     refused_count = models.PositiveIntegerField(
         default=0, help_text="Files that could not be added (unreadable, empty, too large, outside the root)."
@@ -207,7 +308,7 @@ class Import(models.Model):
         related_name="imports",
         blank=True,
         db_table="knowledge_import_documents",
-        help_text="The documents this import added: it is done when all are indexed (or failed).",
+        help_text="The documents this import added or replaced: it is done when all are indexed (or failed).",
     )
     error = models.TextField(blank=True, help_text="Why the import could not run at all.")
     attempts = models.PositiveIntegerField(default=0)

@@ -46,6 +46,8 @@ class Parsed:
     text: str
     sections: list[Section]
     whole_lines: bool = False
+    pages: int | None = None
+    """How many pages it had, for formats with pages (a PDF): shown as parsed while the rest is embedded."""
 
 
 def trimmed(text: str, start: int, end: int) -> tuple[int, int]:

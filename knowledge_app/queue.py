@@ -11,7 +11,9 @@ the worker that takes it claims the document whose turn it is:
    another has none running);
 2. among those, of the app served longest ago (``IndexingTurn``: with a single worker, an
    app whose document just finished lets another app's go first);
-3. within an app, the oldest.
+3. within an app, a document no worker has begun before one paused for another's turn (a long document
+   embedded in slices of ``COGNIZES_KNOWLEDGE_SLICE_SECONDS``, its work kept: ``knowledge_app.ingestion``), the
+   one paused longest ago before the others, then the oldest.
 
 So with any number of workers a newly uploaded document of an app that has none running
 is the next one a worker starts, however long another app's queue. Every worker stays
@@ -30,6 +32,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from cognizes.infra import jobs
@@ -48,7 +51,7 @@ LEFT JOIN busy ON busy.app_name = d.app_name
 LEFT JOIN knowledge_indexing_turns turn ON turn.app_name = d.app_name
 WHERE d.status = %(pending)s
    OR (d.status = %(running)s AND d.lease_until < %(now)s AND d.attempts < %(max_attempts)s)
-ORDER BY coalesce(busy.running, 0), turn.served_at NULLS FIRST, d.id
+ORDER BY coalesce(busy.running, 0), turn.served_at NULLS FIRST, d.served_at NULLS FIRST, d.id
 LIMIT 1
 FOR UPDATE OF d SKIP LOCKED
 """
@@ -80,6 +83,12 @@ def claim_next(*, max_attempts: int, **reset: object) -> Document | None:
 def claim(document_id: int, **reset: object) -> Document | None:
     """The document named, now ``running`` under this worker's lease; None if it is not to be run (done, or held)."""
     return DOCUMENTS.claim(document_id, related=("corpus",), **reset)
+
+
+def another_waits(document: Document) -> bool:
+    """Whether a document other than this one waits for a worker (the one running may pause for its turn)."""
+    lost = DOCUMENTS.lost(timezone.now()) & Q(attempts__lt=DOCUMENTS.max_attempts)
+    return Document.objects.filter(Q(status=DocumentStatus.PENDING) | lost).exclude(id=document.id).exists()
 
 
 def send(document_id: int) -> None:

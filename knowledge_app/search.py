@@ -26,6 +26,7 @@ from cognizes.infra.embedders import get_embedder
 from cognizes.infra.text import search_text
 from knowledge_app.metadata import Condition, matching
 from knowledge_app.models import Document
+from knowledge_app.services import check_embedder
 
 CANDIDATES = 50
 BM25_K1, BM25_B = 1.2, 0.75
@@ -197,6 +198,7 @@ def search_chunks(
         document_ids = list(kept.values_list("id", flat=True))
     if not corpus_ids or not query.strip() or document_ids == []:
         return []
+    check_embedder(app_name, corpus_ids)
     params: dict[str, Any] = {
         "app": app_name,
         "corpora": list(corpus_ids),

@@ -28,9 +28,10 @@ from django.utils import timezone
 
 from cognizes.access import key_kinds, limits
 from cognizes.access.models import MAX_KEY_LENGTH
+from cognizes.infra.embedders import get_embedder_id
 from knowledge_app import queue
 from knowledge_app.metadata import InvalidMetadata, checked
-from knowledge_app.models import Corpus, Document, DocumentStatus
+from knowledge_app.models import NOT_BEGUN, Corpus, Document, DocumentStatus
 
 ADK_MEMORY_PREFIX = "adk-memory-v1."
 """ADK 2.13's ``VertexAiRagMemoryService`` names each session's file ``adk-memory-v1.<app>.<user>.<session>``, each
@@ -100,6 +101,26 @@ def do_create_corpus(
     )
 
 
+def do_update_corpus(corpus: Corpus, *, display_name: str | None = None, description: str | None = None) -> Corpus:
+    """Rename or redescribe a corpus (None: left as it is); its documents and chunks are untouched.
+
+    The chunking is not changed here: the documents already cut would disagree with it (``do_reindex`` each).
+    """
+    changed: dict[str, str] = {}
+    if display_name is not None:
+        if not display_name.strip():
+            raise KnowledgeError("A corpus needs a display name.")
+        _check_lengths(Corpus, display_name=display_name.strip())
+        changed["display_name"] = display_name.strip()
+    if description is not None:
+        changed["description"] = description
+    for field, value in changed.items():
+        setattr(corpus, field, value)
+    if changed:
+        corpus.save(update_fields=[*changed, "updated_at"])
+    return corpus
+
+
 def chunking_for(
     corpus: Corpus, chunk_size: int | None = None, chunk_overlap: int | None = None
 ) -> tuple[int, int] | None:
@@ -143,12 +164,9 @@ def do_add_document(
     owner's. A file the app's key uploads under ADK's memory-file name for a user is that user's
     (``get_memory_file_user``).
     """
-    if not data:
-        raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
-    limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
-    if len(data) > limit:
-        raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
+    check_size(data, filename)
     chunking = chunking_for(corpus, chunk_size, chunk_overlap)
+    check_embedder(corpus.app_name, [corpus.id])
     user_id = user_id or get_memory_file_user(display_name)
     if metadata is not None:
         metadata = _checked(metadata)
@@ -181,9 +199,18 @@ def do_add_document(
                 metadata=metadata or {},
             )
     except IntegrityError:  # the same bytes, uploaded at the same moment by another request
-        return Added(owned.get(content_hash=digest), created=False)
+        return Added(owned.get(content_hash=digest, source_path=""), created=False)
     queue.send_on_commit(document.id)
     return Added(document, created=True)
+
+
+def check_size(data: bytes, filename: str) -> None:
+    """Refuse bytes no document may have: none, or more than the server's limit."""
+    if not data:
+        raise KnowledgeError(f"{filename or 'The file'} is empty (0 bytes): there is nothing to index.")
+    limit = settings.COGNIZES_KNOWLEDGE_MAX_BYTES
+    if len(data) > limit:
+        raise TooLarge(f"{filename or 'The file'} is {len(data)} bytes; a document may have at most {limit}.")
 
 
 def get_memory_file_user(display_name: str) -> str:
@@ -251,5 +278,46 @@ def do_delete_corpus(corpus: Corpus) -> None:
 
 def do_reindex(document: Document) -> None:
     """Parse, chunk and embed the document again (its chunks are replaced when the new ones are ready)."""
-    Document.objects.filter(id=document.id).update(status=DocumentStatus.PENDING, error="", lease_until=None)
+    Document.objects.filter(id=document.id).update(
+        status=DocumentStatus.PENDING, error="", lease_until=None, **NOT_BEGUN
+    )
     queue.send_on_commit(document.id)
+
+
+class EmbeddedWithAnother(KnowledgeError):
+    """A corpus embedded by another model than the one this server embeds with (409): the two models' vectors
+    cannot be compared, so a query of one against chunks of the other would find noise (issue 44 item 6)."""
+
+
+def check_embedder(app_name: str, corpus_ids: list[int]) -> None:
+    """Refuse to search, or add documents to, corpora whose chunks another embedder made (one indexed query).
+
+    A corpus with no embedder yet (empty, or indexed before its embedder was recorded) takes any: its first
+    indexed document records one (``do_claim_embedder``).
+    """
+    current = get_embedder_id()
+    other = (
+        corpora(app_name)
+        .filter(id__in=corpus_ids)
+        .exclude(embedder__in=["", current])
+        .values_list("id", "display_name", "embedder")
+        .first()
+    )
+    if other is not None:
+        corpus_id, name, embedder_id = other
+        raise EmbeddedWithAnother(
+            f"The corpus {name!r} was embedded with {embedder_id}, and this server embeds with {current} "
+            f"(COGNIZES_EMBEDDER): their vectors cannot be compared. Re-embed it with `cognizes reembed_corpus "
+            f"{corpus_id}`, or set COGNIZES_EMBEDDER back to the model it was embedded with."
+        )
+
+
+def do_claim_embedder(app_name: str, corpus_id: int) -> None:
+    """Record that this server's embedder embeds the corpus, if none does yet; ``EmbeddedWithAnother`` if another
+    one does (a document queued before COGNIZES_EMBEDDER changed).
+
+    One conditional UPDATE: two workers with different embedders (a deployment half rolled out) cannot both win.
+    """
+    current = get_embedder_id()
+    if not Corpus.objects.filter(id=corpus_id, embedder__in=["", current]).update(embedder=current):
+        check_embedder(app_name, [corpus_id])

@@ -36,7 +36,7 @@ from django.utils import timezone
 from cognizes.access import limits
 from cognizes.infra import hybrid_search
 from cognizes.infra.db_threads import submit_in_background
-from cognizes.infra.embedders import get_embedder
+from cognizes.infra.embedders import get_embedder, get_embedder_id
 from cognizes.infra.replica import stale_ok
 from cognizes.infra.text import search_text
 from memory_app.names import names
@@ -110,7 +110,12 @@ def _scope(alias: str = "", *, as_of: bool = False) -> str:
 
 
 def _vector_cte(as_of: bool) -> str:
-    return hybrid_search.vector_ranks("memories", _scope(as_of=as_of) + " AND embedding IS NOT NULL")
+    """The nearest memories embedded by the query's model: another model's vectors (before ``reembed_memories`` ran,
+    after COGNIZES_EMBEDDER changed) share no space with the query's, so they rank by keyword, names and time only
+    (issue 44 item 6)."""
+    return hybrid_search.vector_ranks(
+        "memories", _scope(as_of=as_of) + " AND embedding IS NOT NULL AND embedder = %(embedder)s"
+    )
 
 
 def _keyword_cte(as_of: bool) -> str:
@@ -208,13 +213,15 @@ def search_memories(
     weights: SearchWeights | None = None,
     reinforce: bool = True,
     embedding: Any = None,
+    embedder: str | None = None,
     extra_scope: dict[str, str] | None = None,
     as_of: datetime | None = None,
 ) -> list[MemoryHit]:
     """The user's active memories best matching ``query``, best first.
 
     ``embedding`` is the query's vector when the caller already has it (benchmarks);
-    otherwise the configured embedder computes it. ``extra_scope`` names the
+    otherwise the configured embedder computes it. ``embedder``: the id of the model that made ``embedding``
+    (default: the configured one's), whose memories alone are in the vector list. ``extra_scope`` names the
     further scope keys a memory must have, exactly (none by default). ``as_of``
     searches the memories that held at that moment instead of now (superseded
     ones included, if they held then).
@@ -252,6 +259,7 @@ def search_memories(
         if embedding is None:
             embedding = get_embedder().embed_query(without_names(query, [*facts.authors, *facts.speakers]))
         params["embedding"] = hybrid_search.vector_literal(embedding)
+        params["embedder"] = embedder or get_embedder_id()
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
         hybrid_search.scan_vectors_past_the_filter(cursor, params["candidates"], max_scan_tuples=100000)
         if mode != "keyword" and facts.walk_the_graph(params["candidates"]):

@@ -65,3 +65,28 @@ class UploadGrant(models.Model):
 
     def __str__(self) -> str:
         return f"upload into ragCorpora/{self.corpus_id} by key {self.key_id}"
+
+
+class RagEngineConfig(models.Model):
+    """An app's RAG Engine configuration (``ragEngineConfig``), as Vertex clients set and read it back.
+
+    On Google it picks the tier of the managed Spanner database under RAG Engine; Cognizes has one PostgreSQL
+    for every corpus, so the tier changes nothing here (``unprovisioned`` deletes nothing). It is kept so that
+    tools that set it and check it read back what they set. An app without a row has Vertex's default, Basic.
+    """
+
+    app_name = models.CharField(
+        max_length=MAX_KEY_LENGTH, unique=True, help_text="The Cognizes app whose keys read and set it."
+    )
+    rag_managed_db_config = models.JSONField(
+        default=dict,
+        help_text='The ragManagedDbConfig last set, as Vertex spells it: {"basic": {}}, {"spanner": {"scaled": {}}}…',
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "vertex_rag_engine_configs"
+        verbose_name = "RAG Engine config"
+
+    def __str__(self) -> str:
+        return f"ragEngineConfig of {self.app_name}"

@@ -59,9 +59,21 @@ _CORPUS_SPEC = {
     "vertex_ai_search_config": None,
     "rag_files_count": None,
     "encryption_spec": None,
+    "corpus_type_config": None,
+    "satisfies_pzi": None,
+    "satisfies_pzs": None,
 }
+_FIXED_CORPUS_FIELDS = (
+    "rag_embedding_model_config",
+    "vector_db_config",
+    "rag_vector_db_config",
+    "vertex_ai_search_config",
+    "encryption_spec",
+    "corpus_type_config",
+)
+"""What a Cognizes corpus cannot be given: its server embeds, stores and encrypts (an update naming one: 400)."""
 _RESOURCE = {"rag_corpus": None, "rag_file_ids": None}
-_RETRIEVE_SPEC = {
+RETRIEVE_SPEC: wire.Spec = {
     "parent": None,
     "vertex_rag_store": {"rag_resources": [_RESOURCE], "rag_corpora": None, "vector_distance_threshold": None},
     "query": {
@@ -173,6 +185,36 @@ class RagCorpusView(RagView):
         """Read a corpus."""
         return Response(self.corpus_json(self.corpus(corpus_id)))
 
+    def patch(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
+        """Rename or redescribe a corpus (the fields given; output-only ones are ignored, as Google does): an
+        operation, done when it returns, answering the corpus."""
+        self.manage()
+        corpus = self.corpus(corpus_id)
+        body = wire.message(request.data, _CORPUS_SPEC)
+        fixed = [wire.camel(field) for field in _FIXED_CORPUS_FIELDS if body.get(field)]
+        if fixed:
+            raise errors.InvalidArgument(
+                f"Cognizes cannot change {', '.join(fixed)}: its server embeds and stores every corpus "
+                "(COGNIZES_EMBEDDER); update displayName and description."
+            )
+        display_name, description = body.get("display_name"), body.get("description")
+        try:
+            services.do_update_corpus(
+                corpus,
+                display_name=None if display_name is None else wire.string(display_name, "displayName", required=True),
+                description=None if description is None else wire.string(description, "description"),
+            )
+        except services.KnowledgeError as error:
+            raise errors.InvalidArgument(str(error)) from error
+        name = names.rag_corpus(self.prefix, corpus.id)
+        return Response(
+            operation(
+                names.operation(name, f"update-{time.time_ns()}"),
+                self.corpus_json(corpus),
+                kind=self.message_type("RagCorpus"),
+            )
+        )
+
     def delete(self, request: Request, corpus_id: str, **kwargs: Any) -> Response:
         """Delete a corpus with its files: an operation, done when it returns."""
         self.manage()
@@ -184,7 +226,8 @@ class RagCorpusView(RagView):
 
 class RagOperationView(RagView):
     def get(self, request: Request, corpus_id: str, operation_id: str, **kwargs: Any) -> Response:
-        """Read a corpus's operation: its creation (answering the corpus) or deletion, done when they returned, or
+        """Read a corpus's operation: its creation or update (answering the corpus) or deletion, done when they
+        returned, or
         an import (``import-{id}``), done when its files are added and indexed."""
         kind, _, issued = operation_id.partition("-")
         name = names.operation(names.rag_corpus(self.prefix, corpus_id), operation_id)
@@ -196,7 +239,7 @@ class RagOperationView(RagView):
             if record is None:
                 raise errors.NotFound(f"Operation {operation_id} does not exist.")
             return Response(rag_import.import_operation(name, record, imports.get_progress(record)))
-        if kind not in ("create", "delete") or not names.issued_operation(issued):
+        if kind not in ("create", "update", "delete") or not names.issued_operation(issued):
             raise errors.NotFound(f"Operation {operation_id} does not exist.")
         if kind == "delete":
             return Response(operation(name, kind=EMPTY))
@@ -378,8 +421,15 @@ class RetrieveContextsView(RagView):
 
     def post(self, request: Request, **kwargs: Any) -> Response:
         """Retrieve the chunks of the corpora (or files) named that best answer the query."""
-        body = wire.message(request.data, _RETRIEVE_SPEC)
-        store, query = body.get("vertex_rag_store") or {}, body.get("query") or {}
+        body = wire.message(request.data, RETRIEVE_SPEC)
+        return Response(
+            {"contexts": {"contexts": self.contexts(body.get("vertex_rag_store") or {}, body.get("query"))}}
+        )
+
+    def contexts(self, store: dict[str, Any], query: dict[str, Any] | None) -> list[dict[str, Any]]:
+        """The ``RagContexts.contexts`` that answer ``query`` (a ``RagQuery``) from ``store`` (a ``VertexRagStore``),
+        both read by ``wire.message`` (snake_case)."""
+        query = query or {}
         text = wire.string(query.get("text"), "query.text", required=True)
         config = query.get("rag_retrieval_config") or {}
         top_k = wire.integer(config.get("top_k") or query.get("similarity_top_k"), "top_k", default=10, low=1, high=100)
@@ -427,23 +477,19 @@ class RetrieveContextsView(RagView):
             raise errors.InvalidArgument(f"metadata_filter: {error}") from error
         except RerankRefused as error:
             raise errors.InvalidArgument(f"ranking.llm_ranker: {error}") from error
-        return Response(
+        except services.EmbeddedWithAnother as error:
+            raise errors.FailedPrecondition(str(error)) from error
+        return [
             {
-                "contexts": {
-                    "contexts": [
-                        {
-                            "sourceUri": hit.source_uri,
-                            "sourceDisplayName": hit.document_name,
-                            "text": hit.text,
-                            "score": _relevance(hit, fusion),
-                            "distance": hit.distance,
-                            "chunk": {"text": hit.text, "chunkId": str(hit.chunk_id), "fileId": str(hit.document_id)},
-                        }
-                        for hit in hits
-                    ]
-                }
+                "sourceUri": hit.source_uri,
+                "sourceDisplayName": hit.document_name,
+                "text": hit.text,
+                "score": _relevance(hit, fusion),
+                "distance": hit.distance,
+                "chunk": {"text": hit.text, "chunkId": str(hit.chunk_id), "fileId": str(hit.document_id)},
             }
-        )
+            for hit in hits
+        ]
 
 
 def _offset(header: str | None) -> int:

@@ -10,7 +10,19 @@ project mode only, as its clients send them: ``v1/projects/{p}/locations/{l}/age
 
 from django.urls import re_path
 
-from vertex_app import agent_registry, agents, engines, errors, memories, memory_revisions, operations, rag, sessions
+from vertex_app import (
+    agent_registry,
+    agents,
+    engines,
+    errors,
+    memories,
+    memory_revisions,
+    operations,
+    rag,
+    rag_ask,
+    rag_config,
+    sessions,
+)
 
 ENGINE = (
     r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
@@ -57,6 +69,12 @@ urlpatterns = [
         rag.RetrieveContextsAsTheProtoSpellsItView.as_view(),
     ),
     re_path(LOCATION + r":retrieveContexts$", rag.RetrieveContextsView.as_view()),
+    re_path(
+        r"^v1(?:beta1)?/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+):askContexts$",
+        rag_ask.AskContextsAsTheProtoSpellsItView.as_view(),
+    ),
+    re_path(LOCATION + r":askContexts$", rag_ask.AskContextsView.as_view()),
+    re_path(LOCATION + r"ragEngineConfig$", rag_config.RagEngineConfigView.as_view()),
     re_path(REGISTRY + r"agents$", agent_registry.AgentsView.as_view()),
     re_path(REGISTRY + r"agents:search$", agent_registry.SearchAgentsView.as_view()),
     re_path(REGISTRY + r"agents/(?P<agent_id>[^/:]+)$", agent_registry.AgentView.as_view()),

@@ -1,4 +1,4 @@
-"""Outages of PostgreSQL or Redis answer 503 with ``Retry-After``, never a 500.
+"""Outages of PostgreSQL, Redis or a served embedding model answer 503 with ``Retry-After``, never a 500.
 
 Every API surface's error handler (``cognizes.access.api.error_handler``,
 ``vertex_app.errors.error_handler``) passes what a view raised through
@@ -15,6 +15,8 @@ import kombu.exceptions
 import redis
 from django.db import InterfaceError, OperationalError
 from rest_framework import exceptions, status
+
+from cognizes.infra.served_embedder import EmbeddingUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +39,12 @@ class Unavailable(exceptions.APIException):
 
 
 def as_unavailable(exc: Exception) -> Exception:
-    """The 503 that ``exc`` means when it says PostgreSQL or Redis is down; else ``exc`` itself."""
+    """The 503 that ``exc`` means when it says PostgreSQL, Redis or the served embedding model is down (or refuses:
+    a setting of this server's to fix, not the caller's request); else ``exc`` itself. The provider's own words stay
+    in the log: they name this server's model and may quote its key."""
+    if isinstance(exc, EmbeddingUnavailable):
+        logger.warning("Embedding model unavailable: %s", exc)
+        return Unavailable("The embedding model")
     if isinstance(exc, DATABASE_DOWN):
         what = "The database"
     elif isinstance(exc, REDIS_DOWN):

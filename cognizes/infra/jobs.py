@@ -7,7 +7,8 @@ again (DESIGN.md, "background work is a row first"). The rule was written twice,
 for knowledge's documents and imports (issue 42, item 8); it is here once, over any model with the three columns
 it needs, and each app says only what its rows' states are called and how long its lease is.
 
-A claim is the attempt number it was taken with, not the lease's end, which renewals move: ``held`` is the row
+A claim is the attempt number it was taken with (and, for rows whose attempts go back to 0, when), not the lease's
+end, which renewals move: ``held`` is the row
 while this claim holds it, and a run writes its results only through it, so a worker that was presumed dead and
 wakes up late writes nothing twice. ``renewed`` keeps a live worker's claim however long its work takes
 (``cognizes.infra.leases.renewing``, issue 41 J1). The row is locked with ``SKIP LOCKED``, so two workers claiming
@@ -55,6 +56,10 @@ class LeasedJobs(Generic[Row]):
     """How long a claim holds without renewal: a running row not renewed by then is presumed lost."""
     max_attempts: int | None = None
     """Claims after which a row whose worker was lost each time fails (``give_up_on_lost``); None: never."""
+    claimed_at: str | None = None
+    """A timestamp field set at each claim and part of what a claim is: for a model whose ``attempts`` go back to 0
+    (a document paused for another's turn, or replaced, has used no attempt), so a claim is never mistaken for an
+    earlier one of the same attempt number."""
 
     def free(self, now: datetime) -> Q:
         """The rows a worker may claim now: waiting, or running under a lease that ran out (its worker is gone)."""
@@ -85,6 +90,8 @@ class LeasedJobs(Generic[Row]):
                 return None
             attempts = _attempts(row) + 1
             fields = {"status": self.running, "lease_until": now + self.lease(), "attempts": attempts, **reset}
+            if self.claimed_at:
+                fields[self.claimed_at] = now
             for name, value in fields.items():
                 setattr(row, name, value)
             row.save(update_fields=[*fields, *self._touched(now)])
@@ -92,7 +99,8 @@ class LeasedJobs(Generic[Row]):
 
     def held(self, row: Row) -> models.QuerySet[Row]:
         """The row while the claim ``row`` was taken with still holds it (running, and no later attempt begun)."""
-        return self.model._default_manager.filter(pk=row.pk, status=self.running, attempts=_attempts(row))
+        held = self.model._default_manager.filter(pk=row.pk, status=self.running, attempts=_attempts(row))
+        return held.filter(**{self.claimed_at: getattr(row, self.claimed_at)}) if self.claimed_at else held
 
     def renewed(self, row: Row) -> AbstractContextManager[None]:
         """Keep this claim's lease alive while the block runs, from a thread of its own."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import re
@@ -83,7 +84,7 @@ def _read(data: bytes) -> Parsed:
         raise UnreadableDocument(reason) from None
     except Exception as error:
         raise UnreadableDocument(f"damaged or not a PDF ({type(error).__name__}: {error})") from None
-    return outline.build()
+    return dataclasses.replace(outline.build(), pages=pages)
 
 
 class _Tally(logging.Handler):

@@ -87,8 +87,11 @@ def test_a_long_document_shows_its_progress_while_it_is_embedded(monkeypatch):
     real, seen = get_embedder(), []
 
     class Watching:
+        id = "test/watching"
+
         def embed_documents(self, texts):
-            seen.append(Document.objects.get().progress)  # what the admin and the API show at that moment
+            # What the admin and the API show at that moment.
+            seen.append(Document.objects.values_list("progress", "chunks_embedded", "chunks_total").get())
             return real.embed_documents(texts)
 
     monkeypatch.setattr(ingestion, "get_embedder", Watching)
@@ -104,7 +107,10 @@ def test_a_long_document_shows_its_progress_while_it_is_embedded(monkeypatch):
         content=data,
     )
     assert do_ingest(document.id) == "80 chunks"
-    assert seen == [0, 40, 80] and Document.objects.get().progress == 100
+    assert {total for _, _, total in seen} == {80}  # known once parsed, before the first chunk is embedded
+    assert seen == sorted(seen) and any(0 < percent < 100 for percent, _, _ in seen)  # it moves, and never back
+    finished = Document.objects.get()
+    assert (finished.progress, finished.chunks_embedded, finished.chunks_total) == (100, 80, 80)
 
 
 def test_a_scope_large_enough_for_the_index_finds_what_the_exact_scan_finds(monkeypatch):

@@ -50,6 +50,8 @@ def test_a_document_embedding_for_several_leases_is_claimed_once_and_ends_active
     class Loaded:
         """The offline model on a loaded machine: each batch takes most of a lease."""
 
+        id = "test/loaded"
+
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             time.sleep(0.8 * LEASE_SECONDS)
             return model.embed_documents(texts)
@@ -130,6 +132,8 @@ def test_one_apps_queue_does_not_keep_another_apps_document_waiting(celery_worke
 
 def test_a_run_that_errs_lets_go_at_once_and_on_its_last_attempt_fails_saying_why(monkeypatch):
     class Broken:
+        id = "test/broken"
+
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             raise RuntimeError("the model server answered 500")
 

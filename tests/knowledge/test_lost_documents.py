@@ -30,6 +30,8 @@ django.setup()
 from knowledge_app import ingestion
 
 class Stalls:
+    id = "test/stalls"
+
     def embed_documents(self, texts):
         pathlib.Path(os.environ["STARTED_FILE"]).touch()
         time.sleep(3600)

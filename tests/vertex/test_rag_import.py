@@ -2,7 +2,8 @@
 
 A directory of files in several formats and scripts is imported as ``gs://BUCKET`` (the bucket a
 directory in the app's folder under ``COGNIZES_KNOWLEDGE_IMPORT_ROOT``) by a real worker; the operation is polled
-until every file is indexed, with honest counts; importing again skips what is there. What the
+until every file is indexed, with honest counts; importing again skips what is unchanged, replaces the content of
+what changed (the same RagFile) and adds what is new; nothing is deleted, as Vertex's import deletes nothing. What the
 server cannot or must not read (another app's folder, outside the root, ``..``, links, Drive) is refused,
 nothing stored; a link swapped in between listing and reading is not followed.
 
@@ -24,7 +25,7 @@ import pytest
 from agentplatform._genai import _gcs_utils, _operations_utils
 from google.genai.errors import ClientError
 
-from knowledge_app import imports, services
+from knowledge_app import imports, services, source_documents
 from knowledge_app.models import Document, DocumentStatus, Import, ImportStatus
 from tests.knowledge.files import docx_bytes
 from tests.knowledge.test_api import HANDBOOK
@@ -70,7 +71,7 @@ def root(settings, tmp_path):
     (bucket / "policies" / "handbook.md").write_text(HANDBOOK)
     (bucket / "policies" / "中文.txt").write_text(CHINESE)
     (bucket / "policies" / "правила.txt").write_text(RUSSIAN)
-    (bucket / "policies" / "old" / "中文.txt").write_text(CHINESE)  # the same bytes: skipped
+    (bucket / "policies" / "old" / "中文.txt").write_text(CHINESE)  # the same bytes at another path: its own file
     (bucket / "prices.csv").write_text("item,price\nbadge,10 euros\nlaptop,1200 euros\n")
     (bucket / "welcome.html").write_text("<html><body><h1>Welcome</h1><p>The canteen opens at noon.</p></body></html>")
     (bucket / "security.docx").write_bytes(docx_bytes((1, "Security"), "Visitors sign in at the front desk."))
@@ -105,10 +106,19 @@ def test_a_bucket_directory_is_imported_indexed_and_searchable_and_importing_aga
     done = rag.import_files(name=corpus.name, import_config=config)
 
     print(f"imported and indexed in {time.monotonic() - started:.1f} s")
-    assert (done.imported_rag_files_count, done.skipped_rag_files_count, done.failed_rag_files_count) == (6, 1, 4)
+    assert (done.imported_rag_files_count, done.skipped_rag_files_count, done.failed_rag_files_count) == (7, 0, 4)
     files = {f.display_name: f for f in rag.list_files(name=corpus.name).rag_files}
-    assert sorted(files) == sorted(
-        ["handbook.md", "中文.txt", "правила.txt", "prices.csv", "welcome.html", "security.docx", "logo.png"]
+    assert sorted(f.display_name for f in rag.list_files(name=corpus.name).rag_files) == sorted(
+        [
+            "handbook.md",
+            "中文.txt",
+            "中文.txt",
+            "правила.txt",
+            "prices.csv",
+            "welcome.html",
+            "security.docx",
+            "logo.png",
+        ]
     )
     assert {name: _state(f) for name, f in files.items() if _state(f) != "ACTIVE"} == {"logo.png": "ERROR"}
     assert "'.png' files" in Document.objects.get(display_name="logo.png").error  # the parser's, as for an upload
@@ -121,23 +131,23 @@ def test_a_bucket_directory_is_imported_indexed_and_searchable_and_importing_aga
     ]
     assert not any(SECRET.encode() in bytes(d.content) for d in Document.objects.all())
 
-    for query, source in (
-        ("会议室要提前多久预订", "gs://handbooks/policies/中文.txt"),
-        ("работать из дома по пятницам", "gs://handbooks/policies/правила.txt"),
-        ("Where do visitors sign in?", "gs://handbooks/security.docx"),
+    for query, sources in (
+        ("会议室要提前多久预订", {"gs://handbooks/policies/中文.txt", "gs://handbooks/policies/old/中文.txt"}),
+        ("работать из дома по пятницам", {"gs://handbooks/policies/правила.txt"}),
+        ("Where do visitors sign in?", {"gs://handbooks/security.docx"}),
     ):
         found = rag.retrieve_contexts(
             vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
             query={"text": query, "similarity_top_k": 1},
         ).contexts.contexts
-        assert [context.source_uri for context in found] == [source], query
+        assert len(found) == 1 and found[0].source_uri in sources, query
 
     again = rag.import_files(
         name=corpus.name,
         import_config={"gcs_source": {"uris": ["gs://handbooks/", f"file://{root}/{APP}/handbooks/policies"]}},
     )  # a file named twice is one file
     assert (again.imported_rag_files_count, again.skipped_rag_files_count, again.failed_rag_files_count) == (0, 8, 3)
-    assert Document.objects.count() == 7
+    assert Document.objects.count() == 8
 
 
 def test_an_import_is_an_operation_polled_at_its_name_and_only_the_apps_key_reads_it(rag, root, server, celery_worker):
@@ -290,7 +300,7 @@ def test_an_import_whose_worker_died_mid_way_runs_again_counting_each_file_once(
     corpus = services.do_create_corpus(app_name=APP, display_name="Handbooks")
     record = Import.objects.create(corpus=corpus, app_name=APP, uris=["gs://handbooks/policies"])  # no message
     monkeypatch.setattr(imports, "BATCH_FILES", 2)
-    real_add, calls = services.do_add_document, []
+    real_add, calls = source_documents.do_put_file, []
 
     def dies_on_the_third_file(*args, **kwargs):
         calls.append(1)
@@ -298,10 +308,10 @@ def test_an_import_whose_worker_died_mid_way_runs_again_counting_each_file_once(
             raise KeyboardInterrupt  # what a SIGKILL leaves: no except clause runs, the lease is not let go
         return real_add(*args, **kwargs)
 
-    monkeypatch.setattr(services, "do_add_document", dies_on_the_third_file)
+    monkeypatch.setattr(source_documents, "do_put_file", dies_on_the_third_file)
     with pytest.raises(KeyboardInterrupt):
         imports.do_run_import(record.id)
-    monkeypatch.setattr(services, "do_add_document", real_add)
+    monkeypatch.setattr(source_documents, "do_put_file", real_add)
     killed = Import.objects.get(id=record.id)
     # handbook.md and link.txt were the first batch, committed; правила.txt went with the second
     assert killed.status == ImportStatus.RUNNING and killed.added_count == 1 and killed.documents.count() == 1
@@ -313,8 +323,8 @@ def test_an_import_whose_worker_died_mid_way_runs_again_counting_each_file_once(
         assert time.monotonic() < deadline
         time.sleep(0.2)
     recovered = Import.objects.get(id=record.id)
-    assert (progress.imported, progress.skipped, progress.failed) == (3, 1, 1)  # handbook.md imported, not skipped
-    assert recovered.attempts == 2 and recovered.added_count == 3 and Document.objects.count() == 3
+    assert (progress.imported, progress.skipped, progress.failed) == (4, 0, 1)  # handbook.md imported, not skipped
+    assert recovered.attempts == 2 and recovered.added_count == 4 and Document.objects.count() == 4
 
 
 @pytest.mark.parametrize(
@@ -341,3 +351,54 @@ def test_hostile_uris_get_a_4xx_that_says_what_is_wrong_and_nothing_is_stored(se
     assert refused.status_code in (400, 404), refused.text
     assert refused.json()["error"]["message"] and str(root) not in refused.json()["error"]["message"]
     assert not Import.objects.exists()
+
+
+WORLD = (
+    "会议室请提前一天预订。社員食堂は正午に開きます。회의실은 하루 전에 예약합니다. Парковка за складом. "
+    "Le café est offert."
+)
+WORLD_CHANGED = (
+    "会议室现在须提前三天预订。社員食堂は十一時半に開きます。회의실은 사흘 전에 예약합니다. Парковка на крыше. "
+    "Le café est désormais payant."
+)
+
+
+def test_importing_a_changed_bucket_again_replaces_the_changed_ragfile_in_place_and_counts_as_vertex_does(
+    rag, settings, tmp_path, celery_worker
+):
+    """One file changed, one deleted, one added, then ``import_files`` again: Vertex's counts (imported: the added
+    and the changed; skipped: the unchanged), the changed file the same RagFile answering only its new text, and the
+    deleted file's RagFile kept (Vertex's import deletes nothing; Cognizes' own import API can: ``delete_missing``)."""
+    bucket = tmp_path / "imports" / APP / "notes"
+    bucket.mkdir(parents=True)
+    (bucket / "handbook.md").write_text(HANDBOOK)
+    (bucket / "世界.txt").write_text(WORLD)
+    (bucket / "правила.txt").write_text(RUSSIAN)
+    settings.COGNIZES_KNOWLEDGE_IMPORT_ROOT = str(tmp_path / "imports")
+    corpus = rag.create_corpus(rag_corpus={"display_name": "Notes"})
+    first = rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": ["gs://notes"]}})
+    assert (first.imported_rag_files_count, first.skipped_rag_files_count, first.failed_rag_files_count) == (3, 0, 0)
+    before = {f.display_name: f.name for f in rag.list_files(name=corpus.name).rag_files}
+
+    (bucket / "世界.txt").write_text(WORLD_CHANGED)
+    (bucket / "правила.txt").unlink()
+    (bucket / "travel.txt").write_text("Trains, not flights, for trips under 600 km.")
+    again = rag.import_files(name=corpus.name, import_config={"gcs_source": {"uris": ["gs://notes/"]}})
+
+    assert (again.imported_rag_files_count, again.skipped_rag_files_count, again.failed_rag_files_count) == (2, 1, 0)
+    after = {f.display_name: f for f in rag.list_files(name=corpus.name).rag_files}
+    assert sorted(after) == ["handbook.md", "travel.txt", "правила.txt", "世界.txt"]
+    assert after["世界.txt"].name == before["世界.txt"] and _state(after["世界.txt"]) == "ACTIVE"
+    for query, new, old in (
+        ("会议室要提前几天预订", "提前三天", "提前一天"),
+        ("Где парковка?", "на крыше", "за складом"),
+        ("Le café est-il gratuit ?", "désormais payant", "offert"),
+    ):
+        texts = " ".join(
+            context.text
+            for context in rag.retrieve_contexts(
+                vertex_rag_store={"rag_resources": [{"rag_corpus": corpus.name}]},
+                query={"text": query, "similarity_top_k": 10},
+            ).contexts.contexts
+        )
+        assert new in texts and old not in texts, query

@@ -7,14 +7,17 @@ loses that event. The corpus here cuts at 40 tokens, so every session spans chun
 
 from __future__ import annotations
 
+import agentplatform
 import httpx
 import pytest
 from asgiref.sync import sync_to_async
 from google.adk.events import Event
+from google.adk.memory import VertexAiRagMemoryService as AdksVertexAiRagMemoryService
+from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions import Session
 from google.genai import types
 
-from cognizes.vertex import VertexAiRagMemoryService
+from cognizes.vertex import VertexAiRagMemoryService, pointed_at
 from knowledge_app import services
 from knowledge_app.models import Document, DocumentStatus
 from tests.polling import eventually
@@ -139,7 +142,7 @@ async def _bob_sees_nothing_of_alices(server, corpus_id: int, alices: Document, 
             native + "documents/?filename=copy.txt", content=content, headers={"Content-Type": "text/plain"}
         )
     assert copied.status_code == 201 and copied.json()["id"] != alices.id and copied.json()["user_id"] == "bob"
-    assert await sync_to_async(Document.objects.filter(id=alices.id, user_id="alice").exists)()
+    assert await sync_to_async(Document.objects.filter(id=alices.id, user_id=alices.user_id).exists)()
 
 
 async def test_sessions_added_with_the_apps_key_are_their_users_files_other_users_keys_get_none(
@@ -170,3 +173,57 @@ async def test_each_user_adds_sessions_with_a_key_of_their_own_and_other_users_k
     found = _texts(await memories["alice"].search_memory(app_name="mover", user_id="alice", query="Where do I live?"))
     assert ALICE[2][1] in found
     await _bob_sees_nothing_of_alices(server, corpus.id, alices, keys["bob"])
+
+
+KENJI = [
+    ("user", "来月、大阪の実家に帰ります。母の誕生日は七月十日です。"),
+    ("helper", "お母様の誕生日、おめでとうございます。"),
+    ("user", "저는 서울에서 요리사로 일하고 있어요. 제일 좋아하는 음식은 김치찌개예요."),
+    ("user", "Мой любимый город — Санкт-Петербург, особенно белые ночи."),
+    ("user", "J'ai réservé une table à la Brasserie Lipp, à Saint-Germain-des-Prés, pour jeudi."),
+    ("user", "我的护照号码在抽屉里，明天要去大使馆办签证。"),
+]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+async def test_adks_own_service_reaches_cognizes_inside_pointed_at_and_google_outside(server, mode, celery_worker):
+    """ADK's class itself, unchanged: each user's key in ``pointed_at``; each finds their own sessions whole, in
+    every language, as ADK's ``MemoryEntry``; the other user's key, asking the server without ADK's filter, gets
+    none of them."""
+    corpus = await sync_to_async(services.do_create_corpus)(
+        app_name=APP, display_name="Memories", chunk_size=40, chunk_overlap=8
+    )
+    prefix = "projects/my-project/locations/us-central1/" if mode == "project" else ""
+    keys = {user: await sync_to_async(server.key_for)(user_id=user) for user in ("kenji", "bob")}
+    memory = AdksVertexAiRagMemoryService(rag_corpus=f"{prefix}ragCorpora/{corpus.id}", similarity_top_k=10)
+
+    with pointed_at(server.base_url, api_key=keys["kenji"], **MODES[mode]):
+        await memory.add_session_to_memory(_session("k1", "kenji", KENJI))
+    with pointed_at(server.base_url, api_key=keys["bob"], **MODES[mode]):
+        await memory.add_session_to_memory(_session("b1", "bob", BOB))
+
+    def indexed() -> bool:
+        return Document.objects.filter(status=DocumentStatus.ACTIVE).count() == 2
+
+    assert await eventually(sync_to_async(indexed), timeout=120)
+    assert await sync_to_async(lambda: Document.objects.get(user_id="kenji").chunk_count)() > 2  # cut in chunks
+    said = {text for _, text in KENJI}
+    with pointed_at(server.base_url, api_key=keys["kenji"], **MODES[mode]):
+        for query, expected in [
+            ("母の誕生日はいつ？", KENJI[0][1]),
+            ("좋아하는 음식", KENJI[2][1]),
+            ("белые ночи", KENJI[3][1]),
+            ("Brasserie Lipp jeudi", KENJI[4][1]),
+            ("护照在哪里", KENJI[5][1]),
+        ]:
+            found = await memory.search_memory(app_name="mover", user_id="kenji", query=query)
+            assert all(isinstance(entry, MemoryEntry) for entry in found.memories)
+            assert expected in _texts(found), query  # the whole event, as said
+            assert set(_texts(found)) <= said  # none cut, none of bob's
+        helper = [e for e in found.memories if e.author == "helper"]
+        assert all(e.content.parts[0].text == KENJI[1][1] for e in helper)
+    outside = agentplatform.Client(api_key="not-a-cognizes-key")  # another task's client, outside the block: Google's
+    assert "googleapis.com" in outside._api_client._http_options.base_url
+
+    kenjis = await sync_to_async(lambda: Document.objects.defer("content").get(user_id="kenji"))()
+    await _bob_sees_nothing_of_alices(server, corpus.id, kenjis, keys["bob"])
