@@ -81,9 +81,7 @@ def _index(document: Document) -> str:
         # last attempt, say why it failed (the task's own give-up names its message's document, maybe another).
         try:
             if document.attempts >= MAX_ATTEMPTS:
-                DOCUMENTS.finish(
-                    document, status=DocumentStatus.FAILED, error=f"Indexing failed {MAX_ATTEMPTS} times: {error}"
-                )
+                _finish(document, status=DocumentStatus.FAILED, error=f"Indexing failed {MAX_ATTEMPTS} times: {error}")
             else:
                 DOCUMENTS.let_go(document)
         except DatabaseError:  # the outage that failed the run: the lease runs out by itself
@@ -150,13 +148,25 @@ def _percent(embedded: int, work: _Work) -> int:
 
 @dataclass
 class _Work:
-    """A document's chunks to embed in a run, and the rows they are written to as they are embedded."""
+    """A document's chunks to embed in a run, and the rows they are written to as they are embedded.
+
+    A document never indexed before has no chunks a search finds: its chunks are written where search reads them,
+    each batch as it is embedded (a long one is found by its first pages while the rest is embedded, and the index's
+    inserts overlap the model instead of following it). A new version of a document (imported again, re-indexed)
+    writes them aside, in ``knowledge_embedded_chunks``, and they replace the old all at once when every one is
+    there: a search sees the old version or the new, never half of each.
+    """
 
     document: Document
     pieces: list[Piece]
     headings: list[str]
     searched: list[str]
     digests: list[str]
+
+    @property
+    def in_place(self) -> bool:
+        """Whether its chunks go where search reads them: it has never been indexed, so no old version to keep."""
+        return self.document.indexed_at is None
 
     def kept(self) -> set[int] | None:
         """The chunks whose vectors are at hand: embedded by an earlier run from the same text with the same embedder
@@ -166,13 +176,15 @@ class _Work:
         with transaction.atomic():
             if not _held(self.document).select_for_update().exists():
                 return None
-            embedded = EmbeddedChunk.objects.filter(document_id=self.document.id)
+            embedded = (Chunk if self.in_place else EmbeddedChunk).objects.filter(document_id=self.document.id)
             current = {
                 ordinal
                 for ordinal, digest in embedded.values_list("ordinal", "digest")
                 if ordinal < len(self.digests) and self.digests[ordinal] == digest
             }
             embedded.exclude(ordinal__in=current).delete()
+            if self.in_place:
+                return current
             wanted = {self.digests[n] for n in range(len(self.digests)) if n not in current}
             vectors = dict(
                 Chunk.objects.filter(document_id=self.document.id, digest__in=wanted).values_list("digest", "embedding")
@@ -216,12 +228,14 @@ class _Work:
 
     def _copy(self, ordinals: list[int], vectors: Any) -> None:
         """Store the chunks ``ordinals`` with their vectors by COPY."""
-        with connection.cursor() as cursor, cursor.cursor.copy(_COPY_EMBEDDED) as copy:
+        where = (self.document.corpus_id, self.document.app_name) if self.in_place else ()
+        with connection.cursor() as cursor, cursor.cursor.copy(_COPY_IN_PLACE if where else _COPY_EMBEDDED) as copy:
             for n, vector in zip(ordinals, vectors, strict=True):
                 piece = self.pieces[n]
                 copy.write_row(
                     (
                         self.document.id,
+                        *where,
                         n,
                         self.digests[n],
                         piece.text,
@@ -245,13 +259,20 @@ class _Work:
         with transaction.atomic():
             if not _held(self.document).select_for_update().exists():  # re-indexed or taken over: the later run's
                 return _LOST
-            Chunk.objects.filter(document_id=self.document.id).delete()
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _SWAP_IN,
-                    {"document": self.document.id, "corpus": self.document.corpus_id, "app": self.document.app_name},
-                )
-                moved = cursor.rowcount
+            if self.in_place:
+                moved = Chunk.objects.filter(document_id=self.document.id).count()
+            else:
+                Chunk.objects.filter(document_id=self.document.id).delete()
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        _SWAP_IN,
+                        {
+                            "document": self.document.id,
+                            "corpus": self.document.corpus_id,
+                            "app": self.document.app_name,
+                        },
+                    )
+                    moved = cursor.rowcount
             if moved != len(self.pieces):
                 raise RuntimeError(f"{moved} embedded chunks found of {len(self.pieces)}: indexing it again")
             EmbeddedChunk.objects.filter(document_id=self.document.id).delete()
@@ -268,6 +289,7 @@ class _Work:
 
 _COLUMNS = 'ordinal, digest, text, heading, start, "end", search_text, embedding'
 _COPY_EMBEDDED = f"COPY knowledge_embedded_chunks (document_id, {_COLUMNS}) FROM STDIN"
+_COPY_IN_PLACE = f"COPY knowledge_chunks (document_id, corpus_id, app_name, {_COLUMNS}) FROM STDIN"
 _SWAP_IN = f"""
 INSERT INTO knowledge_chunks (document_id, corpus_id, app_name, {_COLUMNS})
 SELECT document_id, %(corpus)s, %(app)s, {_COLUMNS} FROM knowledge_embedded_chunks
@@ -282,7 +304,16 @@ def _vector_literal(vector: Any) -> str:
 
 def _finish(document: Document, **fields: object) -> bool:
     """End this run's claim with ``fields``; False if the claim was no longer held (nothing written)."""
-    return DOCUMENTS.finish(document, error=fields.pop("error", ""), **fields)
+    finished = DOCUMENTS.finish(document, error=fields.pop("error", ""), **fields)
+    if finished and fields.get("status") == DocumentStatus.FAILED:
+        _drop_partial_chunks()
+    return finished
+
+
+def _drop_partial_chunks() -> None:
+    """Delete the chunks of documents that failed before they were ever indexed: a first version's chunks are
+    searchable as they are embedded (``_Work``), and a document that failed is not half found."""
+    Chunk.objects.filter(document__status=DocumentStatus.FAILED, document__indexed_at__isnull=True).delete()
 
 
 def do_fail_after_error(document_id: int, error: BaseException) -> None:
@@ -290,6 +321,7 @@ def do_fail_after_error(document_id: int, error: BaseException) -> None:
     Document.objects.filter(id=document_id, status=DocumentStatus.RUNNING, attempts__gte=MAX_ATTEMPTS).update(
         status=DocumentStatus.FAILED, lease_until=None, error=f"Indexing failed {MAX_ATTEMPTS} times: {error}"
     )
+    _drop_partial_chunks()
 
 
 def do_recover_documents() -> list[int]:
@@ -299,11 +331,12 @@ def do_recover_documents() -> list[int]:
     A live worker renews its lease (``DOCUMENTS.renewed``), so a lease runs out only when its worker is gone.
     """
     now = timezone.now()
-    DOCUMENTS.give_up_on_lost(
+    if DOCUMENTS.give_up_on_lost(
         now,
         error=f"Indexing stopped {MAX_ATTEMPTS} times without finishing (its worker was lost each time): "
         "index it again once the workers are healthy.",
-    )
+    ):
+        _drop_partial_chunks()
     lost = list(
         Document.objects.filter(DOCUMENTS.lost(now) | Q(status=DocumentStatus.PENDING, updated_at__lt=now - lease()))
         .filter(attempts__lt=MAX_ATTEMPTS)

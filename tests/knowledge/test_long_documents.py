@@ -89,7 +89,8 @@ def test_a_run_stopped_mid_document_keeps_what_it_embedded_and_the_next_run_embe
     monkeypatch.setattr(ingestion, "get_embedder", lambda: stopped)
     with pytest.raises(RuntimeError, match="lost its model"):
         ingestion.do_ingest(document.id)
-    kept = EmbeddedChunk.objects.filter(document=document).count()
+    # A first version's chunks are where search reads them as they are embedded: found while the rest is not.
+    kept = Chunk.objects.filter(document=document).count()
     interrupted = Document.objects.get(id=document.id)
     assert kept == len(stopped.texts) == 64 == interrupted.chunks_embedded  # two batches written, then the outage
     total = interrupted.chunks_total
@@ -218,11 +219,29 @@ def test_a_new_version_of_a_document_embeds_only_the_chunks_it_changed(monkeypat
     Document.objects.filter(id=document.id).update(content=changed.encode())
     do_reindex(Document.objects.get(id=document.id))
 
-    second = Counting()
+    class Watching(Counting):
+        def embed_documents(self, texts: list[str]) -> np.ndarray:
+            # What search reads while the new version is embedded: the old version, whole.
+            self.seen = list(Chunk.objects.filter(document=document).values_list("text", flat=True))
+            return super().embed_documents(texts)
+
+    second = Watching()
     monkeypatch.setattr(ingestion, "get_embedder", lambda: second)
     assert ingestion.do_ingest(document.id) == f"{total} chunks"
+    assert len(second.seen) == total and not any("сто" in text for text in second.seen)
     assert 1 <= len(second.texts) <= 2 and all("сто" in text for text in second.texts[-1:])
     chunks = Chunk.objects.filter(document=document).order_by("ordinal")
     assert "ключ номер сто" in chunks.last().text and chunks.count() == total
     fresh = get_embedder().embed_documents([chunks.first().search_text])[0]  # a copied vector is its own text's
     assert float(np.dot(fresh, chunks.first().embedding)) > 0.999
+
+
+def test_a_first_version_that_fails_leaves_none_of_its_chunks_to_be_found(monkeypatch):
+    document = _document(_corpus("Rules"), "rules.txt", LONG)
+    for _ in range(ingestion.MAX_ATTEMPTS):  # each run embeds a batch, then fails
+        monkeypatch.setattr(ingestion, "get_embedder", lambda: Counting(fail_on=2))
+        with pytest.raises(RuntimeError):
+            ingestion.do_ingest(document.id)
+    failed = Document.objects.get(id=document.id)
+    assert failed.status == DocumentStatus.FAILED and "lost its model" in failed.error
+    assert not Chunk.objects.filter(document=document).exists()  # 64 were searchable until it failed
