@@ -2,6 +2,9 @@
 
     POST /mcp/{app}/    JSON-RPC over MCP's Streamable HTTP: initialize, ping, tools/list, tools/call
 
+Beside the registry's tools it offers the caller's user's memory (``runtime_app.mcp_memory``: remember, search,
+list, forget); their names are the memory's, so a registry tool of the same name is not listed here.
+
 The protocol is the official ``mcp`` SDK's (its low-level ``Server`` and
 Streamable HTTP session manager), run stateless with JSON answers so that any
 web process answers any request (``make run`` starts several). This module only
@@ -10,7 +13,7 @@ translates: the tools are the ones agents get and a call takes their path
 caller is checked by ``cognizes.access.callers`` as on A2A:
 
 * ``Authorization: Bearer <key>`` of the URL's app (401 without, 404 for
-  another app's key); any key may list, a read-only one may not call (403);
+  another app's key); any key may list, a read-only one may not call (403) but the memory tools that only read;
 * a call acts for the key's user, or for an app-wide key the ``X-User-Id``
   header's (400 without it, in ``cognizes.access.key_kinds``' words: the header, or a key of one user).
 
@@ -40,6 +43,7 @@ from starlette.responses import Response
 from cognizes.access.body_limit import replay
 from cognizes.access.callers import Refused, authenticate_caller
 from cognizes.infra.db_threads import run_in_db_thread
+from runtime_app import mcp_memory
 from runtime_app.a2a import call_id_of, error_body, outage_refusal, refusal
 from tools_app import direct
 from tools_app.services import InvalidArguments
@@ -93,12 +97,22 @@ async def listed_tools(app_name: str) -> list[types.Tool]:
 async def _list_tools(ctx: ServerRequestContext[Any, Request], params: Any) -> types.ListToolsResult:
     assert ctx.request is not None  # over HTTP every request has one
     app_name, _ = ctx.request.scope[SCOPE_KEY]
-    return types.ListToolsResult(tools=await listed_tools(app_name))
+    registry = [tool for tool in await listed_tools(app_name) if tool.name not in mcp_memory.TOOLS]
+    return types.ListToolsResult(tools=[*mcp_memory.TOOLS.values(), *registry])
 
 
 async def _call_tool(
     ctx: ServerRequestContext[Any, Request], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
+    if params.name in mcp_memory.TOOLS:
+        caller = _caller(ctx)
+        return await mcp_memory.call(
+            params.name,
+            params.arguments if params.arguments is not None else {},
+            app_name=caller.app_name,
+            user_id=caller.user_id,
+            cause=f"mcp:{caller.client}"[:256],
+        )
     try:
         outcome = await direct.call_tool(name=params.name, arguments=params.arguments or {}, caller=_caller(ctx))
     except direct.UnknownTool as unknown:
@@ -112,8 +126,9 @@ async def _call_tool(
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
-def _read_call(body: bytes) -> tuple[bool, str | int | None]:
-    """Whether the JSON-RPC body calls a tool (a write), and its request's id; what is not JSON the SDK answers.
+def _read_call(body: bytes) -> tuple[bool, bool, str | int | None]:
+    """Whether the JSON-RPC body calls a tool, whether that writes, and its request's id; what is not JSON the SDK
+    answers. Every call writes but the memory tools that only read (a read-only key may search its user's memory).
 
     A refusal carries the id: Go's MCP client reads an error without one as no JSON-RPC error at all, and showed
     a bare "Bad Request" to a key of the whole app without X-User-Id (issue 43).
@@ -121,9 +136,17 @@ def _read_call(body: bytes) -> tuple[bool, str | int | None]:
     try:
         message = json.loads(body)
     except (ValueError, RecursionError):
-        return False, None
+        return False, False, None
     messages = message if isinstance(message, list) else [message]
-    return any(isinstance(m, dict) and m.get("method") == "tools/call" for m in messages), call_id_of(message)
+    calls = [m for m in messages if isinstance(m, dict) and m.get("method") == "tools/call"]
+    writes = any(_called(m) not in mcp_memory.READ_ONLY for m in calls)
+    return bool(calls), writes, call_id_of(message)
+
+
+def _called(message: dict[str, Any]) -> Any:
+    """The name of the tool a ``tools/call`` message calls (None if it names none the way the protocol says)."""
+    params = message.get("params")
+    return params.get("name") if isinstance(params, dict) and isinstance(params.get("name"), str) else None
 
 
 class McpApplication:
@@ -155,12 +178,12 @@ class McpApplication:
             if request.method != "POST":
                 raise Refused(405, "MCP's endpoint takes POST (this server is stateless: no stream, no session).")
             body = await request.body()  # read within its limits already (cognizes.access.body_limit)
-            is_call, call_id = _read_call(body)
+            is_call, writes, call_id = _read_call(body)
             caller = await run_in_db_thread(
                 authenticate_caller,
                 request.headers,
                 app_name,
-                write=is_call,
+                write=writes,
                 needs_user=is_call,
                 what="tool registry",
             )

@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from cognizes.access.services import do_create_api_key
 from cognizes.infra.db_threads import run_in_db_thread
+from runtime_app import mcp_memory
 from tests.api.test_body_limits import _exchange, _head
 from tests.tools.conftest import WeatherApi, weather_document
 from tests.tools.fake_llm import ToolCallingLlm
@@ -89,7 +90,7 @@ async def test_the_sdk_client_lists_the_registry_live_and_calls_with_the_rows_se
         httpx2.AsyncClient(headers=await _key(user_id="ada")) as http,
         Client(streamable_http_client(f"{asgi_server}/mcp/{APP}/", http_client=http)) as client,
     ):
-        before = [tool.name for tool in (await client.list_tools()).tools]
+        before = [tool.name for tool in (await client.list_tools()).tools if tool.name not in mcp_memory.TOOLS]
         await run_in_db_thread(
             services.do_create_tool,
             app_name=APP,
@@ -97,7 +98,7 @@ async def test_the_sdk_client_lists_the_registry_live_and_calls_with_the_rows_se
             kind="python",
             callable_path="tests.tools.callables.convert_currency",
         )
-        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools if tool.name not in mcp_memory.TOOLS}
         weather = await client.call_tool("get_weather", {"city": "Paris"})
         money = await client.call_tool("convert_currency", {"amount": 10, "currency": "USD"})
 
