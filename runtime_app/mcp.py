@@ -90,15 +90,16 @@ def _describe(tool: Any) -> types.Tool:
 
 
 async def listed_tools(app_name: str) -> list[types.Tool]:
-    """The tools ``tools/list`` answers for the app (the Agent Registry's record of the server lists them too)."""
-    return [_describe(tool) for tool in await direct.offered_tools(app_name)]
+    """The tools ``tools/list`` answers for the app (the Agent Registry's record of the server lists them too): the
+    memory's, then the registry's but those named like the memory's."""
+    registry = [_describe(tool) for tool in await direct.offered_tools(app_name)]
+    return [*mcp_memory.TOOLS.values(), *(tool for tool in registry if tool.name not in mcp_memory.TOOLS)]
 
 
 async def _list_tools(ctx: ServerRequestContext[Any, Request], params: Any) -> types.ListToolsResult:
     assert ctx.request is not None  # over HTTP every request has one
     app_name, _ = ctx.request.scope[SCOPE_KEY]
-    registry = [tool for tool in await listed_tools(app_name) if tool.name not in mcp_memory.TOOLS]
-    return types.ListToolsResult(tools=[*mcp_memory.TOOLS.values(), *registry])
+    return types.ListToolsResult(tools=await listed_tools(app_name))
 
 
 async def _call_tool(

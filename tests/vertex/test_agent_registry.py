@@ -22,6 +22,7 @@ from google.genai import types
 from cognizes.access.services import do_create_api_key
 from cognizes.infra.db_threads import run_in_db_thread
 from cognizes.vertex import AgentRegistry
+from runtime_app import mcp_memory
 from sessions_app.models import Session
 from tests.docs.snippets import PYTHON, blocks_of, for_server
 from tests.processes import ROOT
@@ -97,8 +98,8 @@ def test_the_apps_agent_is_a_record_embedding_the_card_it_serves_and_its_registr
         "weather",
     )
     assert server["interfaces"] == [{"url": f"{asgi_server}/mcp/weather/", "protocolBinding": "JSONRPC"}]
-    assert [tool["name"] for tool in server["tools"]] == ["get_weather"]
-    assert server["tools"][0]["description"].startswith("Current weather in a city")
+    assert [tool["name"] for tool in server["tools"]] == [*mcp_memory.TOOLS, "get_weather"]  # the memory's first
+    assert server["tools"][-1]["description"].startswith("Current weather in a city")
     assert registry.get_mcp_server(server["name"]) == server
     assert registry.list_endpoints() == {"endpoints": []}
 
@@ -235,7 +236,8 @@ async def test_a_local_agent_discovers_a_cognizes_agent_and_mcp_server_and_uses_
     registry = _registry(asgi_server, key)
     remote = registry.get_remote_a2a_agent(f"{PARENT}/agents/weather")
     tools = registry.get_mcp_toolset(f"{PARENT}/mcpServers/weather-tools")
-    assert [tool.name for tool in await tools.get_tools()] == ["get_weather"]  # the key goes outside a turn too
+    listed = [tool.name for tool in await tools.get_tools()]
+    assert sorted(listed) == sorted([*mcp_memory.TOOLS, "get_weather"])  # the key goes outside a turn too
     runner = InMemoryRunner(
         LlmAgent(name="traveller", model=DiscoveringLlm(), tools=[tools], sub_agents=[remote]), app_name="elsewhere"
     )
@@ -327,4 +329,5 @@ def test_the_docs_registry_snippet_runs_from_an_empty_folder_with_the_installed_
     )
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.split() == ["weather_assistant", "['get_weather']"], done.stdout
+    tools = str(sorted([*mcp_memory.TOOLS, "get_weather"]))  # ADK's MCP toolset lists by name
+    assert done.stdout.splitlines() == [f"weather_assistant {tools}"], done.stdout

@@ -153,8 +153,15 @@ func records(ctx context.Context, c *checker, registry *agentregistry.Client) {
 	}
 	c.check(len(servers) == 1 && servers[0] == serverName, "AllMCPServers lists the app's tool registry: %v", servers)
 	server, err := registry.GetMCPServer(ctx, serverName)
-	c.check(err == nil && len(server.Tools) == 1 && server.Tools[0].Name == "get_weather",
-		"GetMCPServer lists its tools (err %v)", err)
+	var listed []string
+	if err == nil {
+		for _, tool := range server.Tools {
+			listed = append(listed, tool.Name)
+		}
+	}
+	// The memory's tools first (runtime_app/mcp_memory.py), then the registry's.
+	c.check(err == nil && strings.Join(listed, " ") == "remember search_memories list_memories forget_memory get_weather",
+		"GetMCPServer lists its tools: %v (err %v)", listed, err)
 	_, err = registry.GetAgent(ctx, parent+"/agents/nobody")
 	apiError, isAPIError := err.(*agentregistry.APIError)
 	c.check(isAPIError && apiError.StatusCode == 404 && strings.Contains(apiError.Body, "NOT_FOUND"),
