@@ -16,6 +16,8 @@ from mcp.client.streamable_http import streamable_http_client
 from cognizes.access.services import do_create_api_key
 from cognizes.infra.db_threads import run_in_db_thread
 from memory_app.models import Memory, Status
+from tests.docs.snippets import blocks_of
+from tests.processes import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -168,3 +170,15 @@ async def test_raw_json_a_number_past_float_and_a_read_only_key(asgi_server):
     assert searched.status_code == 200 and searched.json()["result"]["structuredContent"] == {"memories": []}
     assert written.status_code == 403 and "read-only" in written.json()["error"]["message"]
     assert await run_in_db_thread(Memory.objects.count) == 0
+
+
+def test_the_docs_show_cursor_and_claude_desktop_configurations_for_the_memory():
+    """The JSON blocks of docs/api/mcp.md's memory section are shown, not run: they parse, in each client's shape."""
+    blocks = [json.loads(b.code) for b in blocks_of(ROOT / "docs" / "api" / "mcp.md", ROOT) if b.language == "json"]
+    [cursor] = [b["mcpServers"]["cognizes"] for b in blocks if "url" in b["mcpServers"]["cognizes"]]
+    [desktop] = [b["mcpServers"]["cognizes"] for b in blocks if "command" in b["mcpServers"]["cognizes"]]
+
+    assert cursor["url"].endswith("/mcp/weather/") and cursor["headers"]["Authorization"].startswith("Bearer ")
+    assert desktop["command"] == "npx" and desktop["args"][0].startswith("mcp-remote")
+    assert desktop["args"][1].endswith("/mcp/weather/") and desktop["args"][2:] == ["--header", "Authorization:${AUTH}"]
+    assert desktop["env"]["AUTH"].startswith("Bearer ")
