@@ -67,22 +67,38 @@ async def test_a_users_key_remembers_a_fact_and_finds_it_by_meaning(asgi_server)
 
 
 @pytest.mark.parametrize(
-    ("fact", "query"),
+    ("fact", "other", "question"),
     [
-        pytest.param("我喜欢在北京吃烤鸭。", "烤鸭", id="chinese"),
-        pytest.param("私は東京の大学で物理学を勉強しています。", "物理学", id="japanese"),
-        pytest.param("저는 서울에서 피아노를 가르칩니다.", "피아노", id="korean"),
-        pytest.param("Я живу в Москве и работаю учителем.", "Москве", id="russian"),
-        pytest.param("J'adore le café crème à Besançon.", "café crème", id="accented"),
+        pytest.param("我喜欢在北京吃烤鸭。", "我每个星期天打网球。", "我最喜欢吃什么菜？", id="chinese"),
+        pytest.param(
+            "私は東京の大学で物理学を勉強しています。",
+            "私の犬の名前はポチです。",
+            "大学で何を勉強していますか？",
+            id="japanese",
+        ),
+        pytest.param(
+            "저는 서울에서 피아노를 가르칩니다.", "제 고양이는 세 살입니다.", "저는 무슨 일을 하나요?", id="korean"
+        ),
+        pytest.param("Я живу в Москве и работаю учителем.", "Мой брат любит футбол.", "Кем я работаю?", id="russian"),
+        pytest.param(
+            "J'adore le café crème à Besançon.",
+            "Ma sœur habite à Genève.",
+            "Quelle boisson est-ce que j'aime ?",
+            id="accented",
+        ),
     ],
 )
-async def test_facts_in_every_language_are_remembered_and_found(asgi_server, fact, query):
+async def test_facts_in_every_language_are_remembered_and_found_by_a_question(asgi_server, fact, other, question):
     async with _client(asgi_server, await _key(user_id="Zoë")) as client:
-        await client.call_tool("remember", {"text": "I play tennis every Sunday."})
+        await client.call_tool("remember", {"text": other})
         await client.call_tool("remember", {"text": fact})
-        found = await client.call_tool("search_memories", {"query": query, "limit": 1})
+        found = await client.call_tool("search_memories", {"query": question, "limit": 1})
+        listed = await client.call_tool("list_memories", {})
 
     assert _texts(found) == [fact]
+    assert _texts(listed) == [fact, other]  # newest first, as written
+    assert json.loads(found.content[0].text)["memories"][0]["text"] == fact  # the text content: not \u-escaped JSON
+    assert fact in found.content[0].text
 
 
 async def test_another_users_key_cannot_see_or_forget_a_memory(asgi_server):
