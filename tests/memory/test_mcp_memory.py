@@ -18,6 +18,8 @@ from cognizes.infra.db_threads import run_in_db_thread
 from memory_app.models import Memory, Status
 from tests.docs.snippets import blocks_of
 from tests.processes import ROOT
+from tools_app import direct
+from tools_app import services as tool_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -198,3 +200,27 @@ def test_the_docs_show_cursor_and_claude_desktop_configurations_for_the_memory()
     assert desktop["command"] == "npx" and desktop["args"][0].startswith("mcp-remote")
     assert desktop["args"][1].endswith("/mcp/weather/") and desktop["args"][2:] == ["--header", "Authorization:${AUTH}"]
     assert desktop["env"]["AUTH"].startswith("Bearer ")
+
+
+async def test_a_registry_tool_named_like_a_memory_tool_leaves_the_memory_tool_in_its_place(asgi_server, settings):
+    """One tool per name on the server: the memory's, so a client relying on it keeps it whatever the app registers."""
+    settings.COGNIZES_TOOL_CALLABLES = ["tests.tools.callables.convert_currency"]
+    direct.forget_tools()
+    for name in ("remember", "convert_currency"):
+        await run_in_db_thread(
+            tool_services.do_create_tool,
+            app_name=APP,
+            name=name,
+            kind="python",
+            callable_path="tests.tools.callables.convert_currency",
+        )
+    async with _client(asgi_server, await _key(user_id="ada")) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        remembered = await client.call_tool("remember", {"text": "I collect old maps."})
+    direct.forget_tools()
+
+    assert names == [*MEMORY_TOOLS, "convert_currency"]
+    assert remembered.structured_content["status"] == "remembered"
+    assert await run_in_db_thread(lambda: list(Memory.objects.values_list("text", flat=True))) == [
+        "I collect old maps."
+    ]
