@@ -24,8 +24,10 @@ from typing import Any
 from uuid import UUID
 
 import mcp_types as types
+from rest_framework.exceptions import ParseError
 
 from cognizes.access import limits
+from cognizes.access.parsers import refuse_unstorable
 from cognizes.infra.db_threads import run_in_db_thread
 from memory_app import services
 from memory_app.models import Memory
@@ -124,16 +126,23 @@ class MemoryToolError(ValueError):
 async def call(name: str, arguments: Any, *, app_name: str, user_id: str, cause: str) -> types.CallToolResult:
     """Run memory tool ``name`` for ``user_id`` of ``app_name``; a refused call is a result with ``isError``."""
     try:
+        refuse_unstorable(arguments)  # NUL and 1e400, as the HTTP API refuses them: PostgreSQL stores neither
         check_arguments(TOOLS[name].input_schema, arguments)
         result = await run_in_db_thread(_RUN[name], arguments, app_name=app_name, user_id=user_id, cause=cause)
+    except ParseError as unstorable:
+        return _refusal(name, str(unstorable.detail))
     except (InvalidArguments, MemoryToolError, services.MemoryServiceError, limits.LimitExceeded) as refused:
-        message = str(getattr(refused, "reason", refused))
-        if len(message) > _MAX_ERROR_CHARS:  # the middle goes: the value quoted; the start and end say what is wrong
-            half = _MAX_ERROR_CHARS // 2
-            message = f"{message[:half]} … {message[-half:]}"
-        return types.CallToolResult(content=[types.TextContent(text=f"{name}: {message}")], is_error=True)
+        return _refusal(name, str(getattr(refused, "reason", refused)))
     text = json.dumps(result, ensure_ascii=False, default=str)
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
+
+
+def _refusal(name: str, message: str) -> types.CallToolResult:
+    """A tool error naming the tool; a long message loses its middle (the value quoted), not what is wrong."""
+    if len(message) > _MAX_ERROR_CHARS:
+        half = _MAX_ERROR_CHARS // 2
+        message = f"{message[:half]} … {message[-half:]}"
+    return types.CallToolResult(content=[types.TextContent(text=f"{name}: {message}")], is_error=True)
 
 
 def _remember(arguments: dict[str, Any], *, app_name: str, user_id: str, cause: str) -> dict[str, Any]:

@@ -148,6 +148,8 @@ async def test_hostile_arguments_are_tool_errors_that_change_nothing(asgi_server
                 "forget_memory", {"memory_id": "00000000-0000-0000-0000-000000000000"}
             ),
             "object id": await client.call_tool("forget_memory", {"memory_id": {"$ne": ""}}),
+            "nul": await client.call_tool("remember", {"text": "I like\x00 tea."}),
+            "nul query": await client.call_tool("search_memories", {"query": "tea\x00"}),
         }
 
     assert {name: result.is_error for name, result in refused.items()} == dict.fromkeys(refused, True)
@@ -161,6 +163,8 @@ async def test_hostile_arguments_are_tool_errors_that_change_nothing(asgi_server
     assert "COGNIZES_MAX_QUERY_CHARS" in messages["huge query"]
     assert "is greater than the maximum of 50" in messages["big limit"]
     assert "not a memory id" in messages["not an id"]
+    assert messages["nul"] == "remember: Text may not contain NUL (\\u0000) characters; PostgreSQL cannot store them."
+    assert "NUL" in messages["nul query"]
     assert await run_in_db_thread(Memory.objects.count) == 0
 
 
@@ -184,7 +188,7 @@ async def test_raw_json_a_number_past_float_and_a_read_only_key(asgi_server):
         written = await http.post(f"/mcp/{APP}/", content=json.dumps(remember), headers=reader)
 
     assert infinite.status_code == 200 and infinite.json()["result"]["isError"] is True
-    assert "limit" in infinite.json()["result"]["content"][0]["text"]
+    assert "such as 1e400" in infinite.json()["result"]["content"][0]["text"]
     assert searched.status_code == 200 and searched.json()["result"]["structuredContent"] == {"memories": []}
     assert written.status_code == 403 and "read-only" in written.json()["error"]["message"]
     assert await run_in_db_thread(Memory.objects.count) == 0
