@@ -111,7 +111,9 @@ async def test_another_users_key_cannot_see_or_forget_a_memory(asgi_server):
         async with (
             _client(asgi_server, await _key(user_id="bob")) as bob,
             _client(asgi_server, {**app_key, "X-User-Id": "carol"}) as carol,
+            _client(asgi_server, {**await _key(user_id="bob"), "X-User-Id": "ada"}) as bob_as_ada,
         ):
+            posing = await bob_as_ada.call_tool("search_memories", {"query": "locker code"})
             bob_found = await bob.call_tool("search_memories", {"query": "locker code"})
             bob_listed = await bob.call_tool("list_memories", {"limit": 50})
             bob_forgot = await bob.call_tool("forget_memory", {"memory_id": memory_id})
@@ -121,7 +123,9 @@ async def test_another_users_key_cannot_see_or_forget_a_memory(asgi_server):
         forgot = await ada.call_tool("forget_memory", {"memory_id": memory_id})
         after = await ada.call_tool("search_memories", {"query": "locker code"})
 
-    assert _texts(bob_found) == _texts(bob_listed) == _texts(carol_found) == []
+    assert (
+        _texts(bob_found) == _texts(bob_listed) == _texts(carol_found) == _texts(posing) == []
+    )  # a user's key: its own
     assert bob_forgot.is_error and bob_forgot.content[0].text == f"forget_memory: Memory {memory_id} not found."
     assert _texts(still) == ["My locker code is 4711."]
     assert forgot.structured_content == {"id": memory_id, "status": "forgotten"}
