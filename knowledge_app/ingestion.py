@@ -1,4 +1,4 @@
-"""Indexing a document on a worker: parse → chunk → embed → replace its chunks, all or nothing.
+"""Indexing a document on a worker: parse → chunk → embed, each batch written as the next is embedded.
 
 A worker claims a document by moving it to ``running`` with a lease
 (``knowledge_app.leases.DOCUMENTS``, ``cognizes.infra.jobs``), which it renews while it works, however long that is:
@@ -6,9 +6,13 @@ another delivery of the same task finds it claimed and leaves it, and a worker k
 mid-document leaves a lease that runs out, after which ``do_recover_documents`` sends
 it again. Which document a task's worker takes is the fair queue's choice
 (``knowledge_app.queue``), so one app's many documents never keep another app's waiting.
-The slow part (parsing, embedding) holds no lock and no transaction; the chunks are
-swapped in one transaction at the end, and only while this run's claim still holds, so
-a search sees the old chunks or the new, never half, and a document that cannot be read
+The slow part (parsing, embedding) holds no lock and no long transaction: each batch is
+written by COPY in a short one, while this run's claim still holds, and kept, so a run
+stopped mid-document (a killed worker, an outage, a pause after
+``COGNIZES_KNOWLEDGE_SLICE_SECONDS`` for another document's turn) goes on where it stopped
+(``_Work``, issue 44). A document's first version is found batch by batch as it is
+embedded; a new version replaces the old in one transaction once every chunk is there, so
+a search sees the old chunks or the new, never half of each. A document that cannot be read
 (or asks for more work than ``cognizes.access.limits`` allows) is ``failed`` with the reason,
 its old chunks kept.
 """
