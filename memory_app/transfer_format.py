@@ -267,15 +267,19 @@ def _revision(value: Any, line: int) -> dict[str, Any]:
 def _object(raw: bytes, line: int) -> dict[str, Any]:
     try:
         value = json.loads(raw, parse_constant=_no_constant)
+        unstorable = _unstorable(value)
     except UnicodeDecodeError:
         raise ImportRefused(line, "not UTF-8") from None
     except ValueError as error:
         raise ImportRefused(line, f"not JSON ({error})") from None
+    except RecursionError:
+        raise ImportRefused(line, "nested too deeply") from None
     if not isinstance(value, dict):
         raise ImportRefused(line, "not a JSON object")
-    if _holds_nul(value):
-        # PostgreSQL's text and jsonb cannot hold U+0000: refused here, not as a database error mid-batch.
-        raise ImportRefused(line, "a string holds the character U+0000")
+    if unstorable:
+        # PostgreSQL's text and jsonb hold neither U+0000 nor half a surrogate pair (JSON's "\\ud800"): refused
+        # here, not as a database or encoding error in the middle of a batch.
+        raise ImportRefused(line, f"a string holds {unstorable}, which PostgreSQL cannot store")
     return value
 
 
@@ -283,14 +287,21 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON has")
 
 
-def _holds_nul(value: Any) -> bool:
+def _unstorable(value: Any) -> str:
+    """What of ``value``'s strings PostgreSQL cannot store, if anything ("" when all can be)."""
     if isinstance(value, str):
-        return "\x00" in value
+        if "\x00" in value:
+            return "the character U+0000"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a lone surrogate"
+        return ""
     if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+        return next((found for k, v in value.items() if (found := _unstorable(k) or _unstorable(v))), "")
     if isinstance(value, list):
-        return any(_holds_nul(v) for v in value)
-    return False
+        return next((found for v in value if (found := _unstorable(v))), "")
+    return ""
 
 
 def _string(value: Any, name: str, line: int, limit: int | None) -> str:

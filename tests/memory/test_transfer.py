@@ -113,10 +113,11 @@ def _results(app: str) -> list[list[tuple[str, float]]]:
     ]
 
 
-def test_an_export_imported_into_a_fresh_app_holds_the_same_memories_and_finds_the_same(memories, tmp_path):
+@pytest.mark.parametrize("batch", [500, 1], ids=["one batch", "a memory a batch"])
+def test_an_export_imported_into_a_fresh_app_holds_the_same_memories_and_finds_the_same(memories, tmp_path, batch):
     path = _export(tmp_path, APP)
 
-    call_command("import", str(path), app=COPY)
+    call_command("import", str(path), app=COPY, batch=batch)
 
     assert Memory.objects.filter(app_name=COPY).count() == Memory.objects.filter(app_name=APP).count() == 10
     assert _snapshot(COPY) == _snapshot(APP)  # texts byte-exact in every script, vectors bit-exact, revisions
@@ -199,6 +200,10 @@ BAD_LINES = {
     "not a number": lambda line: line.replace('"importance":0.5', '"importance":NaN'),
     "NUL": lambda line: _edited(line, text="a\u0000b"),
     "profile": lambda line: '{"type": "profile", "scope": {"user_id": "ada"}}\n',
+    "lone surrogate": lambda line: line.replace('"text":"', '"text":"\\ud800', 1),
+    "deeply nested": lambda line: line.replace(
+        '"metadata":{', '"metadata":{"x":' + "[" * 100_000 + "]" * 100_000 + ",", 1
+    ),
 }
 
 
