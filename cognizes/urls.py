@@ -27,6 +27,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("apps/<str:app_name>/state/", sessions_api.AppStateView.as_view(), name="app-state"),
     path("apps/<str:app_name>/sessions/", sessions_api.AppSessionsView.as_view(), name="app-sessions"),
     path("apps/<str:app_name>/memory-config/", memory_api.MemoryBankConfigView.as_view(), name="memory-config"),
+    path("apps/<str:app_name>/memories/export/", memory_api.MemoryExportView.as_view(), name="memory-export"),
     path(user, sessions_api.UserView.as_view(), name="user"),
     path(user + "state/", sessions_api.UserStateView.as_view(), name="user-state"),
     path(user + "sessions/", sessions_api.SessionsView.as_view(), name="sessions"),

@@ -6,11 +6,13 @@ scope, and writes go through ``memory_app.services`` / ``consolidation``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from uuid import UUID
 
-from django.http import Http404
+from django.http import Http404, StreamingHttpResponse
 from django_filters import rest_framework as filters
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -18,10 +20,13 @@ from rest_framework.response import Response
 
 from cognizes.access.api import BIGINT, ScopedView, SinceFilter, filtered, page_of, paginated, valid
 from cognizes.access.key_kinds import check_whole_app
+from cognizes.access.models import MAX_KEY_LENGTH
 from cognizes.access.schema import filter_parameters
+from cognizes.infra.threaded_stream import ThreadedStream
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Kind, Memory, MemoryBankConfig, MemoryRevision, Status
 from memory_app.search import search_memories
+from memory_app.services.transfer import get_export_lines
 from sessions_app.models import Session
 
 AUDIT_CAUSE = "api:{caller}"
@@ -357,3 +362,40 @@ class MemoryBankConfigView(ScopedView):
         except services.MemoryServiceError as error:
             raise ValidationError(str(error)) from error
         return Response(MemoryBankConfigSerializer(config).data)
+
+
+class MemoryExportView(ScopedView):
+    """The app's memories (or one user's) as JSONL, streamed: what ``cognizes export`` writes."""
+
+    @extend_schema(
+        operation_id="export_memories",
+        parameters=[OpenApiParameter("user", str, description="Only this user's memories (a user's key: its own).")],
+        responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
+    )
+    def get(self, request: Request, app_name: str) -> StreamingHttpResponse:
+        """Every memory of the app with its revisions, scopes and vector: a header line, then one memory a line
+        (docs/operations.md, "Export and import"). A key of one user exports that user's memories only."""
+        user = request.query_params.get("user") or self.scope.only_user
+        if user != self.scope.only_user:
+            check_whole_app(self.scope.only_user, app_name, "export another user's memories")
+        if user is not None and len(user) > MAX_KEY_LENGTH:
+            raise ValidationError({"user": f"At most {MAX_KEY_LENGTH} characters."})
+        stream = ThreadedStream(lambda: _chunks(get_export_lines(app_name, user_id=user)))
+        response = StreamingHttpResponse(stream, content_type="application/x-ndjson; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="memories.jsonl"'
+        return response
+
+
+def _chunks(lines: Iterator[str], size: int = 64 * 1024) -> Iterator[bytes]:
+    """Lines gathered into chunks of about ``size`` bytes: a chunk, not a line, crosses to the server's thread."""
+    chunk: list[bytes] = []
+    length = 0
+    for line in lines:
+        data = line.encode("utf-8")
+        chunk.append(data)
+        length += len(data)
+        if length >= size:
+            yield b"".join(chunk)
+            chunk, length = [], 0
+    if chunk:
+        yield b"".join(chunk)
