@@ -26,7 +26,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Q, QuerySet
@@ -34,6 +33,7 @@ from django.utils import timezone
 
 from cognizes.access import limits
 from cognizes.infra.embedders import Embedder, get_embedder
+from cognizes.infra.hybrid_search import stored_vector_literal
 from cognizes.infra.text import search_text
 from knowledge_app import queue, services
 from knowledge_app.chunking import Chunk as Piece
@@ -247,7 +247,7 @@ class _Work:
                         piece.start,
                         piece.end,
                         self.searched[n],
-                        _vector_literal(vector),
+                        stored_vector_literal(vector),
                     )
                 )
 
@@ -299,11 +299,6 @@ INSERT INTO knowledge_chunks (document_id, corpus_id, app_name, {_COLUMNS})
 SELECT document_id, %(corpus)s, %(app)s, {_COLUMNS} FROM knowledge_embedded_chunks
 WHERE document_id = %(document)s ORDER BY ordinal
 """
-
-
-def _vector_literal(vector: Any) -> str:
-    """A vector as pgvector's text form, for COPY."""
-    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
 def _finish(document: Document, **fields: object) -> bool:

@@ -21,12 +21,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from cognizes.infra.text import TEXT_SEARCH_CONFIG
 
 
 def vector_literal(vector: Any) -> str:
     """A vector as pgvector's text input (the ``%(embedding)s`` parameter)."""
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def stored_vector_literal(vector: Any) -> str:
+    """A vector to store as pgvector's text input, exactly: each float32 as the shortest decimal of its double,
+    which pgvector reads back to the same float32 (a COPY of embedded chunks, an import of memories)."""
+    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
 def no_ranks(id_type: str) -> str:

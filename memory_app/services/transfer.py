@@ -24,6 +24,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from cognizes.infra.embedders import get_embedder, get_embedder_id
+from cognizes.infra.hybrid_search import stored_vector_literal
 from memory_app.models import Memory, MemoryRevision
 from memory_app.names import names
 from memory_app.services.base import _lock_scope
@@ -218,9 +219,9 @@ class _Load:
                 "extra_scope": json.dumps(fields["extra_scope"]),
             }
             params.extend(row[name] for name in _INSERTED)
-            # repr: the shortest decimal of each float32 as a double, which pgvector reads back to the same float32
-            literal = "[" + ",".join(map(repr, vector.tolist())) + "]"
-            params.extend([self.embedder_id, literal, self.target, record.user_id, record.text, memory_id])
+            params.extend(
+                [self.embedder_id, stored_vector_literal(vector), self.target, record.user_id, record.text, memory_id]
+            )
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO memories ({', '.join(columns)}) VALUES {', '.join([placeholders] * len(rows))} "
@@ -296,31 +297,10 @@ class _Load:
         self.report.unlinked = len(self.waiting)
 
 
-_INSERTED = [
-    "author",
-    "kind",
-    "topic",
-    "importance",
-    "strength",
-    "access_count",
-    "last_accessed_at",
-    "source_session_id",
-    "source_session_ids",
-    "source_event_ids",
-    "metadata",
-    "extra_scope",
-    "event_time",
-    "valid_from",
-    "valid_until",
-    "expires_at",
-    "status",
-    "forgotten_at",
-    "context",
-    "search_text",
-    "names",
-    "created_at",
-    "updated_at",
-]
+_SET_APART = ("id", "app_name", "user_id", "text", "superseded_by_id", "embedder", "embedding")
+_INSERTED = [name for name in EXPORTED_COLUMNS if name not in _SET_APART]
+"""The columns an import writes as the file has them; those set apart it writes itself (ids, scope, vector) or
+links after (``superseded_by_id``)."""
 _CASTS = {
     "metadata": "%s::jsonb",
     "extra_scope": "%s::jsonb",
