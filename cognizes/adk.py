@@ -3,8 +3,8 @@
     from cognizes.adk import runner_for
     runner = runner_for(root_agent, app_name="weather")   # sessions, memory, tools, audit, tracing
 
-or the pieces: PostgresSessionService, PostgresMemoryService, PostgresArtifactService, DatabaseToolset,
-AuditPlugin.
+or the pieces: PostgresSessionService, PostgresMemoryService, PostgresArtifactService, PostgresCredentialService,
+DatabaseToolset, AuditPlugin.
 
 Importing this module sets Django up (with ``cognizes.settings`` unless ``DJANGO_SETTINGS_MODULE`` says otherwise),
 so an agent script in any directory needs nothing but the installed package. Its database is the first of:
@@ -28,6 +28,7 @@ from memory_app.adk import PostgresMemoryService  # noqa: E402  (after ensure_dj
 from runtime_app.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402  (after ensure_django())
 from sessions_app.adk import PostgresSessionService  # noqa: E402  (after ensure_django())
 from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa: E402  (after ensure_django())
+from tools_app.credential_service import PostgresCredentialService  # noqa: E402  (after ensure_django())
 from tracing_app.setup import configure_tracing as enable_tracing  # noqa: E402  (after ensure_django(); on by default: COGNIZES_TRACING)
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "DatabaseToolset",
     "MemoryIngestionPlugin",
     "PostgresArtifactService",
+    "PostgresCredentialService",
     "PostgresMemoryService",
     "PostgresSessionService",
     "approval_message",

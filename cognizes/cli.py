@@ -27,6 +27,8 @@ PostgreSQL.
 commands:
   run                    start PostgreSQL, Redis, the web and gRPC servers, a worker and beat; Ctrl-C stops them
                          all (`cognizes run --help` lists its settings)
+  adk <command> …        ADK's own command (web, api_server, run, eval) on Cognizes' services: sessions, memory,
+                         artifacts, users' credentials, eval sets and results in PostgreSQL
   help                   list every other command (Django's management commands: migrate, create_api_key,
                          createsuperuser, vertex_engine, …)
   help <command>         one command's options
@@ -55,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         from cognizes import run
 
         return run.main(args[1:])
+    if args[0] == "adk":
+        from runtime_app.adk_launcher import main as adk_main
+
+        return adk_main(args[1:])
     if args[0] == "runserver" and not os.environ.get("DJANGO_SECRET_KEY"):
         # The development server, like `cognizes run`, makes the installation's key if it has none (issue 41 E).
         from cognizes.infra import secret_key

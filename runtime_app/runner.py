@@ -24,6 +24,7 @@ from google.adk.agents.llm_agent import LlmAgent
 from google.adk.apps import App
 from google.adk.apps.app import EventsCompactionConfig
 from google.adk.artifacts import BaseArtifactService
+from google.adk.auth.credential_service.base_credential_service import BaseCredentialService
 from google.adk.memory.base_memory_service import BaseMemoryService
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
@@ -93,6 +94,7 @@ def runner_for(
     session_service: BaseSessionService | None = None,
     memory_service: BaseMemoryService | None = None,
     artifact_service: BaseArtifactService | None = None,
+    credential_service: BaseCredentialService | None = None,
     knowledge: Sequence[int | str] = (),
 ) -> Runner:
     """A Runner for ``agent`` as app ``app_name``, on Cognizes' services.
@@ -104,7 +106,8 @@ def runner_for(
     in the prompt). ``registry_tools``: give an ``LlmAgent`` without one a
     ``DatabaseToolset`` (the agent object gets it). ``session_ttl``: how long
     the sessions it creates live (default COGNIZES_SESSION_TTL_SECONDS; unset:
-    until deleted). Artifacts are stored in PostgreSQL (``PostgresArtifactService``).
+    until deleted). Artifacts are stored in PostgreSQL (``PostgresArtifactService``), and so are the
+    credentials tools obtain for users (``PostgresCredentialService``: OAuth tokens survive restarts).
     ``knowledge``: corpora of the app (ids or display names) an ``LlmAgent`` searches
     with the ``search_knowledge`` tool.
     """
@@ -112,6 +115,7 @@ def runner_for(
     from memory_app.adk import PostgresMemoryService
     from sessions_app.adk import PostgresSessionService
     from tools_app.adk import AuditPlugin, DatabaseToolset
+    from tools_app.credential_service import PostgresCredentialService
 
     if tracing:
         from tracing_app.setup import configure_tracing
@@ -139,6 +143,7 @@ def runner_for(
         session_service=session_service or PostgresSessionService(ttl=session_ttl),
         memory_service=memory_service or PostgresMemoryService(),
         artifact_service=artifact_service or PostgresArtifactService(),
+        credential_service=credential_service or PostgresCredentialService(),
         auto_create_session=auto_create_session,
     )
 

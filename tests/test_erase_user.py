@@ -26,7 +26,8 @@ from sessions_app import services as sessions
 from tests.api.conftest import client_for
 from tests.memory.sessions import session_with_events
 from tests.tracing.factories import record_trace
-from tools_app.models import SandboxExecution, ToolApproval, ToolExecution
+from tools_app.credentials import do_save_credential
+from tools_app.models import SandboxExecution, ToolApproval, ToolExecution, UserCredential
 from tracing_app.models import Trace
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,6 +70,7 @@ def fill(user_id: str, trace_id: str) -> None:
         state="TASK_STATE_COMPLETED",
         data={"id": f"t-{user_id}"},
     )
+    do_save_credential(app_name=APP, user_id=user_id, credential_key="adk_oauth2_calendar", credential_json="{}")
     record_trace(trace_id, session_id="s1")
     Trace.objects.filter(trace_id=trace_id).update(app_name=APP, user_id=user_id)
     corpus, _ = Corpus.objects.get_or_create(app_name=APP, display_name="Memories")  # the app's: it stays
@@ -113,7 +115,7 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
         "traces",
         "spans",
         "knowledge_documents",
-        *(model._meta.db_table for model in (ToolExecution, ToolApproval, SandboxExecution, A2aTask)),
+        *(model._meta.db_table for model in (ToolExecution, ToolApproval, SandboxExecution, A2aTask, UserCredential)),
     }
 
     answer = client_for(APP).delete(f"/api/v1/apps/{APP}/users/ada/")
@@ -126,7 +128,8 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
     }
     erased = {kinds.get(t, t): before[t] - only_bob[t] for t in before if before[t] > only_bob[t]}
     assert answer.json()["erased"] == erased
-    assert {"tool_executions", "a2a_tasks", "sandbox_executions"} <= set(erased)  # named as what they are
+    named = {"tool_executions", "a2a_tasks", "sandbox_executions", "user_credentials"}
+    assert named <= set(erased)  # named as what they are
     assert client_for(APP, read_only=True).delete(f"/api/v1/apps/{APP}/users/bob/").status_code == 403
     assert client_for("other_app").delete(f"/api/v1/apps/{APP}/users/bob/").status_code == 404
 

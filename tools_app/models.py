@@ -85,6 +85,37 @@ class AppSecret(models.Model):
         return f"{self.app_name}/{self.name}"
 
 
+class UserCredential(models.Model):
+    """A user's credential for a tool's auth config (OAuth tokens, an exchanged key), kept for ADK across restarts.
+
+    Written by ADK's ``CredentialManager`` through ``PostgresCredentialService`` after a sign-in, an exchange or a
+    refresh; keyed by ADK's ``auth_config.credential_key`` within (app, user). ``ciphertext`` is the credential's
+    JSON without the agent's client secret, Fernet-encrypted (``tools_app.credentials`` alone reads and writes it).
+    """
+
+    app_name = models.CharField(max_length=128, help_text="The app whose agent obtained the credential.")
+    user_id = models.CharField(max_length=128, help_text="The user the credential acts for.")
+    credential_key = models.TextField(help_text="ADK's key of the auth config (auth_config.credential_key).")
+    ciphertext = models.TextField(
+        help_text="The credential's JSON without the client secret, Fernet-encrypted (cognizes.infra.encryption); "
+        "never shown."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True, help_text="When the credential was last saved (or refreshed).")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app_name", "user_id", "credential_key"], name="usercredential_unique_key_per_user"
+            )
+        ]
+        ordering = ["app_name", "user_id", "credential_key"]
+        verbose_name = "user credential"
+
+    def __str__(self) -> str:
+        return f"{self.app_name}/{self.user_id}/{self.credential_key}"
+
+
 class ToolQuerySet(models.QuerySet["Tool"]):
     def enabled(self) -> ToolQuerySet:
         return self.filter(enabled=True)
