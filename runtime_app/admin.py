@@ -61,3 +61,6 @@ class A2aTaskAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+from runtime_app import eval_admin  # noqa: E402, F401  (ADK's eval sets and results: registered there)

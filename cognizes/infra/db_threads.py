@@ -69,6 +69,22 @@ async def run_in_db_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -
     return await asyncio.get_running_loop().run_in_executor(_get_executor(), call)
 
 
+def call_from_sync(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` for a synchronous interface that async code also calls, blocking until it is done.
+
+    ADK's eval managers are synchronous but called from coroutines (the dev server's handlers, ``LocalEvalService``),
+    where Django refuses the ORM (``SynchronousOnlyOperation``). With an event loop running in this thread the call
+    goes to a database thread and this thread waits for it (the loop stalls as long as the query, which the
+    synchronous interface implies anyway); without one it runs here, as any synchronous Django code does.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn(*args, **kwargs)
+    context = contextvars.copy_context()
+    return _get_executor().submit(context.run, _call_in_thread, fn, args, kwargs).result()
+
+
 def submit_in_background(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
     """Run ``fn`` on a database thread without waiting for it; errors are logged, not raised."""
 
