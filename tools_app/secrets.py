@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from cognizes.infra import encryption
-from tools_app.models import AppSecret, McpServer, SecretSource, Tool
+from tools_app.models import AppSecret, McpServer, SecretSource, Tool, UserCredential
 from tools_app.secret_headers import SECRET_NAME
 from tools_app.services import InvalidTool, ToolError, bump_marker
 
@@ -100,16 +100,24 @@ class ReencryptReport:
 
 def do_reencrypt_secrets() -> ReencryptReport:
     """Encrypt every stored secret again with the newest key (``COGNIZES_SECRET_KEYS``'s first), so the
-    older keys can be dropped. A secret set meanwhile is left as that write made it (compare and swap)."""
+    older keys can be dropped: the apps' secrets and the users' stored credentials (``tools_app.credentials``). A
+    secret set meanwhile is left as that write made it (compare and swap)."""
     report = ReencryptReport()
-    for pk, app_name, name, token in AppSecret.objects.values_list("pk", "app_name", "name", "ciphertext").iterator():
-        if encryption.encrypted_with_newest(token):
-            report.current += 1
-            continue
-        try:
-            fresh = encryption.reencrypt(token)
-        except encryption.UnreadableSecret:
-            report.unreadable.append(f"{app_name}/{name}")
-            continue
-        report.moved += AppSecret.objects.filter(pk=pk, ciphertext=token).update(ciphertext=fresh)
+    rows = [
+        (AppSecret, AppSecret.objects.values_list("pk", "ciphertext", "app_name", "name")),
+        (UserCredential, UserCredential.objects.values_list("pk", "ciphertext", "app_name", "user_id")),
+    ]
+    for model, values in rows:
+        for pk, token, *where in values.iterator():
+            if encryption.encrypted_with_newest(token):
+                report.current += 1
+                continue
+            try:
+                fresh = encryption.reencrypt(token)
+            except encryption.UnreadableSecret:
+                report.unreadable.append(
+                    "/".join(where) + (" (a user's credential)" if model is UserCredential else "")
+                )
+                continue
+            report.moved += model._default_manager.filter(pk=pk, ciphertext=token).update(ciphertext=fresh)
     return report

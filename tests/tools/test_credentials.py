@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import json
 import threading
 import time
@@ -19,6 +20,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
+from cryptography.fernet import Fernet
+from django.core.management import call_command
 from django.db import connection
 from fastapi.openapi.models import OAuth2, OAuthFlowAuthorizationCode, OAuthFlows
 from google.adk.agents.context import Context
@@ -245,3 +248,20 @@ def test_runner_for_keeps_credentials_in_postgres():
     runner = runner_for(LlmAgent(name="assistant", model="gemini-2.5-flash"), app_name=APP, memory="off")
 
     assert isinstance(runner.credential_service, PostgresCredentialService)
+
+
+def test_stored_tokens_move_to_a_new_key_with_the_apps_secrets(settings):
+    """Key rotation (issue 41 A's ``reencrypt_secrets``) covers users' tokens: dropping the old key loses none."""
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    settings.COGNIZES_SECRET_KEYS = [old]
+    service = PostgresCredentialService()
+    asyncio.run(service.save_credential(auth_config(credential=tokens()), context(service)))
+
+    settings.COGNIZES_SECRET_KEYS = [new, old]
+    out = io.StringIO()
+    call_command("reencrypt_secrets", stdout=out)
+    settings.COGNIZES_SECRET_KEYS = [new]
+
+    assert "Re-encrypted 1 secret(s)" in out.getvalue()
+    loaded = asyncio.run(service.load_credential(auth_config(), context(service)))
+    assert loaded is not None and loaded.oauth2 is not None and loaded.oauth2.access_token == ACCESS
