@@ -191,3 +191,11 @@ def test_cognizes_adk_eval_runs_a_set_stored_in_postgres_and_stores_the_result(w
     assert done.returncode == 0, done.stdout + done.stderr
     [result] = EvalSetResult.objects.filter(app_name="weather")
     assert (result.eval_set_id, json.loads(result.document)["evalCaseResults"][0]["evalId"]) == ("smoke", "london")
+
+
+def test_the_cognizes_command_hands_adk_its_words_and_returns_its_status(capsys):
+    from cognizes.cli import main
+
+    assert main(["adk", "--version"]) == 0
+    assert "version" in capsys.readouterr().out
+    assert main(["adk", "no_such_command"]) == 2  # click's usage error, not a traceback
