@@ -27,6 +27,23 @@ pytestmark = pytest.mark.django_db(transaction=True)
 URIS = ("session_service_uri", "memory_service_uri", "artifact_service_uri")
 
 
+@pytest.fixture(autouse=True)
+def _adks_own_classes_back_afterwards(monkeypatch):
+    """``install()`` replaces ADK's module globals for the whole process: put them back after each test."""
+    import google.adk.evaluation.local_eval_set_results_manager as local_results
+    import google.adk.evaluation.local_eval_sets_manager as local_sets
+
+    for module, name in [
+        (adk_fast_api, "InMemoryCredentialService"),
+        (adk_run, "InMemoryCredentialService"),
+        (adk_fast_api, "LocalEvalSetsManager"),
+        (adk_fast_api, "LocalEvalSetResultsManager"),
+        (local_sets, "LocalEvalSetsManager"),
+        (local_results, "LocalEvalSetResultsManager"),
+    ]:
+        monkeypatch.setattr(module, name, getattr(module, name))
+
+
 def test_adk_servers_and_adk_run_keep_users_credentials_in_postgres():
     install()
     install()
