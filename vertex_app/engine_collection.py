@@ -43,8 +43,6 @@ _FILTERS = {"display_name", "description", "labels.*"}
 class EnginesView(VertexSurface):
     """``[projects/{p}/locations/{l}/]reasoningEngines``: create an engine, or list those the key reaches."""
 
-    rpcs = {"get": "ListReasoningEngines", "post": "CreateReasoningEngine"}
-
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         check_url(request, kwargs)
@@ -73,8 +71,10 @@ class EnginesView(VertexSurface):
         )
 
     def get(self, request: Request, project: str | None = None, location: str | None = None) -> Response:
-        """List the engines the key reaches: its app's own, then those its app created (``filter`` on displayName,
-        description and labels, ``=`` and ``!=``)."""
+        """List the engines the key reaches: its app's own, then those its app created.
+
+        ``filter`` compares displayName, description and labels with ``=`` and ``!=``, joined by AND.
+        """
         key = _key(request)
         check_scope(request, key.app_name, None, write=False)
         ids = [engine.pk for engine in get_reachable_engines(key.app_name)]
@@ -113,8 +113,6 @@ def _filter(text: str | None) -> Q:
 class RuntimeRevisionsView(VertexView):
     """``{engine}/runtimeRevisions``: the engine's deployed configurations, newest first."""
 
-    rpcs = {"get": "ListReasoningEngineRuntimeRevisions"}
-
     def get(self, request: Request, **kwargs: Any) -> Response:
         """List the engine's runtime revisions, newest (the current one) first."""
         rows = RuntimeRevision.objects.filter(engine__engine_id=self.engine_id).order_by("-id")
@@ -126,8 +124,6 @@ class RuntimeRevisionsView(VertexView):
 
 class RuntimeRevisionView(VertexView):
     """``{engine}/runtimeRevisions/{id}``: one deployed configuration."""
-
-    rpcs = {"get": "GetReasoningEngineRuntimeRevision", "delete": "DeleteReasoningEngineRuntimeRevision"}
 
     def get(self, request: Request, revision_id: str, **kwargs: Any) -> Response:
         """Read a runtime revision."""

@@ -129,7 +129,10 @@ class EngineView(VertexView):
         return Response(engine_operation(engine, self.engine))
 
     def delete(self, request: Request, **kwargs: Any) -> Response:
-        """Delete an engine a client created, with ``force`` (body or query) everything in it."""
+        """Delete an engine a client created, and with force everything in it.
+
+        ``force`` comes in the JSON body (agentplatform) or the query (the proto's mapping).
+        """
         check_whole_app(self.scope(None, write=True).only_user, self.app_name, "delete the engine")
         force = _force(request)
         try:

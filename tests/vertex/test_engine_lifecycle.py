@@ -315,3 +315,31 @@ def test_runtime_revisions_one_per_deployed_configuration(server):
     assert refused.value.status == "FAILED_PRECONDITION"
     assert platform.runtimes.revisions.delete(name=first).done
     assert len(list(platform.runtimes.revisions.list(name=name))) == 2
+
+
+def test_the_admin_shows_who_made_an_engine_and_its_name_as_inert_text(server, admin_client):
+    name = client(server).runtimes.create(config={"display_name": "<script>alert(1)</script> 助手"}).api_resource.name
+
+    listing = admin_client.get("/admin/vertex_app/engine/").content.decode()
+    page = admin_client.get(f"/admin/vertex_app/engine/{Engine.objects.get(engine_id=engine_id(name)).pk}/change/")
+
+    assert APP in listing and "&lt;script&gt;alert(1)&lt;/script&gt; 助手" in listing and "<script>alert" not in listing
+    assert page.status_code == 200 and APP in page.content.decode()
+
+
+def test_the_older_vertexai_sdk_creates_and_deletes_the_same_way(server):
+    """The Memory Bank quickstart's ``vertexai.Client(...).agent_engines.create(config=…)``."""
+    import vertexai
+
+    agent_engines = vertexai.Client(
+        project="my-project",
+        location="us-central1",
+        credentials=Credentials(token=server.key),
+        http_options={"base_url": server.base_url},
+    ).agent_engines
+
+    created = agent_engines.create(config={"display_name": "quickstart"}).api_resource
+
+    assert FULL_NAME.match(created.name) and created.display_name == "quickstart"
+    agent_engines.delete(name=created.name, force=True)
+    assert not Engine.objects.filter(engine_id=engine_id(created.name)).exists()
