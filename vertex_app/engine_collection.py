@@ -14,9 +14,9 @@ the rest ARCHIVED; an archived one may be deleted, the current one not.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from django.db.models import Q
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -77,8 +77,8 @@ class EnginesView(VertexSurface):
         """
         key = _key(request)
         check_scope(request, key.app_name, None, write=False)
-        ids = [engine.pk for engine in get_reachable_engines(key.app_name)]
-        rows = Engine.objects.filter(pk__in=ids).filter(_filter(request.query_params.get("filter"))).order_by("id")
+        test = _filter(request.query_params.get("filter"))
+        rows = [engine for engine in get_reachable_engines(key.app_name) if test(engine)]
         return Response(
             page(
                 request,
@@ -96,18 +96,23 @@ def _key(request: Request) -> ApiKey:
     return request.auth
 
 
-def _filter(text: str | None) -> Q:
-    """The ORM condition of a list's ``filter`` (comparisons joined by AND)."""
-    condition = Q()
-    for found in filters.parse(text, fields=_FILTERS):
+def _filter(text: str | None) -> Callable[[Engine], bool]:
+    """A test of an engine for a list's ``filter`` (comparisons joined by AND). The engines a key reaches are few,
+    so they are tested here rather than in SQL, where a label key could be read as an ORM lookup
+    (``labels.contains``)."""
+    conditions = filters.parse(text, fields=_FILTERS)
+    for found in conditions:
         if found.op not in ("=", "!="):
             raise InvalidArgument(f"Engines are filtered with = and != only, not {found.op}.")
-        if found.field.startswith("labels."):
-            test = Q(**{f"labels__{found.field.removeprefix('labels.')}": str(found.value)})
-        else:
-            test = Q(**{found.field: str(found.value)})
-        condition &= test if found.op == "=" else ~test
-    return condition
+
+    def value(engine: Engine, field: str) -> str | None:
+        if field.startswith("labels."):
+            return engine.labels.get(field.removeprefix("labels."))
+        return engine.display_name or engine.app_name if field == "display_name" else engine.description
+
+    return lambda engine: all(
+        (value(engine, found.field) == str(found.value)) == (found.op == "=") for found in conditions
+    )
 
 
 class RuntimeRevisionsView(VertexView):

@@ -343,3 +343,27 @@ def test_the_older_vertexai_sdk_creates_and_deletes_the_same_way(server):
     assert FULL_NAME.match(created.name) and created.display_name == "quickstart"
     agent_engines.delete(name=created.name, force=True)
     assert not Engine.objects.filter(engine_id=engine_id(created.name)).exists()
+
+
+def test_runtimes_update_of_an_operator_made_engine_reads_the_engine_from_the_operation(server):
+    """The operation the SDK polls after a PATCH carried no ``response``: ``runtimes.update`` failed reading it."""
+    platform = client(server, project=True)
+    name = f"projects/my-project/locations/us-central1/reasoningEngines/{server.engine_id}"
+
+    updated = platform.runtimes.update(name=name, config={"description": "Sessions and memory of the shop"})
+
+    assert (updated.api_resource.name, updated.api_resource.description) == (name, "Sessions and memory of the shop")
+    assert platform.memory_banks.update(name=name, config={"display_name": "shop"}).name == name
+    assert platform.runtimes.get(name=name).api_resource.display_name == "shop"
+
+
+def test_list_filters_by_labels_whatever_the_label_is_called(server):
+    runtimes = client(server).runtimes
+    runtimes.create(config={"display_name": "a", "labels": {"contains": "x", "team": "support"}})
+    runtimes.create(config={"display_name": "b", "labels": {"team": "sales"}})
+
+    def listed(text: str) -> list[str]:
+        return [r.api_resource.display_name for r in runtimes.list(config={"filter": text})]
+
+    assert listed('labels.contains="x"') == ["a"]
+    assert listed('labels.team!="support" AND display_name!="vertex_shop"') == ["b"]
