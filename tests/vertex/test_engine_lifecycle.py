@@ -367,3 +367,23 @@ def test_list_filters_by_labels_whatever_the_label_is_called(server):
 
     assert listed('labels.contains="x"') == ["a"]
     assert listed('labels.team!="support" AND display_name!="vertex_shop"') == ["b"]
+
+
+def test_the_async_client_creates_lists_updates_and_deletes_the_same_way(server):
+    """``client.aio``: memory banks have every method; runtimes (in 2.6) delete and revisions."""
+    import asyncio
+
+    aio = client(server).aio
+
+    async def scenario() -> tuple[str, list[str], list[str]]:
+        bank = await aio.memory_banks.create(config={"display_name": "async"})
+        await aio.memory_banks.update(name=bank.name, config={"display_name": "async 2"})
+        listed = [b.display_name async for b in await aio.memory_banks.list()]
+        revisions = [r.api_resource.state.value async for r in aio.runtimes.revisions.list(name=bank.name)]
+        await aio.runtimes.delete(name=bank.name, force=True)
+        return bank.name, listed, revisions
+
+    name, listed, revisions = asyncio.run(scenario())
+
+    assert FULL_NAME.match(name) and listed == [APP, "async 2"] and revisions == ["ACTIVE", "ARCHIVED"]
+    assert not Engine.objects.filter(engine_id=engine_id(name)).exists()
