@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from cognizes.access.models import OwnedApp
+from cognizes.access.models import MAX_KEY_LENGTH, OwnedApp
 from cognizes.infra.notified_cache import NotifiedCache
 
 owners: NotifiedCache[str, str] = NotifiedCache("cognizes_owned_apps", "cognizes ownership cache")
@@ -21,7 +21,13 @@ class OwnedAppCannotOwn(Exception):
 
 
 def get_owner(app_name: str) -> str | None:
-    """The app that made ``app_name``, or None (an app of its own, made by an operator)."""
+    """The app that made ``app_name``, or None (an app of its own, made by an operator).
+
+    Asked by the scope check with whatever app name a request carried: a name no app can have (NUL, too long) is
+    answered here, before PostgreSQL would refuse the query (a 500 instead of the caller's 404).
+    """
+    if "\x00" in app_name or len(app_name) > MAX_KEY_LENGTH:
+        return None
     return owners.lookup(app_name, _owner)
 
 

@@ -387,3 +387,16 @@ def test_the_async_client_creates_lists_updates_and_deletes_the_same_way(server)
 
     assert FULL_NAME.match(name) and listed == [APP, "async 2"] and revisions == ["ACTIVE", "ARCHIVED"]
     assert not Engine.objects.filter(engine_id=engine_id(name)).exists()
+
+
+def test_the_key_app_reaches_the_created_app_on_the_native_api_too_and_a_stranger_does_not(server):
+    app = str(engine_id(client(server).runtimes.create().api_resource.name))
+    stranger = server.key_for(app_name="other_app")
+
+    def sessions(key: str) -> int:
+        path = f"{server.base_url}api/v1/apps/{app}/users/ada/sessions/"
+        return httpx.post(path, json={}, headers={"Authorization": f"Bearer {key}"}).status_code
+
+    assert sessions(server.key) == 201
+    assert sessions(stranger) == 404
+    assert Session.objects.filter(app_name=app).count() == 1
