@@ -13,8 +13,8 @@ from typing import Any
 
 from django.conf import settings
 
-from memory_app.services import do_erase_user, do_forget_session_memories
-from sessions_app.signals import DeletedSession, sessions_deleted, user_erased
+from memory_app.services import do_erase_app, do_erase_user, do_forget_session_memories
+from sessions_app.signals import DeletedSession, app_erased, sessions_deleted, user_erased
 
 
 def forget_with_sessions(*, sessions: list[DeletedSession], **_: Any) -> None:
@@ -35,6 +35,12 @@ def erase_user(*, app_name: str, user_id: str, **_: Any) -> dict[str, int]:
     return do_erase_user(app_name=app_name, user_id=user_id)
 
 
+def erase_app(*, app_name: str, **_: Any) -> dict[str, int]:
+    """An app erased: every memory of it, whatever its scope, and its memory bank config go too."""
+    return do_erase_app(app_name=app_name)
+
+
 def connect() -> None:
     sessions_deleted.connect(forget_with_sessions, dispatch_uid="memory_app.lifecycle")
     user_erased.connect(erase_user, dispatch_uid="memory_app.erase_user")
+    app_erased.connect(erase_app, dispatch_uid="memory_app.erase_app")

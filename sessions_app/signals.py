@@ -25,6 +25,12 @@ user_erased = Signal()
 """Sent inside the transaction that erases a user (``sessions_app.services.do_erase_user``), with ``app_name``
 and ``user_id``: each app deletes what it holds of the user and returns ``{kind: rows deleted}``."""
 
+app_erased = Signal()
+"""Sent inside the transaction that erases a whole app (``sessions_app.services.do_erase_app``, when a client deletes
+an engine it created with ``force``), after each of its users was erased, with ``app_name``: each app deletes what it
+still holds of the app as a whole (memories of any scope, its memory bank config…) and returns ``{kind: rows}``.
+What comes later (sandboxes, feedback entries) connects here."""
+
 
 def rows_by_kind(deleted: tuple[int, dict[str, int]]) -> dict[str, int]:
     """What a ``user_erased`` receiver returns, from a ``QuerySet.delete()`` result (cascades included).

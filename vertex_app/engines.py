@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -25,12 +26,20 @@ from memory_app import services
 from memory_app.models import MemoryBankConfig
 from runtime_app import deployed
 from runtime_app.agents import UnknownAgent, get_runner
-from vertex_app import names
+from vertex_app import engine_fields, names
 from vertex_app.base import VertexView, operation
-from vertex_app.errors import InvalidArgument
+from vertex_app.errors import FailedPrecondition, InvalidArgument
 from vertex_app.memory_fields import KINDS, TOPICS, ManagedTopicEnum, topic_id
-from vertex_app.services import get_engine
-from vertex_app.wire import camel, duration, duration_text, enum, field_mask, message, rfc3339
+from vertex_app.models import Engine
+from vertex_app.services import (
+    EngineInUse,
+    EngineNotDeletable,
+    do_delete_engine,
+    do_record_revision,
+    do_update_engine,
+    get_engine,
+)
+from vertex_app.wire import camel, duration, duration_text, enum, message, rfc3339
 
 _TOPIC = {
     "managed_memory_topic": {"managed_topic_enum": None},
@@ -64,6 +73,9 @@ _ENGINE = {
     "name": None,
     "display_name": None,
     "description": None,
+    "labels": None,
+    "spec": None,
+    "etag": None,
     "create_time": None,
     "update_time": None,
     "context_spec": {"memory_bank_config": _BANK},
@@ -71,48 +83,123 @@ _ENGINE = {
 _GRANULAR = ("create_ttl", "generate_created_ttl", "generate_updated_ttl")
 
 
+def read_body(data: Any) -> dict[str, Any]:
+    """An engine resource a client sent (a create's or an update's body), snake_case; an absent body is empty.
+
+    ``runtimes.create()`` sends no body at all (ADK's sandbox executor, ``adk deploy``), others ``null`` or ``{}``.
+    """
+    if data is None or (hasattr(data, "keys") and not data):
+        return {}
+    return message(dict(data) if hasattr(data, "keys") else data, _ENGINE)
+
+
+def apply_bank(app_name: str, bank: dict[str, Any]) -> None:
+    """Apply a memoryBankConfig (snake_case) to the app's MemoryBankConfig, as every create and update does."""
+    try:
+        services.do_configure_bank(app_name=app_name, changes=_config_changes(bank))
+    except services.MemoryServiceError as error:
+        raise InvalidArgument(str(error)) from error
+
+
 class EngineView(VertexView):
     """The engine: its app, and the app's Memory Bank configuration."""
 
     def get(self, request: Request, **kwargs: Any) -> Response:
         """Read the engine and its Memory Bank configuration."""
-        return Response(self.resource())
+        return Response(resource(get_engine(self.app_name), self.engine))
 
     def patch(self, request: Request, **kwargs: Any) -> Response:
-        """Change the engine's Memory Bank configuration: topics, examples, TTLs."""
-        check_whole_app(self.scope(None, write=True).only_user, self.app_name, "change the engine")
-        body = message(request.data, _ENGINE)
-        mask = field_mask(
-            request.query_params.get("updateMask") or request.query_params.get("update_mask"),
-            {"context_spec", "context_spec.memory_bank_config", "display_name", "description"},
-        )
-        bank = (body.get("context_spec") or {}).get("memory_bank_config")
-        if bank is not None and (mask is None or mask & {"context_spec", "context_spec.memory_bank_config"}):
-            try:
-                services.do_configure_bank(app_name=self.app_name, changes=_config_changes(bank))
-            except services.MemoryServiceError as error:
-                raise InvalidArgument(str(error)) from error
-        return Response(operation(names.operation(self.engine), self.resource(), kind="ReasoningEngine"))
+        """Change the engine: its display name, description, labels, spec and Memory Bank configuration.
 
-    def resource(self) -> dict[str, Any]:
+        Without ``updateMask`` (``memory_banks.update``) what the body carries is replaced; with one
+        (``runtimes.update``, snake_case paths) exactly the paths named. The operation answered, and the one read
+        back by its name, carry the engine as it now is: the SDK builds the updated ``Runtime`` from it.
+        """
+        check_whole_app(self.scope(None, write=True).only_user, self.app_name, "change the engine")
+        body = read_body(request.data)
+        mask = engine_fields.mask_of(request.query_params.get("updateMask") or request.query_params.get("update_mask"))
         engine = get_engine(self.app_name)
-        config = services.get_bank_config(self.app_name)
-        out: dict[str, Any] = {
-            "name": self.engine,
-            "displayName": self.app_name,
-            "createTime": rfc3339(engine.created_at),
-            "updateTime": rfc3339(config.updated_at or engine.created_at),
-            "contextSpec": {"memoryBankConfig": _bank_resource(config)},
-        }
+        update = engine_fields.read(body, mask=mask, engine_spec=engine.spec)
+        with transaction.atomic():
+            if update.bank is not None:
+                apply_bank(self.app_name, update.bank)
+            if update.fields:
+                engine = do_update_engine(engine, fields=update.fields)
+            record_revision(engine)
+        return Response(engine_operation(engine, self.engine))
+
+    def delete(self, request: Request, **kwargs: Any) -> Response:
+        """Delete an engine a client created, and with force everything in it.
+
+        ``force`` comes in the JSON body (agentplatform) or the query (the proto's mapping).
+        """
+        check_whole_app(self.scope(None, write=True).only_user, self.app_name, "delete the engine")
+        force = _force(request)
         try:
-            agent = get_runner(self.app_name).agent
-        except UnknownAgent:
-            return out  # an engine of Sessions and Memory Bank only: no spec, so clients register no methods
-        out["displayName"] = agent.name
-        if agent.description:
-            out["description"] = agent.description
+            do_delete_engine(get_engine(self.app_name), force=force)
+        except (EngineInUse, EngineNotDeletable) as error:
+            raise FailedPrecondition(str(error)) from error
+        return Response(operation(names.operation(self.engine)))
+
+
+def _force(request: Request) -> bool:
+    """``force`` from a DELETE's JSON body (as agentplatform sends it) or its query (as the proto maps it)."""
+    data: Any = request.data
+    if data in (None, ""):
+        data = {}
+    if not hasattr(data, "keys"):
+        raise InvalidArgument("The request body must be a JSON object.")
+    unknown = sorted(set(data) - {"force", "name"})
+    if unknown:
+        raise InvalidArgument(f"Unknown name \"{unknown[0]}\" at 'body'.")
+    value = data.get("force", request.query_params.get("force"))
+    if value in (None, "", False, "false", "False"):
+        return False
+    if value in (True, "true", "True"):
+        return True
+    raise InvalidArgument("'force' must be true or false.")
+
+
+def engine_operation(engine: Engine, engine_name: str) -> dict[str, Any]:
+    """A done operation of a change to the engine, carrying it (a create's, an update's; read back by its name)."""
+    return operation(names.engine_operation(engine_name), resource(engine, engine_name), kind="ReasoningEngine")
+
+
+def record_revision(engine: Engine) -> None:
+    """A runtime revision for the engine's configuration, if it is a new one (its name, spec and context spec)."""
+    out = resource(engine, "")
+    do_record_revision(
+        engine, display_name=out["displayName"], spec=out.get("spec"), context_spec=out.get("contextSpec") or {}
+    )
+
+
+def resource(engine: Engine, name: str) -> dict[str, Any]:
+    """The engine resource, named ``name`` (the spelling the caller used, or the full one a create answers)."""
+    config = services.get_bank_config(engine.app_name)
+    changed = [moment for moment in (engine.updated_at, config.updated_at) if moment]
+    out: dict[str, Any] = {
+        "name": name,
+        "displayName": engine.display_name or engine.app_name,
+        "createTime": rfc3339(engine.created_at),
+        "updateTime": rfc3339(max(changed) if changed else engine.created_at),
+        "contextSpec": {"memoryBankConfig": _bank_resource(config)},
+    }
+    if engine.description:
+        out["description"] = engine.description
+    if engine.labels:
+        out["labels"] = engine.labels
+    if engine.spec is not None:
+        out["spec"] = engine.spec
+    try:
+        agent = get_runner(engine.app_name).agent
+    except UnknownAgent:
+        return out  # an engine of Sessions and Memory Bank only: no spec, so clients register no methods
+    out["displayName"] = engine.display_name or agent.name
+    if agent.description and not engine.description:
+        out["description"] = agent.description
+    if engine.spec is None:
         out["spec"] = {"agentFramework": deployed.FRAMEWORK, "classMethods": deployed.CLASS_METHODS}
-        return out
+    return out
 
 
 def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,19 @@ class Engine(models.Model):
         max_length=MAX_KEY_LENGTH, unique=True, help_text="The Cognizes app this engine serves."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(null=True, blank=True, help_text="When a client last changed what it set here.")
+    # What a client sets on the engine resource (issue 45 item 2). Text, not bounded columns: what a client sends is
+    # checked where it is set (vertex_app.engine_fields), never a 500 here.
+    display_name = models.TextField(
+        blank=True, help_text="displayName a client set; empty: the agent's name, or the app's."
+    )
+    description = models.TextField(blank=True, help_text="description a client set; empty: the agent's.")
+    labels = models.JSONField(default=dict, blank=True, help_text="labels a client set (string to string).")
+    spec = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="spec a client set (classMethods, agentFramework, …), kept as sent; nothing is deployed from it.",
+    )
 
     class Meta:
         db_table = "vertex_engines"
@@ -27,6 +40,28 @@ class Engine(models.Model):
 
     def __str__(self) -> str:
         return f"reasoningEngines/{self.engine_id} → {self.app_name}"
+
+
+class RuntimeRevision(models.Model):
+    """One deployed configuration of an engine (``reasoningEngines/{id}/runtimeRevisions/{rev}``): a row whenever a
+    client's create or update changes the engine's spec, display name or context spec. The newest is the engine's
+    current one (ACTIVE); older ones are ARCHIVED, kept until a client deletes them."""
+
+    engine = models.ForeignKey(Engine, on_delete=models.CASCADE, related_name="revisions")
+    display_name = models.TextField(blank=True, help_text="The engine's displayName in this revision.")
+    spec = models.JSONField(null=True, blank=True, help_text="The engine's spec in this revision.")
+    context_spec = models.JSONField(
+        default=dict, blank=True, help_text="The engine's contextSpec in this revision, as it was read back."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "vertex_runtime_revisions"
+        verbose_name = "runtime revision"
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"reasoningEngines/{self.engine.engine_id}/runtimeRevisions/{self.pk}"
 
 
 class UploadGrant(models.Model):

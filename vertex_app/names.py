@@ -23,9 +23,16 @@ import time
 from cognizes.access.api import parse_id
 
 _GENERATE = re.compile(r"^generate-([0-9]{1,18})$")
+_ENGINE_OPERATION = re.compile(r"^engine-([0-9]{1,19})$")
 _SESSION = re.compile(r"reasoningEngines/([0-9]+)/sessions/([^/:]+)$")
 _ENGINE = re.compile(r"^(?:projects/[^/]+/locations/[^/]+/)?reasoningEngines/([0-9]{1,19})$")
 TYPE_PREFIX = "type.googleapis.com/"
+EXPRESS_PROJECT = "express"
+EXPRESS_LOCATION = "us-central1"
+"""The project and location of a name that must be a full one in express mode too: agentplatform reads the engine id
+of a create's operation with ``^projects/[^/]+/locations/[^/]+/reasoningEngines/([^/]+)/operations/[^/]+$`` (and
+``runtimes.update`` the engine's name likewise), so an express ``reasoningEngines/{id}`` fails it. Cognizes serves
+every path under any project and location, so the name also works as the next path."""
 
 
 def location_prefix(project: str | None, location: str | None) -> str:
@@ -65,6 +72,25 @@ def rag_file(corpus_name: str, file_id: object) -> str:
 def operation(parent: str, operation_id: str | None = None) -> str:
     """An operation of ``parent``; a new id unless one is given."""
     return f"{parent}/operations/{operation_id or time.time_ns()}"
+
+
+def full_engine(engine_id: int, *, project: str | None = None, location: str | None = None) -> str:
+    """The engine's name with a project and location: the caller's, or ``EXPRESS_PROJECT``'s in express mode."""
+    if not project:
+        project, location = EXPRESS_PROJECT, EXPRESS_LOCATION
+    return engine(engine_id, project=project, location=location)
+
+
+def engine_operation(engine_name: str) -> str:
+    """A new operation of a change to the engine itself (create, update): ``engine-{ns}``, which says that reading it
+    answers the engine resource (the SDK builds its ``Runtime`` from the operation's ``response``)."""
+    return operation(engine_name, f"engine-{time.time_ns()}")
+
+
+def is_engine_operation(operation_id: str) -> bool:
+    """Whether the id is one ``engine_operation`` handed out."""
+    match = _ENGINE_OPERATION.match(operation_id)
+    return match is not None and issued_operation(match.group(1))
 
 
 def location_operation(operation_id: str, *, project: str | None = None, location: str | None = None) -> str:

@@ -18,19 +18,23 @@ from cognizes.access.api import check_scope, check_url
 from memory_app.models import ConsolidationJob
 from vertex_app import names
 from vertex_app.base import VertexView, operation
+from vertex_app.engines import resource
 from vertex_app.errors import NotFound
 from vertex_app.memories import MemoryBankView
 from vertex_app.services import get_engine
 
 
 class EngineOperationView(MemoryBankView):
-    """``{engine}/operations/{id}``: the engine's own (a configuration change), generation and ingestion."""
+    """``{engine}/operations/{id}``: the engine's own (a create or a change, ``engine-…``: answered with the engine as
+    it now is), generation and ingestion."""
 
     rpcs = {"get": "GetOperation"}
 
     def get(self, request: Request, operation_id: str, **kwargs: Any) -> Response:
         """Read an operation of the engine: a configuration change, a generation or an ingestion."""
         name = names.operation(self.engine, operation_id)
+        if names.is_engine_operation(operation_id):  # a create's or an update's: the SDK reads the engine from it
+            return Response(operation(name, resource(get_engine(self.app_name), self.engine), kind="ReasoningEngine"))
         if names.generate_job(operation_id) is None:
             return Response(_finished(name, operation_id))
         return Response(self.job_operation(_job(request, operation_id, app_name=self.app_name)))
@@ -60,7 +64,7 @@ class LocationOperationView(MemoryBankView):
 
 
 def _finished(name: str, operation_id: str) -> dict[str, Any]:
-    if not names.issued_operation(operation_id):
+    if not (names.issued_operation(operation_id) or names.is_engine_operation(operation_id)):
         raise NotFound(f"Operation {operation_id} does not exist.")
     return operation(name)
 

@@ -37,7 +37,8 @@ _JSON = "application/json"
 DESCRIPTION = f"""Google's Vertex AI Agent Engine REST API ({VERSION}: Sessions, Memory Bank, deployed agents' \
 `:query` and `:streamQuery`, operations) as Cognizes \
 serves it, on the same sessions and memories as the native API. An engine is an app: \
-`cognizes vertex_engine APP` prints its id.
+`cognizes vertex_engine APP` prints its id; an engine a client creates (`POST reasoningEngines`) is a new app, \
+owned by the app of the key that created it.
 
 Paths are shown in project form. The express form, `/{VERSION}/reasoningEngines/{{engine_id}}/…` (no project or \
 location), and the GA version, `/v1/` instead of `/{VERSION}/`, reach the same calls; the project and location are \
@@ -45,7 +46,8 @@ not checked.
 
 Authenticate with a Cognizes API key: `{GoogleApiKeyAuthentication.header}: <key>` (express mode, also \
 `?{GoogleApiKeyAuthentication.query}=<key>`) or `Authorization: Bearer <key>` (project mode). A key sees only its \
-app's engine (and user); anything else is 404. Errors are Google's: `{{"error": {{"code", "message", "status"}}}}`.
+app's engine and those its app created (and its user); anything else is 404. Errors are Google's: \
+`{{"error": {{"code", "message", "status"}}}}`.
 
 The Agent Registry (`agentregistry.googleapis.com`, what ADK's `AgentRegistry` reads) is served at \
 `/v1/projects/{{project}}/locations/{{location}}/agents`, `…/mcpServers`, `…/bindings`: the key's app's agent, with \

@@ -13,6 +13,7 @@ from django.urls import re_path
 from vertex_app import (
     agent_registry,
     agents,
+    engine_collection,
     engines,
     errors,
     memories,
@@ -35,7 +36,10 @@ CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
 REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
+    re_path(LOCATION + r"reasoningEngines$", engine_collection.EnginesView.as_view()),
     re_path(ENGINE + r"$", engines.EngineView.as_view()),
+    re_path(ENGINE + r"/runtimeRevisions$", engine_collection.RuntimeRevisionsView.as_view()),
+    re_path(ENGINE + r"/runtimeRevisions/(?P<revision_id>[^/:]+)$", engine_collection.RuntimeRevisionView.as_view()),
     re_path(ENGINE + r":query$", agents.QueryView.as_view()),
     re_path(ENGINE + r":streamQuery$", agents.StreamQueryView.as_view()),
     re_path(ENGINE + r"/sessions$", sessions.SessionsView.as_view()),

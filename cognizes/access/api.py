@@ -32,6 +32,7 @@ from rest_framework.views import APIView, exception_handler
 from cognizes.access.key_kinds import check_read_write, needs_whole_app
 from cognizes.access.models import MAX_KEY_LENGTH, ApiKey
 from cognizes.access.outages import as_unavailable
+from cognizes.access.ownership import get_owner
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 BIGINT = 2**63 - 1
@@ -126,9 +127,13 @@ def check_scope(
 def check_key_scope(key: ApiKey, app_name: str, user_id: str | None, *, write: bool) -> Scope:
     """``check_scope`` for an API key however it came (the A2A endpoints read it outside DRF).
 
-    Another app's or user's data is a 404, not a 403: a key learns nothing of what it may not see.
+    Another app's or user's data is a 404, not a 403: a key learns nothing of what it may not see. A key reaches its
+    app and the apps its app made (an engine created by its client, ``cognizes.access.ownership``), there with the
+    same limits: a key of one user still reaches only that user, a read-only key still only reads.
     """
-    if key.app_name != app_name or (key.user_id and user_id is not None and key.user_id != user_id):
+    if key.app_name != app_name and get_owner(app_name) != key.app_name:
+        raise Http404
+    if key.user_id and user_id is not None and key.user_id != user_id:
         raise Http404
     check_read_write(key.read_only and write, app_name)
     return Scope(app_name=app_name, user_id=user_id, only_user=key.user_id or None)

@@ -40,3 +40,27 @@ class ApiKey(models.Model):
     def __str__(self) -> str:
         scope = f"{self.app_name}/{self.user_id or '*'}"
         return f"{self.name} ({self.prefix}…, {scope}{', read-only' if self.read_only else ''})"
+
+
+class OwnedApp(models.Model):
+    """An app made by another app's client (issue 45 item 2): ``POST …/reasoningEngines`` makes a new engine, and
+    its app belongs to the app of the key that made it.
+
+    Ownership is what the one scope check (``cognizes.access.api.check_key_scope``) reads: a key of the owner reaches
+    the owned app as its own (a user-bound key still only its user, a read-only key still only reads). It is one
+    level deep: an owned app owns nothing, so a key's reach is its app and the apps that app made, never further.
+    """
+
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH, unique=True, help_text="The app that was made.")
+    owner_app = models.CharField(
+        max_length=MAX_KEY_LENGTH, db_index=True, help_text="The app whose key made it, and whose keys reach it."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "owned_apps"
+        verbose_name = "app made by another app"
+        verbose_name_plural = "apps made by other apps"
+
+    def __str__(self) -> str:
+        return f"{self.app_name} (made by {self.owner_app})"

@@ -37,6 +37,7 @@ from memory_app.services.edit import (
 )
 from memory_app.services.erase import (
     SessionForgetting,
+    do_erase_app,
     do_erase_user,
     do_forget_session_memories,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "do_configure_bank",
     "do_delete_memory",
     "do_edit_memory",
+    "do_erase_app",
     "do_erase_user",
     "do_forget",
     "do_forget_session_memories",

@@ -74,3 +74,15 @@ def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
         jobs = rows_by_kind(ConsolidationJob.objects.filter(app_name=app_name, user_id=user_id).delete())
         Memory.objects.for_scope(app_name, user_id).update(superseded_by=None)
         return {**rows_by_kind(Memory.objects.for_scope(app_name, user_id).delete()), **jobs}
+
+
+def do_erase_app(*, app_name: str) -> dict[str, int]:
+    """Erase everything of an app's memory: every scope's memories, revisions, embeddings and jobs, and its memory
+    bank config (the app itself is going: ``sessions_app.services.do_erase_app``); rows deleted per table."""
+    from memory_app.models import ConsolidationJob, MemoryBankConfig
+
+    with transaction.atomic():
+        jobs = rows_by_kind(ConsolidationJob.objects.filter(app_name=app_name).delete())
+        Memory.objects.filter(app_name=app_name).update(superseded_by=None)
+        memories = rows_by_kind(Memory.objects.filter(app_name=app_name).delete())
+        return {**memories, **jobs, **rows_by_kind(MemoryBankConfig.objects.filter(app_name=app_name).delete())}

@@ -67,6 +67,7 @@ from sessions_app.services.events import (
 from sessions_app.services.lifecycle import (
     do_delete_expired_sessions,
     do_delete_session,
+    do_erase_app,
     do_erase_user,
 )
 from sessions_app.services.state import (
@@ -108,6 +109,7 @@ __all__ = [
     "do_create_session",
     "do_delete_expired_sessions",
     "do_delete_session",
+    "do_erase_app",
     "do_erase_user",
     "do_patch_app_state",
     "do_patch_session_state",

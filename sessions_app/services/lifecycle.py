@@ -7,7 +7,7 @@ from typing import Any, cast
 from django.db import connection, transaction
 
 from sessions_app.services.base import check_key
-from sessions_app.signals import DeletedSession, sessions_deleted, user_erased
+from sessions_app.signals import DeletedSession, app_erased, sessions_deleted, user_erased
 
 
 def _delete_sessions(cursor: Any, *, expired: bool = False, batch: int = 0, **keys: str) -> list[DeletedSession]:
@@ -73,6 +73,33 @@ def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
         counts["user_states"] = cursor.rowcount
         for _, erased in user_erased.send(sender=DeletedSession, app_name=app_name, user_id=user_id):
             counts.update(cast(dict[str, int], erased))  # each receiver answers its counts
+    return counts
+
+
+def do_erase_app(*, app_name: str) -> dict[str, int]:
+    """Erase everything stored of an app, in one transaction; rows deleted per kind.
+
+    Each user known here (by a session or user state) is erased as ``do_erase_user`` does, so every app's per-user
+    share goes the way it always goes; then the app's state, and, through the ``app_erased`` signal, what other apps
+    hold of the app as a whole (memories of users without a session, the memory bank config). API keys stay: an
+    operator revokes them.
+    """
+    check_key("app_name", app_name)
+    counts: dict[str, int] = {}
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT user_id FROM sessions WHERE app_name = %(app)s "
+            "UNION SELECT user_id FROM user_states WHERE app_name = %(app)s",
+            {"app": app_name},
+        )
+        for (user_id,) in cursor.fetchall():
+            for kind, count in do_erase_user(app_name=app_name, user_id=user_id).items():
+                counts[kind] = counts.get(kind, 0) + count
+        cursor.execute("DELETE FROM app_states WHERE app_name = %s", [app_name])
+        counts["app_states"] = cursor.rowcount
+        for _, erased in app_erased.send(sender=DeletedSession, app_name=app_name):
+            for kind, count in cast(dict[str, int], erased).items():
+                counts[kind] = counts.get(kind, 0) + count
     return counts
 
 
