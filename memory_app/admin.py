@@ -39,6 +39,9 @@ class MemoryBankConfigForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data  # what ModelForm.clean returns (its stubs say it may be None)
+        for name, empty in (("scoped_customizations", list), ("generation_trigger", dict)):
+            if data.get(name) is None:  # a cleared JSON box is "none", not null
+                data[name] = empty()
         config = MemoryBankConfig(**data)
         try:
             services.check_bank_config(config)
