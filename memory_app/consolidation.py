@@ -28,7 +28,7 @@ from typing import Any
 import kombu.exceptions
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from cognizes.infra import jobs
@@ -410,6 +410,7 @@ def with_earlier_revisions(known: list[tuple[str, str]], count: int) -> list[tup
     rows = (
         MemoryRevision.objects.filter(memory_id__in=[memory_id for memory_id, _ in known])
         .exclude(text_before="")
+        .exclude(text_before=F("text_after"))  # merges and status changes: the text did not change
         .order_by("memory_id", "-id")
         .values_list("memory_id", "text_before")
     )
