@@ -78,7 +78,8 @@ class OfflineExtractor(Extractor):
     why any other event is not a memory). A statement that says a known one again with a
     new value of something a person has one of (a home, a name, a preference) supersedes it,
     in any language (``memory_app.replacement``): "I prefer Celsius" replaces "I prefer
-    Fahrenheit", "I like bananas" does not replace "I like apples".
+    Fahrenheit", "I like bananas" does not replace "I like apples". A scope customized for the third
+    person gets it worded about the user (``memory_app.person``: "The user likes tea").
     """
 
     def extract(
@@ -98,12 +99,12 @@ class OfflineExtractor(Extractor):
             if drop_reason(event) is not None:
                 continue
             text = event_text(event)
+            kind = _offline_kind(text)  # read as said: its patterns are the speaker's own words
             if config is not None and config.third_person:
                 text = third_person(text)
             # A value given twice in these events: the later holds.
             earlier = replacement.replaced(text, [(str(i), c.text) for i, c in enumerate(candidates)])
             candidates = [c for i, c in enumerate(candidates) if str(i) not in earlier]
-            kind = _offline_kind(text)
             candidates.append(
                 Candidate(
                     text=text,

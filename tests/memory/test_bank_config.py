@@ -194,6 +194,7 @@ def test_the_offline_extractor_writes_in_the_third_person_when_told(text, expect
     )
 
     assert [c.text for c in third] == [expected] and [c.text for c in first] == [text]
+    assert [c.kind for c in third] == [c.kind for c in first]  # its topic is read from what was said
 
 
 def test_a_gemini_model_of_the_bank_is_used_when_the_server_extracts_with_gemini(settings):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 
 import agentplatform
 import httpx
@@ -141,6 +142,11 @@ def test_the_scope_picks_the_config_and_the_default_applies_otherwise(sdk, engin
     # {user_id, team}: the most specific config, which turns natural-language memories off.
     assert generated(sdk, engine, {"user_id": "ada", "team": "ops"}, "I like oolong.") == []
     assert not Memory.objects.filter(extra_scope={"team": "ops"}).exists()
+    # ttlConfig by memory type: a generated memory lives generate_created_ttl (a day), a created one create_ttl.
+    tea = Memory.objects.get(text="The user likes green tea.")
+    assert timedelta(hours=23) < tea.expires_at - tea.created_at <= timedelta(days=1)
+    created = sdk.memory_banks.memories.create(name=engine, fact="Ada has a cat.", scope=ADA).response
+    assert created.expire_time - created.create_time <= timedelta(hours=1)
 
 
 def test_a_model_extracts_with_the_topics_of_the_scope(sdk, engine, celery_worker, settings, tmp_path):
