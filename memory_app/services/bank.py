@@ -53,6 +53,8 @@ def do_configure_bank(*, app_name: str, changes: dict[str, Any]) -> MemoryBankCo
 MAX_SCOPED_CUSTOMIZATIONS = 20
 MAX_SCOPE_KEYS = 5
 MAX_EXAMPLES = 20
+MAX_EXAMPLE_ITEMS = 50  # turns of an example's conversation, and memories it makes
+MAX_EXAMPLE_TEXT = 10_000  # characters of one turn or fact: every example is in every extraction prompt
 MAX_CUSTOM_TOPICS = 50
 MAX_REVISIONS_PER_CANDIDATE = 20
 MAX_MODEL_NAME = 512
@@ -194,7 +196,8 @@ def check_customization(entry: dict[str, Any], *, where: str) -> None:
     if not isinstance(examples, list) or len(examples) > MAX_EXAMPLES or not all(_valid_example(e) for e in examples):
         raise MemoryServiceError(
             f'{where}examples are at most {MAX_EXAMPLES} of {{"conversation": [{{"role", "text"}}], '
-            '"memories": [{"fact", "topic"?}]}.'
+            f'"memories": [{{"fact", "topic"?}}]}}, each with at most {MAX_EXAMPLE_ITEMS} turns and memories '
+            f"of at most {MAX_EXAMPLE_TEXT} characters."
         )
     for name in ("third_person", "natural_language_memories"):
         if not isinstance(entry.get(name, False), bool):
@@ -240,11 +243,20 @@ def _valid_example(example: Any) -> bool:
     return (
         isinstance(turns, list)
         and isinstance(memories, list)
+        and len(turns) <= MAX_EXAMPLE_ITEMS
+        and len(memories) <= MAX_EXAMPLE_ITEMS
         and all(
-            isinstance(t, dict) and isinstance(t.get("text"), str) and isinstance(t.get("role", ""), str) for t in turns
+            isinstance(t, dict)
+            and isinstance(t.get("text"), str)
+            and len(t["text"]) <= MAX_EXAMPLE_TEXT
+            and isinstance(t.get("role", ""), str)
+            for t in turns
         )
         and all(
-            isinstance(m, dict) and isinstance(m.get("fact"), str) and isinstance(m.get("topic", ""), str)
+            isinstance(m, dict)
+            and isinstance(m.get("fact"), str)
+            and len(m["fact"]) <= MAX_EXAMPLE_TEXT
+            and isinstance(m.get("topic", ""), str)
             for m in memories
         )
     )

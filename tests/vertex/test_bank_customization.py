@@ -257,6 +257,7 @@ def _entries(n: int) -> list[dict]:
             ]
         },
         {"customizationConfigs": [{"colour": "red"}]},
+        {"customizationConfigs": [{"generate_memories_examples": [{"generated_memories": [{"fact": "x" * 10_001}]}]}]},
         {"customizationConfigs": {"scope_keys": ["user_id"]}},
         {"generationConfig": {"model": 42}},
         {"generationConfig": {"model": "m" * 600}},
