@@ -39,6 +39,9 @@ class MemoryBankConfigForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data  # what ModelForm.clean returns (its stubs say it may be None)
+        for name, empty in (("scoped_customizations", list), ("generation_trigger", dict)):
+            if data.get(name) is None:  # a cleared JSON box is "none", not null
+                data[name] = empty()
         config = MemoryBankConfig(**data)
         try:
             services.check_bank_config(config)
@@ -52,12 +55,25 @@ class MemoryBankConfigAdmin(admin.ModelAdmin):
     """Per app: the topics and examples the model extractor works with, and how long memories live."""
 
     form = MemoryBankConfigForm
-    list_display = ("app_name", "managed_topics", "custom_topic_list", "default_ttl", "updated_at")
+    list_display = (
+        "app_name",
+        "managed_topics",
+        "custom_topic_list",
+        "scope_list",
+        "keep_revisions",
+        "default_ttl",
+        "updated_at",
+    )
     search_fields = ("app_name",)
 
     @admin.display(description="custom topics")
     def custom_topic_list(self, config: MemoryBankConfig) -> str:
         return ", ".join(config.custom_topic_labels())
+
+    @admin.display(description="customized scopes")
+    def scope_list(self, config: MemoryBankConfig) -> str:
+        """The scope-key sets with a customization of their own (text: the admin escapes it)."""
+        return "; ".join("+".join(map(str, entry.get("scope_keys") or [])) for entry in config.scoped_customizations)
 
 
 class RevisionInline(admin.TabularInline):

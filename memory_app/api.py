@@ -92,6 +92,14 @@ class MemoryBankConfigSerializer(serializers.ModelSerializer):
             "generate_created_ttl",
             "generate_updated_ttl",
             "revision_ttl",
+            "third_person",
+            "natural_language_memories",
+            "revisions_per_candidate",
+            "scoped_customizations",
+            "keep_revisions",
+            "generation_model",
+            "generation_trigger",
+            "embedding_model",
             "updated_at",
         ]
         read_only_fields = ["updated_at"]
@@ -289,8 +297,14 @@ class MemoryRollbackView(ScopedView):
         """Return the memory to its text and status right after ``revision_id``."""
         memory = _memory(self, memory_id)
         data = valid(RollbackSerializer, request.data)
-        if not memory.revisions.filter(id=data["revision_id"]).exists():
-            raise ValidationError({"revision_id": ["Not a revision of this memory."]})
+        try:
+            services.check_revision_exists(
+                services.get_bank_config(app_name),
+                memory.revisions.filter(id=data["revision_id"]).exists(),
+                "Not a revision of this memory.",
+            )
+        except services.MemoryServiceError as error:
+            raise ValidationError({"revision_id": [str(error)]}) from error
         try:
             memory = services.do_rollback(
                 revision_id=data["revision_id"], app_name=app_name, user_id=user_id, cause=_cause(request)

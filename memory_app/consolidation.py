@@ -28,14 +28,14 @@ from typing import Any
 import kombu.exceptions
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from cognizes.infra import jobs
 from cognizes.infra.jobs import LeasedJobs
-from memory_app.extraction import get_extractor
-from memory_app.models import ConsolidationJob, JobStatus, Memory
-from memory_app.services import Generation, do_remember, get_bank_config
+from memory_app.extraction import LlmExtractor, get_extractor
+from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryBankConfig, MemoryRevision
+from memory_app.services import Generation, do_remember, get_bank_config, get_customization
 from sessions_app import services as session_services
 
 logger = logging.getLogger(__name__)
@@ -117,6 +117,7 @@ def _generation_fields(generation: Generation) -> dict[str, Any]:
         "allowed_kinds": list(generation.allowed_kinds),
         "revision_labels": dict(generation.revision_labels),
         "revision_ttl": generation.revision_ttl,
+        "keep_revisions": generation.keep_revisions,
     }
 
 
@@ -135,6 +136,17 @@ class StreamTrigger:
 
     def waits(self) -> bool:
         return bool(self.event_count or self.idle or self.interval)
+
+    @classmethod
+    def of_bank(cls, config: MemoryBankConfig) -> StreamTrigger:
+        """The app's default trigger (its memory bank config's ``generation_trigger``)."""
+        rule = config.generation_trigger or {}
+        idle, interval = rule.get("idle_seconds"), rule.get("interval_seconds")
+        return cls(
+            event_count=rule.get("event_count") or None,
+            idle=timedelta(seconds=idle) if idle else None,
+            interval=timedelta(seconds=interval) if interval else None,
+        )
 
 
 def do_ingest_stream(
@@ -328,19 +340,22 @@ def _redispatch_time() -> datetime:
 
 def _run(job: ConsolidationJob) -> None:
     events, watermark = _new_events(job)
-    known = list(
-        Memory.objects.for_scope(job.app_name, job.user_id)
-        .active()
-        .filter(extra_scope=job.extra_scope)
-        .order_by("-updated_at")
-        .values_list("id", "text")[:KNOWN_MEMORIES_FOR_EXTRACTION]
-    )
-    candidates = get_extractor().extract(
-        events,
-        known=[(str(memory_id), text) for memory_id, text in known],
-        session_id=job.session_id,
-        config=get_bank_config(job.app_name),
-    )
+    # The customization of the job's scope (Vertex's customizationConfigs: most specific match, else the default).
+    customization = get_customization(job.app_name, user_id=job.user_id, extra_scope=job.extra_scope)
+    candidates = []
+    if customization.natural_language_memories:
+        known = list(
+            Memory.objects.for_scope(job.app_name, job.user_id)
+            .active()
+            .filter(extra_scope=job.extra_scope)
+            .order_by("-updated_at")
+            .values_list("id", "text")[:KNOWN_MEMORIES_FOR_EXTRACTION]
+        )
+        extractor = get_extractor(get_bank_config(job.app_name).generation_model)
+        shown = [(str(memory_id), text) for memory_id, text in known]
+        if isinstance(extractor, LlmExtractor) and (customization.revisions_per_candidate or 1) > 1:
+            shown = with_earlier_revisions(shown, customization.revisions_per_candidate or 1)
+        candidates = extractor.extract(events, known=shown, session_id=job.session_id, config=customization)
     if job.custom_metadata:
         candidates = [replace(c, metadata={**c.metadata, **job.custom_metadata}) for c in candidates]
     # The memories and the watermark that says their events are done commit together: a job that
@@ -361,8 +376,10 @@ def _run(job: ConsolidationJob) -> None:
                 allowed_kinds=tuple(job.allowed_kinds),
                 revision_labels=job.revision_labels,
                 revision_ttl=job.revision_ttl,
+                keep_revisions=job.keep_revisions,
             ),
         )
+        job.outcome = {name: [str(i) for i in getattr(outcome, name)] for name in ("created", "updated", "superseded")}
         job.watermark = watermark
         job.status, job.error, job.finished_at, job.lease_until = JobStatus.DONE, "", timezone.now(), None
         job.memories_created = len(outcome.created)
@@ -376,9 +393,35 @@ def _run(job: ConsolidationJob) -> None:
                 "lease_until",
                 "memories_created",
                 "memories_updated",
+                "outcome",
             ]
         )
     logger.info("consolidation job %s: %s created, %s updated", job.pk, job.memories_created, job.memories_updated)
+
+
+def with_earlier_revisions(known: list[tuple[str, str]], count: int) -> list[tuple[str, str]]:
+    """Known memories with the texts of up to ``count - 1`` earlier revisions, for a model consolidating.
+
+    Vertex's ``revisions_per_candidate_count``: how much of each memory's history the model sees
+    (1: the current text only). One query for all of them.
+    """
+    current = dict(known)
+    earlier: dict[str, list[str]] = {}
+    rows = (
+        MemoryRevision.objects.filter(memory_id__in=[memory_id for memory_id, _ in known])
+        .exclude(text_before="")
+        .exclude(text_before=F("text_after"))  # merges and status changes: the text did not change
+        .order_by("memory_id", "-id")
+        .values_list("memory_id", "text_before")
+    )
+    for memory_id, text in rows:
+        texts = earlier.setdefault(str(memory_id), [])
+        if len(texts) < count - 1 and text not in texts and text != current.get(str(memory_id)):
+            texts.append(text)
+    return [
+        (memory_id, f"{text} (earlier: {' | '.join(earlier[memory_id])})" if earlier.get(memory_id) else text)
+        for memory_id, text in known
+    ]
 
 
 def job_cause(job_id: int) -> str:

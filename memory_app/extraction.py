@@ -23,8 +23,9 @@ from django.conf import settings
 
 from cognizes.infra.models import ask, model_named
 from memory_app import replacement, statements
-from memory_app.models import Kind, MemoryBankConfig
-from memory_app.services import Candidate
+from memory_app.models import Kind
+from memory_app.person import third_person
+from memory_app.services import Candidate, Customization
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +47,12 @@ class Extractor(ABC):
         *,
         known: list[tuple[str, str]],
         session_id: str = "",
-        config: MemoryBankConfig | None = None,
+        config: Customization | None = None,
     ) -> list[Candidate]:
         """Candidates from ``events``; ``known`` is (id, text) of the user's current memories.
 
-        ``config`` is the app's memory bank config: its topics and examples steer a model.
+        ``config`` is the customization of the events' scope (memory_app.services.bank): its topics
+        and examples steer a model; its ``third_person`` says how a memory is worded.
         """
 
 
@@ -76,7 +78,8 @@ class OfflineExtractor(Extractor):
     why any other event is not a memory). A statement that says a known one again with a
     new value of something a person has one of (a home, a name, a preference) supersedes it,
     in any language (``memory_app.replacement``): "I prefer Celsius" replaces "I prefer
-    Fahrenheit", "I like bananas" does not replace "I like apples".
+    Fahrenheit", "I like bananas" does not replace "I like apples". A scope customized for the third
+    person gets it worded about the user (``memory_app.person``: "The user likes tea").
     """
 
     def extract(
@@ -85,7 +88,7 @@ class OfflineExtractor(Extractor):
         *,
         known: list[tuple[str, str]],
         session_id: str = "",
-        config: MemoryBankConfig | None = None,
+        config: Customization | None = None,
     ) -> list[Candidate]:
         candidates: list[Candidate] = []
         before = ""  # the turn this one answers or continues: the memory's context
@@ -96,10 +99,12 @@ class OfflineExtractor(Extractor):
             if drop_reason(event) is not None:
                 continue
             text = event_text(event)
+            kind = _offline_kind(text)  # read as said: its patterns are the speaker's own words
+            if config is not None and config.third_person:
+                text = third_person(text)
             # A value given twice in these events: the later holds.
             earlier = replacement.replaced(text, [(str(i), c.text) for i, c in enumerate(candidates)])
             candidates = [c for i, c in enumerate(candidates) if str(i) not in earlier]
-            kind = _offline_kind(text)
             candidates.append(
                 Candidate(
                     text=text,
@@ -173,7 +178,7 @@ From the conversation, extract durable facts worth remembering in later conversa
 topics (the "kind" of a memory):
 {topics}
 Skip small talk, tool traffic and things only true right now.
-Each memory is one short self-contained sentence in the language of the conversation.
+Each memory is one short self-contained sentence in the language of the conversation, {person}.
 Known memories are listed with ids; if a new memory contradicts or replaces one, list that id in
 "supersedes". Do not repeat known memories unchanged.
 Answer with JSON only: a list of objects {{"text": str, "kind": str, "importance": number 0-1,
@@ -186,7 +191,13 @@ _MANAGED_TOPICS = {
 }
 
 
-def instructions(config: MemoryBankConfig | None) -> str:
+_PERSONS = {
+    False: 'in the first person, as the user would say it ("I like tea")',
+    True: 'in the third person, about the user ("The user likes tea")',
+}
+
+
+def instructions(config: Customization | None) -> str:
     """The extraction instructions for an app: its topics (managed and custom) and its few-shot examples."""
     managed = [Kind(k) for k in (config.managed_topics if config else [])] or list(_MANAGED_TOPICS)
     topics = [f"- {kind.value}: {_MANAGED_TOPICS[kind]}" for kind in managed]
@@ -202,7 +213,8 @@ def instructions(config: MemoryBankConfig | None) -> str:
             ensure_ascii=False,
         )
         examples += f"\n\nExample conversation:\n{conversation}\nExample answer: {memories}"
-    return _INSTRUCTIONS.format(topics="\n".join(topics), examples=examples)
+    person = _PERSONS[bool(config and config.third_person)]
+    return _INSTRUCTIONS.format(topics="\n".join(topics), examples=examples, person=person)
 
 
 class MalformedAnswer(ValueError):
@@ -228,7 +240,7 @@ class LlmExtractor(Extractor):
         *,
         known: list[tuple[str, str]],
         session_id: str = "",
-        config: MemoryBankConfig | None = None,
+        config: Customization | None = None,
     ) -> list[Candidate]:
         lines = [f"{e.get('author', '?')}: {text}" for e in events if _readable(e) and (text := event_text(e))]
         if not lines:
@@ -298,14 +310,29 @@ def _parse_json_list(answer: str) -> list[dict[str, Any]]:
     return items
 
 
-def get_extractor() -> Extractor:
-    """The LLM extractor when a model is configured (or a Gemini key is present), else the offline one."""
-    model_name = getattr(settings, "COGNIZES_MEMORY_MODEL", "")
-    if not model_name and (os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")):
-        model_name = "gemini-2.5-flash"
+def get_extractor(bank_model: str = "") -> Extractor:
+    """The LLM extractor when a model is configured (or a Gemini key is present), else the offline one.
+
+    ``bank_model`` is the model an engine's ``generationConfig`` names
+    (``projects/…/publishers/google/models/gemini-2.5-flash`` or just ``gemini-2.5-flash``): used
+    instead when the server's memory model is a Gemini one too (same provider, same key), since
+    Cognizes can serve it; any other is kept on the engine and shown, not used.
+    """
+    model_name = extraction_model(bank_model)
     if not model_name or model_name == "offline":
         return OfflineExtractor()
     return LlmExtractor(memory_model(model_name))
+
+
+def extraction_model(bank_model: str = "") -> str:
+    """The name of the model extracting for a bank naming ``bank_model`` ('' or "offline": none)."""
+    model_name = getattr(settings, "COGNIZES_MEMORY_MODEL", "")
+    if not model_name and (os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")):
+        model_name = "gemini-2.5-flash"
+    wanted = bank_model.rsplit("/", 1)[-1]
+    if model_name.startswith("gemini-") and re.fullmatch(r"gemini-[a-z0-9.\-]{1,64}", wanted):
+        return wanted
+    return model_name
 
 
 def memory_model(name: str) -> Any:

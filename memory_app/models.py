@@ -223,6 +223,47 @@ class MemoryBankConfig(models.Model):
     revision_ttl = models.DurationField(
         null=True, blank=True, help_text="Revisions are deleted this long after they are written; empty: kept."
     )
+    third_person = models.BooleanField(
+        default=False,
+        help_text='Memories are written in the third person ("The user likes tea"), not as said ("I like tea").',
+    )
+    natural_language_memories = models.BooleanField(
+        default=True, help_text="Off: generation makes no natural-language memories (structured profiles only)."
+    )
+    revisions_per_candidate = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="How many revisions of each known memory a model consolidating sees (empty: 1, the latest). "
+        "The offline extractor compares with the latest text only.",
+    )
+    scoped_customizations = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Customizations for requests whose scope has all of some keys (the most specific wins; the "
+        'fields above are the default): [{"scope_keys": ["user_id"], "managed_topics": […], "custom_topics": […], '
+        '"examples": […], "third_person": false, "natural_language_memories": true, "revisions_per_candidate": null}].',
+    )
+    keep_revisions = models.BooleanField(
+        default=True, help_text="Off (Vertex's disableMemoryRevisions): changes write no revisions, so none roll back."
+    )
+    generation_model = models.CharField(
+        max_length=512,
+        blank=True,
+        help_text="The model Vertex's generationConfig names. Used when it is a Gemini model and the memory model "
+        "(COGNIZES_MEMORY_MODEL) is Gemini too; otherwise kept and shown only.",
+    )
+    generation_trigger = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='When ingested events become memories unless a request says: {"event_count": n, '
+        '"idle_seconds": s, "interval_seconds": s}; empty: at once.',
+    )
+    embedding_model = models.CharField(
+        max_length=512,
+        blank=True,
+        help_text="The model Vertex's similaritySearchConfig names: kept and shown only; Cognizes embeds with "
+        "COGNIZES_EMBEDDER.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -316,6 +357,13 @@ class ConsolidationJob(models.Model):
     )
     revision_labels = models.JSONField(default=dict, blank=True, help_text="Labels of the revisions it writes.")
     revision_ttl = models.DurationField(null=True, blank=True, help_text="TTL of the revisions it writes.")
+    keep_revisions = models.BooleanField(default=True, help_text="Off: it writes no revisions (the request said so).")
+    outcome = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='What it made, {"created": [ids], "updated": [ids], "superseded": [ids]}: its answer when no '
+        "revisions record it.",
+    )
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     memories_created = models.PositiveIntegerField(default=0)

@@ -6,10 +6,11 @@ by it and lists ADK's class methods (``spec.classMethods``, see vertex_app.agent
 
 Vertex configures Memory Bank on the engine resource; in Cognizes that is the
 app's ``MemoryBankConfig`` (memory_app), the same one the admin and the native
-API edit. One customization config per engine (no per-scope-key configs);
-memory revisions cannot be turned off (they keep their TTL, ``memoryRevisionDefaultTtl``). ``similaritySearchConfig``
-and ``generationConfig`` name Google's models and are accepted but have no effect:
-Cognizes embeds and extracts with its own (COGNIZES_EMBEDDER, COGNIZES_MEMORY_MODEL).
+API edit: customization configs per scope, revisions kept or not
+(``disableMemoryRevisions``), TTLs, and the models it names (vertex_app.bank_customization).
+``similaritySearchConfig`` names Google's embedding model: kept and shown, while Cognizes
+embeds with COGNIZES_EMBEDDER; ``generationConfig.model`` is used when it is a Gemini model and
+the server extracts with Gemini (memory_app.extraction.extraction_model), else kept and shown.
 """
 
 from __future__ import annotations
@@ -26,10 +27,9 @@ from memory_app import services
 from memory_app.models import MemoryBankConfig
 from runtime_app import deployed
 from runtime_app.agents import UnknownAgent, get_runner
-from vertex_app import engine_fields, names
+from vertex_app import bank_customization, engine_fields, names
 from vertex_app.base import VertexView, operation
 from vertex_app.errors import FailedPrecondition, InvalidArgument
-from vertex_app.memory_fields import KINDS, TOPICS, ManagedTopicEnum, topic_id
 from vertex_app.models import Engine
 from vertex_app.services import (
     EngineInUse,
@@ -39,35 +39,18 @@ from vertex_app.services import (
     do_update_engine,
     get_engine,
 )
-from vertex_app.wire import camel, duration, duration_text, enum, message, rfc3339
+from vertex_app.wire import camel, duration, duration_text, message, rfc3339, string
 
-_TOPIC = {
-    "managed_memory_topic": {"managed_topic_enum": None},
-    "custom_memory_topic": {"label": None, "description": None},
-}
-_EXAMPLE = {
-    "conversation_source": {"events": [{"content": None}]},
-    "generated_memories": [
-        {"fact": None, "topics": [{"managed_memory_topic": None, "custom_memory_topic_label": None}]}
-    ],
-}
 _BANK = {
-    "customization_configs": [
-        {
-            "memory_topics": [_TOPIC],
-            "generate_memories_examples": [_EXAMPLE],
-            "scope_keys": None,
-            "enable_third_person_memories": None,
-        }
-    ],
+    "customization_configs": [bank_customization.CUSTOMIZATION],
     "ttl_config": {
         "default_ttl": None,
         "memory_revision_default_ttl": None,
         "granular_ttl_config": {"create_ttl": None, "generate_created_ttl": None, "generate_updated_ttl": None},
     },
     "disable_memory_revisions": None,
-    "similarity_search_config": None,
-    "generation_config": None,
+    "similarity_search_config": bank_customization.SIMILARITY_SEARCH,
+    "generation_config": bank_customization.GENERATION,
 }
 _ENGINE = {
     "name": None,
@@ -204,34 +187,18 @@ def resource(engine: Engine, name: str) -> dict[str, Any]:
 
 def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:
     """MemoryBankConfig fields from Vertex's memoryBankConfig (what it names; the rest stays)."""
-    if bank.get("disable_memory_revisions"):
-        raise InvalidArgument("Cognizes always keeps memory revisions (they are how a change is rolled back).")
     changes: dict[str, Any] = {}
-    customizations = bank.get("customization_configs")
-    if customizations is not None:
-        if len(customizations) > 1 or any(c.get("scope_keys") for c in customizations):
-            raise InvalidArgument("One customization config per engine, without scopeKeys.")
-        custom = customizations[0] if customizations else {}
-        managed, topics = [], []
-        for topic in custom.get("memory_topics") or []:
-            if topic.get("managed_memory_topic"):
-                name = enum(
-                    topic["managed_memory_topic"].get("managed_topic_enum"), ManagedTopicEnum, "managedTopicEnum"
-                )
-                if name not in KINDS:
-                    raise InvalidArgument(f"Unknown managed topic {name!r}; one of {', '.join(sorted(KINDS))}.")
-                managed.append(KINDS[name])
-            elif topic.get("custom_memory_topic"):
-                topics.append(
-                    {
-                        "label": topic["custom_memory_topic"].get("label") or "",
-                        "description": topic["custom_memory_topic"].get("description") or "",
-                    }
-                )
-        changes.update(
-            managed_topics=managed,
-            custom_topics=topics,
-            examples=[_example(e) for e in custom.get("generate_memories_examples") or []],
+    if bank.get("disable_memory_revisions") is not None:
+        if not isinstance(bank["disable_memory_revisions"], bool):
+            raise InvalidArgument("'disableMemoryRevisions' is true or false.")
+        changes["keep_revisions"] = not bank["disable_memory_revisions"]
+    if bank.get("customization_configs") is not None:
+        changes.update(bank_customization.customization_changes(bank["customization_configs"]))
+    if bank.get("generation_config") is not None:
+        changes.update(bank_customization.generation_changes(bank["generation_config"]))
+    if bank.get("similarity_search_config") is not None:
+        changes["embedding_model"] = string(
+            bank["similarity_search_config"].get("embedding_model"), "similaritySearchConfig.embeddingModel"
         )
     ttl = bank.get("ttl_config")
     if ttl is not None:
@@ -242,49 +209,22 @@ def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
-def _example(example: dict[str, Any]) -> dict[str, Any]:
-    conversation = []
-    for event in (example.get("conversation_source") or {}).get("events") or []:
-        content = event.get("content") or {}
-        text = " ".join(part.get("text", "") for part in content.get("parts") or [] if isinstance(part, dict))
-        conversation.append({"role": content.get("role", "user"), "text": text})
-    memories = []
-    for memory in example.get("generated_memories") or []:
-        topic: dict[str, Any] = next(iter(memory.get("topics") or []), {})
-        label = topic.get("custom_memory_topic_label") or _kind_of(topic.get("managed_memory_topic"))
-        memories.append({"fact": memory.get("fact") or "", "topic": label})
-    return {"conversation": conversation, "memories": memories}
-
-
-def _kind_of(managed: Any) -> str:
-    return KINDS.get(enum(managed, ManagedTopicEnum, "managedMemoryTopic"), "")
-
-
 def _ttl(value: Any, name: str) -> timedelta | None:
     return None if value in (None, "") else duration(value, name)
 
 
 def _bank_resource(config: MemoryBankConfig) -> dict[str, Any]:
-    topics = [{"managedMemoryTopic": {"managedTopicEnum": TOPICS[kind]}} for kind in config.managed_topics]
-    topics += [{"customMemoryTopic": topic} for topic in config.custom_topics]
-    examples = [
-        {
-            "conversationSource": {
-                "events": [
-                    {"content": {"role": turn.get("role", "user"), "parts": [{"text": turn["text"]}]}}
-                    for turn in example["conversation"]
-                ]
-            },
-            "generatedMemories": [
-                {"fact": memory["fact"], **({"topics": [topic_id(memory["topic"])]} if memory.get("topic") else {})}
-                for memory in example["memories"]
-            ],
-        }
-        for example in config.examples
-    ]
     out: dict[str, Any] = {}
-    if topics or examples:
-        out["customizationConfigs"] = [{"memoryTopics": topics, "generateMemoriesExamples": examples}]
+    customizations = bank_customization.customization_resources(config)
+    if customizations:
+        out["customizationConfigs"] = customizations
+    if not config.keep_revisions:
+        out["disableMemoryRevisions"] = True
+    generation = bank_customization.generation_resource(config)
+    if generation:
+        out["generationConfig"] = generation
+    if config.embedding_model:
+        out["similaritySearchConfig"] = {"embeddingModel": config.embedding_model}
     granular = {name: duration_text(getattr(config, name)) for name in _GRANULAR if getattr(config, name)}
     ttl: dict[str, Any] = {}
     if config.default_ttl:

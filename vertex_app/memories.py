@@ -209,9 +209,15 @@ class MemoryBankView(VertexView):
             out["expireTime"] = rfc3339(memory.expires_at)
         return out
 
-    def generated(self, cause: str) -> dict[str, Any]:
-        """``generatedMemories``: what the revisions written for ``cause`` did, one entry per memory."""
+    def generated(self, cause: str, made: dict[str, list[str]] | None = None) -> dict[str, Any]:
+        """``generatedMemories``: what the revisions written for ``cause`` did, one entry per memory.
+
+        Without revisions (the bank or the request turned them off), what the write says it
+        ``made`` (created, updated, superseded ids): the same entries, without ``previousRevision``.
+        """
         revisions = MemoryRevision.objects.filter(cause=cause, memory__app_name=self.app_name).select_related("memory")
+        if made and not revisions.exists():
+            return {"generatedMemories": self.made(made)}
         seen: set[uuid.UUID] = set()
         generated = []
         for revision in revisions.order_by("id"):
@@ -226,13 +232,24 @@ class MemoryBankView(VertexView):
             generated.append(entry)
         return {"generatedMemories": generated}
 
+    def made(self, made: dict[str, list[str]]) -> list[dict[str, Any]]:
+        actions = {"created": "CREATED", "updated": "UPDATED", "superseded": "DELETED"}
+        ids = [(uuid.UUID(memory_id), actions[key]) for key in actions for memory_id in made.get(key) or []]
+        rows = Memory.objects.filter(app_name=self.app_name).in_bulk([memory_id for memory_id, _ in ids])
+        return [
+            {"memory": self.resource(rows[memory_id]), "action": action}
+            for memory_id, action in ids
+            if memory_id in rows
+        ]
+
     def job_operation(self, job: ConsolidationJob) -> dict[str, Any]:
         name = names.generate_operation(self.engine, job.pk)
         if job.status == JobStatus.FAILED:
             return {"name": name, "done": True, "error": {"code": 13, "message": job.error or "Generation failed."}}
         if job.status != JobStatus.DONE:
             return operation(name, done=False)
-        return operation(name, self.generated(consolidation.job_cause(job.pk)), kind="GenerateMemoriesResponse")
+        generated = self.generated(consolidation.job_cause(job.pk), job.outcome)
+        return operation(name, generated, kind="GenerateMemoriesResponse")
 
 
 class MemoriesView(MemoryBankView):
@@ -373,8 +390,12 @@ class GenerateView(MemoryBankView, SessionLookup):
             raise InvalidArgument(f"Give 1 to {MAX_DIRECT_MEMORIES} direct memories.")
         candidates = [memory_fields.stated(item, metadata) for item in stated]
         cause = f"vertex generate {uuid.uuid4().hex[:12]}"
-        _remember(self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope, generation=generation)
-        return Response(operation(names.operation(self.engine), self.generated(cause), kind="GenerateMemoriesResponse"))
+        outcome = _remember(
+            self.app_name, user_id, candidates, cause=cause, extra_scope=extra_scope, generation=generation
+        )
+        made = {name: [str(i) for i in getattr(outcome, name)] for name in ("created", "updated", "superseded")}
+        generated = self.generated(cause, made)
+        return Response(operation(names.operation(self.engine), generated, kind="GenerateMemoriesResponse"))
 
     def from_session(
         self, body: dict[str, Any], metadata: dict[str, Any], generation: services.Generation
@@ -421,6 +442,8 @@ class IngestEventsView(MemoryBankView):
     Without a generation rule (or with ``forceFlush``) the stream's pending events
     are generated from at once; with one, once ``eventCount`` events are pending,
     the stream has been idle for ``idleDuration``, or ``fixedInterval`` has passed.
+    A request without ``generationTriggerConfig`` follows the engine's
+    ``generationConfig.generation_trigger_config``.
     """
 
     def post(self, request: Request, **kwargs: Any) -> Response:
@@ -430,6 +453,13 @@ class IngestEventsView(MemoryBankView):
         rule = (body.get("generation_trigger_config") or {}).get("generation_rule") or {}
         if rule.get("overlap_event_count"):
             raise InvalidArgument("overlapEventCount is not supported yet.")
+        trigger = consolidation.StreamTrigger(
+            event_count=integer(rule.get("event_count"), "eventCount", default=0, low=0, high=10_000) or None,
+            idle=duration(rule["idle_duration"], "idleDuration") if rule.get("idle_duration") else None,
+            interval=duration(rule["fixed_interval"], "fixedInterval") if rule.get("fixed_interval") else None,
+        )
+        if body.get("generation_trigger_config") is None:  # the engine's generationConfig says when
+            trigger = consolidation.StreamTrigger.of_bank(services.get_bank_config(self.app_name))
         job = consolidation.do_ingest_stream(
             app_name=self.app_name,
             user_id=user_id,
@@ -438,11 +468,7 @@ class IngestEventsView(MemoryBankView):
             extra_scope=extra_scope,
             custom_metadata=memory_fields.plain_metadata(body.get("metadata")),
             generation=memory_fields.generation(body),
-            trigger=consolidation.StreamTrigger(
-                event_count=integer(rule.get("event_count"), "eventCount", default=0, low=0, high=10_000) or None,
-                idle=duration(rule["idle_duration"], "idleDuration") if rule.get("idle_duration") else None,
-                interval=duration(rule["fixed_interval"], "fixedInterval") if rule.get("fixed_interval") else None,
-            ),
+            trigger=trigger,
             force_flush=body.get("force_flush") is True,
         )
         return Response(self.job_operation(job))
@@ -538,9 +564,9 @@ class PurgeView(MemoryBankView):
         return Response(operation(names.operation(self.engine), {"purgeCount": str(len(matched))}))
 
 
-def _remember(app_name: str, user_id: str, candidates: list[services.Candidate], **options: Any) -> None:
+def _remember(app_name: str, user_id: str, candidates: list[services.Candidate], **options: Any) -> services.Outcome:
     try:
-        services.do_remember(app_name=app_name, user_id=user_id, candidates=candidates, **options)
+        return services.do_remember(app_name=app_name, user_id=user_id, candidates=candidates, **options)
     except services.MemoryServiceError as error:
         raise InvalidArgument(str(error)) from error
     except IntegrityError as error:  # a memory id chosen twice at the same moment

@@ -122,9 +122,9 @@ def generation(body: dict[str, Any]) -> services.Generation:
 
 
 def revision_options(body: dict[str, Any]) -> dict[str, Any]:
-    """The labels and TTL a request gives the revisions it writes."""
-    if body.get("disable_memory_revisions"):
-        raise InvalidArgument("Cognizes always keeps memory revisions (they are how a change is rolled back).")
+    """The labels and TTL a request gives the revisions it writes, or none written (``disableMemoryRevisions``)."""
+    if body.get("disable_memory_revisions") not in (None, True, False):
+        raise InvalidArgument("'disableMemoryRevisions' is true or false.")
     if body.get("revision_ttl") is not None and body.get("revision_expire_time") is not None:
         raise InvalidArgument("Give revisionTtl or revisionExpireTime, not both.")
     ttl = duration(body["revision_ttl"], "revisionTtl") if body.get("revision_ttl") is not None else None
@@ -135,7 +135,8 @@ def revision_options(body: dict[str, Any]) -> dict[str, Any]:
     labels = mapping(body.get("revision_labels"), "revisionLabels")
     if not all(isinstance(value, str) for value in labels.values()):
         raise InvalidArgument("revisionLabels map strings to strings.")
-    return {"revision_labels": labels, "revision_ttl": ttl}
+    keep = body.get("disable_memory_revisions") is not True
+    return {"revision_labels": labels, "revision_ttl": ttl, "keep_revisions": keep}
 
 
 def contents_events(source: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """A Memory Bank memory's history over Vertex AI (v1beta1): its revisions, and ``:rollback`` to one of them.
 
-Every change consolidation or a caller makes is a revision (memory_app keeps them all); a memory that consolidation
+Every change consolidation or a caller makes is a revision (memory_app keeps them all, unless the engine's
+``disableMemoryRevisions`` or the request's turns them off: then a rollback says so); a memory that consolidation
 superseded is gone from the Vertex surface but its revisions stay, so it can still be rolled back.
 """
 
@@ -30,8 +31,16 @@ class RollbackView(MemoryBankView):
         target = str(body.get("target_revision_id") or "").rsplit("/", 1)[-1]
         memory = self.memory(memory_id, write=True, any_status=True)
         revision_id = _revision_id(target)
-        if revision_id is None or not memory.revisions.filter(id=revision_id).exists():
-            raise InvalidArgument(f"targetRevisionId {target!r} is not a revision of this memory.")
+        exists = revision_id is not None and memory.revisions.filter(id=revision_id).exists()
+        try:
+            services.check_revision_exists(
+                services.get_bank_config(self.app_name),
+                exists,
+                f"targetRevisionId {target!r} is not a revision of this memory.",
+            )
+        except services.MemoryServiceError as error:
+            raise InvalidArgument(str(error)) from error
+        assert revision_id is not None  # it exists
         memory = services.do_rollback(
             revision_id=revision_id, app_name=self.app_name, user_id=memory.user_id, cause="vertex rollback"
         )

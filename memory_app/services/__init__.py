@@ -1,6 +1,7 @@
 """Memory rules: remembering (with deduplication), editing, forgetting, erasing.
 
-Every change writes a ``MemoryRevision`` in the same transaction. Writes to one
+Every change writes a ``MemoryRevision`` in the same transaction (unless the app's memory bank
+config, or the request, turns revisions off). Writes to one
 scope (app, user) take a transaction-level advisory lock, so two consolidation
 jobs for one user cannot both decide that a memory is new and create it twice.
 Search lives in ``memory_app.search``. The rules live by what they do —
@@ -11,9 +12,15 @@ Search lives in ``memory_app.search``. The rules live by what they do —
 from __future__ import annotations
 
 from memory_app.services.bank import (
+    NO_REVISIONS,
+    Customization,
     check_bank_config,
+    check_revision_exists,
     check_topic,
+    customization_for,
     do_configure_bank,
+    get_customization,
+    scope_keys_of,
 )
 from memory_app.services.base import (
     MAX_MEMORY_LENGTH,
@@ -51,7 +58,9 @@ from memory_app.services.remember import (
 __all__ = [
     "MAX_MEMORY_LENGTH",
     "NEAR_DUPLICATE_SIMILARITY",
+    "NO_REVISIONS",
     "Candidate",
+    "Customization",
     "Expiry",
     "Generation",
     "MemoryNotFound",
@@ -61,7 +70,9 @@ __all__ = [
     "SessionForgetting",
     "check_bank_config",
     "check_candidate",
+    "check_revision_exists",
     "check_topic",
+    "customization_for",
     "do_configure_bank",
     "do_delete_memory",
     "do_edit_memory",
@@ -75,5 +86,7 @@ __all__ = [
     "do_rollback",
     "do_update_memory",
     "get_bank_config",
+    "get_customization",
     "merge_metadata",
+    "scope_keys_of",
 ]

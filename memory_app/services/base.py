@@ -62,6 +62,8 @@ class Generation:
     """Labels of the revisions written."""
     revision_ttl: timedelta | None = None
     """How long the revisions written are kept (else the app's config says)."""
+    keep_revisions: bool = True
+    """Off: this write records no revisions (Vertex's per-request disableMemoryRevisions)."""
 
     def check(self) -> None:
         if self.metadata_merge not in MetadataMerge.values:
@@ -106,11 +108,17 @@ class RevisionMark:
 
     labels: dict[str, str] = field(default_factory=dict)
     expires_at: datetime | None = None
+    keep: bool = True
+    """False: no revision is written (the bank keeps none, or the request asked for none)."""
 
     @classmethod
     def of(cls, config: MemoryBankConfig, generation: Generation | None = None) -> RevisionMark:
         ttl = (generation.revision_ttl if generation else None) or config.revision_ttl
-        return cls(labels=dict(generation.revision_labels) if generation else {}, expires_at=_from_now(ttl))
+        return cls(
+            labels=dict(generation.revision_labels) if generation else {},
+            expires_at=_from_now(ttl),
+            keep=config.keep_revisions and (generation.keep_revisions if generation else True),
+        )
 
 
 def _from_now(ttl: timedelta | None) -> datetime | None:
@@ -145,8 +153,13 @@ def _get_for_update(memory_id: UUID | str, app_name: str, user_id: str) -> Memor
 def _revise(
     memory: Memory, action: str, cause: str, *, text_before: str, status_before: str, mark: RevisionMark | None = None
 ) -> None:
-    """Record a change; without a ``mark``, with the app's default revision TTL and no labels."""
+    """Record a change; without a ``mark``, with the app's default revision TTL and no labels.
+
+    Nothing is recorded when the mark says so (revisions turned off): the change itself still happens.
+    """
     mark = mark or RevisionMark.of(get_bank_config(memory.app_name))
+    if not mark.keep:
+        return
     MemoryRevision.objects.create(
         memory=memory,
         action=action,

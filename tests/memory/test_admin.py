@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.management import call_command
 
@@ -72,3 +74,18 @@ def test_a_memory_bank_config_is_checked_before_it_is_saved(admin_client):
     config = MemoryBankConfig.objects.get(app_name=APP)
     assert (config.managed_topics, config.custom_topics) == (["preference"], [{"label": "pets"}])
     assert admin_client.get("/admin/memory_app/memorybankconfig/").status_code == 200
+
+
+def test_customizations_by_scope_are_checked_and_shown_escaped(admin_client):
+    url = "/admin/memory_app/memorybankconfig/add/"
+    form = {"app_name": APP, "custom_topics": "[]", "examples": "[]", "natural_language_memories": "on"}
+    hostile = [{"scope_keys": ["<script>alert(1)</script>"], "third_person": True}]
+
+    refused = admin_client.post(url, {**form, "scoped_customizations": json.dumps(hostile * 2)})
+    saved = admin_client.post(url, {**form, "scoped_customizations": json.dumps(hostile), "keep_revisions": "on"})
+    listed = admin_client.get("/admin/memory_app/memorybankconfig/")
+
+    assert refused.status_code == 200 and b"another customization has the scope keys" in refused.content
+    assert saved.status_code == 302
+    assert MemoryBankConfig.objects.get(app_name=APP).scoped_customizations == hostile
+    assert b"<script>alert(1)" not in listed.content and b"&lt;script&gt;alert(1)" in listed.content

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from memory_app import services
-from memory_app.extraction import LlmExtractor
+from memory_app.extraction import LlmExtractor, OfflineExtractor, extraction_model
 from memory_app.models import Kind, Memory, MemoryBankConfig
 from memory_app.services import Candidate
 from tests.api.conftest import client_for
@@ -148,3 +148,59 @@ def test_revisions_expire_by_the_config_or_the_write_and_are_purged_then():
     assert do_purge_expired_revisions(now=timezone.now() + timedelta(days=1)) == 1
     assert list(MemoryRevision.objects.values_list("memory_id", flat=True)) == [kept_a_week.id]
     assert Memory.objects.count() == 2  # the memories stay; only their history shortens
+
+
+def test_the_native_api_edits_customizations_by_scope():
+    api = client_for(APP)
+    url = f"/api/v1/apps/{APP}/memory-config/"
+    scoped = [{"scope_keys": ["user_id", "team"], "custom_topics": [PETS], "natural_language_memories": False}]
+
+    changed = api.patch(url, {"scoped_customizations": scoped, "keep_revisions": False}, format="json")
+
+    assert changed.status_code == 200, changed.json()
+    assert changed.json()["scoped_customizations"] == scoped and changed.json()["keep_revisions"] is False
+    custom = services.get_customization(APP, user_id="ada", extra_scope={"team": "ops"})
+    assert custom.custom_topics == [PETS] and not custom.natural_language_memories
+    assert services.get_customization(APP, user_id="ada", extra_scope={}).natural_language_memories
+    for hostile in (scoped * 2, [{"scope_keys": []}], [{"scope_keys": ["a"], "third_person": "yes"}], {"a": 1}):
+        assert api.patch(url, {"scoped_customizations": hostile}, format="json").status_code == 400
+    assert client_for(APP, user_id="ada").patch(url, {"keep_revisions": True}, format="json").status_code == 403
+    assert MemoryBankConfig.objects.get(app_name=APP).scoped_customizations == scoped
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I like tea.", "The user likes tea."),
+        ("I don't eat meat and my dog is Biscuit.", "The user doesn't eat meat and the user's dog is Biscuit."),
+        ("I'm a nurse; I went to Lyon.", "The user is a nurse; the user went to Lyon."),
+        ("Biscuit is a beagle.", "Biscuit is a beagle."),
+        ("我喜欢喝茶。", "用户喜欢喝茶。"),
+        ("私は紅茶が好きです。", "ユーザーは紅茶が好きです。"),
+        ("저는 차를 좋아해요.", "사용자는 차를 좋아해요."),
+        ("Я люблю чай.", "Со слов пользователя: «Я люблю чай.»"),
+        ("J'habite à Montréal.", "Selon l'utilisateur : « J'habite à Montréal. »"),
+    ],
+)
+def test_the_offline_extractor_writes_in_the_third_person_when_told(text, expected):
+    configure(scoped_customizations=[{"scope_keys": ["user_id"], "third_person": True}])
+    events = [{"author": "user", "content": {"role": "user", "parts": [{"text": text}]}}]
+
+    third = OfflineExtractor().extract(
+        events, known=[], config=services.get_customization(APP, user_id="ada", extra_scope={})
+    )
+    first = OfflineExtractor().extract(
+        events, known=[], config=services.get_customization(APP, user_id="", extra_scope={})
+    )
+
+    assert [c.text for c in third] == [expected] and [c.text for c in first] == [text]
+    assert [c.kind for c in third] == [c.kind for c in first]  # its topic is read from what was said
+
+
+def test_a_gemini_model_of_the_bank_is_used_when_the_server_extracts_with_gemini(settings):
+    settings.COGNIZES_MEMORY_MODEL = "gemini-2.5-flash"
+    assert extraction_model("projects/p/locations/l/publishers/google/models/gemini-2.0-flash") == "gemini-2.0-flash"
+    assert extraction_model("") == "gemini-2.5-flash"
+    assert extraction_model("projects/p/locations/l/publishers/anthropic/models/claude-x") == "gemini-2.5-flash"
+    settings.COGNIZES_MEMORY_MODEL = "openai/local-model"
+    assert extraction_model("gemini-2.0-flash") == "openai/local-model"  # another provider: kept, not used

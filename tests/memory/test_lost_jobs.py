@@ -39,6 +39,9 @@ django.setup()
 from memory_app import consolidation
 
 class Stalls:
+    def __init__(self, *bank_model):
+        pass
+
     def extract(self, *args, **kwargs):
         pathlib.Path(os.environ["STARTED_FILE"]).touch()
         time.sleep(3600)
@@ -205,7 +208,7 @@ def test_a_run_that_lost_its_lease_commits_nothing(transactional_db, monkeypatch
     session_with_events(APP)
     job = consolidation.do_enqueue_session(app_name=APP, user_id="ada", session_id="s1", run_inline=False)
     stalled = _Gate()
-    monkeypatch.setattr(consolidation, "get_extractor", lambda: stalled)
+    monkeypatch.setattr(consolidation, "get_extractor", lambda *bank_model: stalled)
     first = threading.Thread(target=lambda: (consolidation.run_job(job.pk), connections.close_all()))
     first.start()
     assert stalled.entered.wait(30)
@@ -213,7 +216,7 @@ def test_a_run_that_lost_its_lease_commits_nothing(transactional_db, monkeypatch
     # Its lease runs out (no heartbeat reached the database), the job is recovered and run by another worker.
     ConsolidationJob.objects.filter(pk=job.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert consolidation.do_recover_jobs() == [job.pk]
-    monkeypatch.setattr(consolidation, "get_extractor", OfflineExtractor)
+    monkeypatch.setattr(consolidation, "get_extractor", lambda *bank_model: OfflineExtractor())
     consolidation.run_job(job.pk)
     stalled.gate.set()
     first.join(30)

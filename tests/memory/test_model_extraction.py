@@ -131,3 +131,23 @@ def test_the_environment_variable_chooses_the_model():
         },
     )
     assert done.stdout.split() == ["LlmExtractor", "LiteLlm", "openai/my-model"]
+
+
+@pytest.mark.parametrize(("count", "shown"), [(None, False), (3, True)], ids=["latest only", "three revisions"])
+def test_a_consolidating_model_sees_as_many_revisions_as_configured(model_server, count, shown):
+    from memory_app import services
+
+    MemoryBankConfig.objects.create(app_name=APP, revisions_per_candidate=count)
+    outcome = services.do_remember(
+        app_name=APP, user_id="ada", candidates=[services.Candidate(text="Ada lives in Porto.")], cause="test"
+    )
+    services.do_edit_memory(
+        memory_id=outcome.created[0], app_name=APP, user_id="ada", cause="test", text="Ada lives in Lisbon."
+    )
+    log = model_server((200, "[]"))
+
+    run_a_job()
+
+    [sent] = requests(log)
+    assert "Ada lives in Lisbon." in json.dumps(sent["messages"])
+    assert ("(earlier: Ada lives in Porto.)" in json.dumps(sent["messages"])) is shown

@@ -281,9 +281,6 @@ def test_revisions_carry_the_labels_and_ttl_of_their_request(bank):
     assert revisions[0].expire_time is not None and revisions[1].expire_time is None
     labelled = list(memories.revisions.list(name=created.name, config={"filter": 'labels.source="birthday"'}))
     assert [r.name for r in labelled] == [revisions[1].name]
-    with pytest.raises(ClientError) as refused:
-        memories.create(name=engine, fact="x y", scope=ADA, config={"disable_memory_revisions": True})
-    assert refused.value.code == 400
 
 
 def test_retrieve_profiles_answers_an_empty_set(bank):

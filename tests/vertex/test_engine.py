@@ -123,10 +123,10 @@ def test_custom_topics_of_the_config_label_memories(server):
     "bank",
     [
         {"customizationConfigs": [{"memoryTopics": [{"managedMemoryTopic": {"managedTopicEnum": "GOSSIP"}}]}]},
-        {"customizationConfigs": [{"scopeKeys": ["user_id"]}]},
+        {"customizationConfigs": [{"scopeKeys": ["user_id"]}, {"scopeKeys": ["user_id"]}]},
         {"customizationConfigs": [{}, {}]},
         {"ttlConfig": {"defaultTtl": "a while"}},
-        {"disableMemoryRevisions": True},
+        {"disableMemoryRevisions": "yes"},
         {"surprise": 1},
     ],
 )
