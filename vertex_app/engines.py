@@ -25,7 +25,7 @@ from memory_app import services
 from memory_app.models import MemoryBankConfig
 from runtime_app import deployed
 from runtime_app.agents import UnknownAgent, get_runner
-from vertex_app import names
+from vertex_app import names, profile_config
 from vertex_app.base import VertexView, operation
 from vertex_app.errors import InvalidArgument
 from vertex_app.memory_fields import KINDS, TOPICS, ManagedTopicEnum, topic_id
@@ -59,6 +59,7 @@ _BANK = {
     "disable_memory_revisions": None,
     "similarity_search_config": None,
     "generation_config": None,
+    "structured_memory_configs": None,  # raw: schemas' property names are the caller's (vertex_app.profile_config)
 }
 _ENGINE = {
     "name": None,
@@ -119,7 +120,7 @@ def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:
     """MemoryBankConfig fields from Vertex's memoryBankConfig (what it names; the rest stays)."""
     if bank.get("disable_memory_revisions"):
         raise InvalidArgument("Cognizes always keeps memory revisions (they are how a change is rolled back).")
-    changes: dict[str, Any] = {}
+    changes: dict[str, Any] = profile_config.config_changes(bank)
     customizations = bank.get("customization_configs")
     if customizations is not None:
         if len(customizations) > 1 or any(c.get("scope_keys") for c in customizations):
@@ -195,7 +196,7 @@ def _bank_resource(config: MemoryBankConfig) -> dict[str, Any]:
         }
         for example in config.examples
     ]
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = profile_config.config_resource(config)
     if topics or examples:
         out["customizationConfigs"] = [{"memoryTopics": topics, "generateMemoriesExamples": examples}]
     granular = {name: duration_text(getattr(config, name)) for name in _GRANULAR if getattr(config, name)}

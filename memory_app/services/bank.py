@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from memory_app.models import MAX_TOPIC_LENGTH, Kind, MemoryBankConfig
+from memory_app.profile_schema import SchemaError, check_configs
 from memory_app.services.base import MemoryServiceError
 
 
@@ -22,6 +23,7 @@ def do_configure_bank(*, app_name: str, changes: dict[str, Any]) -> MemoryBankCo
         "generate_created_ttl",
         "generate_updated_ttl",
         "revision_ttl",
+        "structured_memory_configs",
     }
     unknown = sorted(set(changes) - allowed)
     if unknown:
@@ -63,6 +65,10 @@ def check_bank_config(config: MemoryBankConfig) -> None:
         raise MemoryServiceError(
             'An example is {"conversation": [{"role", "text"}], "memories": [{"fact", "topic"?}]}.'
         )
+    try:
+        config.structured_memory_configs = check_configs(config.structured_memory_configs)
+    except SchemaError as error:
+        raise MemoryServiceError(str(error)) from error
     for name in ("default_ttl", "create_ttl", "generate_created_ttl", "generate_updated_ttl", "revision_ttl"):
         ttl = getattr(config, name)
         if ttl is not None and ttl <= timedelta(0):

@@ -1,0 +1,188 @@
+"""Structured profiles in memory_app: schemas checked, fields read from what people say (offline, in every
+language, or by a model), each value checked against its schema, stored one row per field and revised."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory_app import consolidation, services
+from memory_app.models import Memory, MemoryRevision, MemoryType
+from memory_app.profile_extraction import extract_profiles, offline_values
+from memory_app.profile_schema import SchemaError, check_configs
+from memory_app.profiles import get_profiles
+from memory_app.search import search_memories
+from tests.memory.fake_models import JsonAnsweringLlm
+
+APP = "profile_app"
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "city": {"type": "STRING", "description": "Where the user lives"},
+        "employer": {"type": "STRING"},
+        "age": {"type": "INTEGER", "minimum": 0, "maximum": 150},
+        "favorite_color": {"type": "STRING", "max_length": 20},
+    },
+    "property_ordering": ["name", "city", "employer", "age", "favorite_color"],
+}
+CONFIGS = [{"scopeKeys": ["user_id"], "schemaConfigs": [{"id": "user-profile", "schema": SCHEMA}]}]
+
+
+def said(*texts: str) -> list[dict]:
+    return [{"author": "user", "content": {"role": "user", "parts": [{"text": text}]}} for text in texts]
+
+
+@pytest.mark.parametrize(
+    "language, texts, expected",
+    [
+        (
+            "English",
+            ["Hi! My name is Ada Lovelace.", "I live in Paris and I work at Babbage & Co.", "I'm 36 years old."],
+            {"name": "Ada Lovelace", "city": "Paris", "employer": "Babbage & Co", "age": 36},
+        ),
+        (
+            "Chinese",
+            ["我叫李雷。", "我住在上海，我在腾讯工作。", "我今年28岁"],
+            {"name": "李雷", "city": "上海", "employer": "腾讯", "age": 28},
+        ),
+        (
+            "Japanese",
+            ["私の名前は田中です。", "東京に住んでいます。", "ソニーで働いています。", "30歳です。"],
+            {"name": "田中", "city": "東京", "employer": "ソニー", "age": 30},
+        ),
+        (
+            "Korean",
+            ["제 이름은 민준입니다.", "서울에 살아요.", "삼성에서 일해요.", "25살이에요."],
+            {"name": "민준", "city": "서울", "employer": "삼성", "age": 25},
+        ),
+        (
+            "Russian",
+            ["Меня зовут Иван.", "Я живу в Москве.", "Я работаю в Яндексе.", "Мне 40 лет."],
+            {"name": "Иван", "city": "Москве", "employer": "Яндексе", "age": 40},
+        ),
+        (
+            "French",
+            ["Je m'appelle Zoé.", "J'habite à Lyon.", "Je travaille chez Renault.", "J'ai 31 ans."],
+            {"name": "Zoé", "city": "Lyon", "employer": "Renault", "age": 31},
+        ),
+        (
+            "Spanish",
+            ["Me llamo Begoña.", "Vivo en Málaga.", "Trabajo en Telefónica.", "Tengo 29 años."],
+            {"name": "Begoña", "city": "Málaga", "employer": "Telefónica", "age": 29},
+        ),
+        (
+            "German",
+            ["Ich heiße Jürgen.", "Ich wohne in München.", "Ich arbeite bei Siemens.", "Ich bin 50 Jahre alt."],
+            {"name": "Jürgen", "city": "München", "employer": "Siemens", "age": 50},
+        ),
+    ],
+)
+def test_the_offline_extractor_reads_common_profile_facts_in_every_language(language, texts, expected):
+    schema = check_configs(CONFIGS)[0]["schema_configs"][0]["schema"]
+
+    assert offline_values(texts, schema, {}) == expected
+
+
+def test_a_field_named_in_words_fills_from_my_field_is_and_a_later_statement_wins():
+    schema = check_configs(CONFIGS)[0]["schema_configs"][0]["schema"]
+
+    found = offline_values(["My favourite colour is teal.", "I live in Paris.", "I moved to Lyon."], schema, {})
+
+    assert found == {"favorite_color": "teal", "city": "Lyon"}
+
+
+def test_a_value_that_does_not_fit_its_schema_is_not_kept():
+    schema = check_configs(CONFIGS)[0]["schema_configs"][0]["schema"]
+    events = said("I'm 999 years old.")
+
+    assert extract_profiles(events, {"user-profile": schema}, {}, model=None) == {"user-profile": {}}
+
+
+def test_a_model_fills_any_field_as_json_and_its_answer_is_checked_against_the_schema():
+    schema = check_configs(CONFIGS)[0]["schema_configs"][0]["schema"]
+    model = JsonAnsweringLlm(
+        answer='Sure: {"user-profile": {"city": "Lyon", "age": "old", "pets": 3, "favorite_color": "bleu"}}'
+    )
+    events = said("Je vis à Lyon, couleur bleu.")
+
+    found = extract_profiles(events, {"user-profile": schema}, {"user-profile": {"city": "Paris"}}, model=model)
+
+    assert found == {"user-profile": {"city": "Lyon", "favorite_color": "bleu"}}  # "old" is no integer; no pets field
+    assert '"city": "Paris"' in model.instructions[0] and "Je vis à Lyon" in model.prompts[0]
+
+
+@pytest.mark.parametrize(
+    "configs, complaint",
+    [
+        ([{"schemaConfigs": [{"id": "User_Profile", "schema": SCHEMA}]}], "lowercase letter first"),
+        (
+            [{"schemaConfigs": [{"id": "a", "schema": SCHEMA}]}, {"schemaConfigs": [{"id": "b", "schema": SCHEMA}]}],
+            "default",
+        ),
+        (
+            [
+                {"scopeKeys": ["user_id", "agent"], "schemaConfigs": [{"id": "a", "schema": SCHEMA}]},
+                {"scopeKeys": ["agent", "user_id"], "schemaConfigs": [{"id": "b", "schema": SCHEMA}]},
+            ],
+            "repeat",
+        ),
+        (
+            [{"schemaConfigs": [{"id": "a", "schema": {"type": "OBJECT", "properties": {"x": {"type": "TEXT"}}}}]}],
+            "TEXT",
+        ),
+        (
+            [
+                {
+                    "schemaConfigs": [
+                        {"id": "a", "schema": {"type": "OBJECT", "properties": {"x": {"type": "STRING", "maxLen": 3}}}}
+                    ]
+                }
+            ],
+            "maxLen",
+        ),
+        ([{"schemaConfigs": [{"id": "a", "schema": {"type": "STRING"}}]}], "OBJECT with properties"),
+        (
+            [
+                {
+                    "schemaConfigs": [
+                        {
+                            "id": "a",
+                            "schema": {"type": "OBJECT", "properties": {"x": {"type": "STRING"}}, "required": ["y"]},
+                        }
+                    ]
+                }
+            ],
+            "'y'",
+        ),
+    ],
+    ids=["bad id", "two defaults", "same keys twice", "unknown type", "unknown keyword", "not an object", "required"],
+)
+def test_an_unusable_config_is_refused_naming_what_is_wrong(configs, complaint):
+    with pytest.raises(SchemaError) as refused:
+        check_configs(configs)
+
+    assert complaint in str(refused.value)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_session_fills_the_profile_and_a_new_value_revises_its_field_without_touching_search():
+    services.do_configure_bank(app_name=APP, changes={"structured_memory_configs": CONFIGS})
+    consolidation.do_enqueue_events(
+        app_name=APP, user_id="ada", events=said("My name is Ada.", "I live in Paris."), run_inline=True
+    )
+    consolidation.do_enqueue_events(app_name=APP, user_id="ada", events=said("I moved to Lyon."), run_inline=True)
+
+    assert get_profiles(APP, "ada", {}) == {"user-profile": {"name": "Ada", "city": "Lyon"}}
+    city = Memory.objects.get(memory_type=MemoryType.STRUCTURED_PROFILE, structured_content__data__has_key="city")
+    history = list(MemoryRevision.objects.filter(memory=city).order_by("id").values_list("action", "structured_data"))
+    assert history == [("create", {"city": "Paris"}), ("update", {"city": "Lyon"})]
+    assert get_profiles(APP, "bob", {}) == {}
+    hits = search_memories(app_name=APP, user_id="ada", query="city Lyon Paris", reinforce=False)
+    assert hits and all(not hit.text.startswith("city:") for hit in hits)
+    both = search_memories(
+        app_name=APP, user_id="ada", query="city Lyon", reinforce=False, memory_types=tuple(MemoryType.values)
+    )
+    assert "city: Lyon" in [hit.text for hit in both]
+    assert json.dumps(city.structured_content) == '{"data": {"city": "Lyon"}, "schema_id": "user-profile"}'
