@@ -271,6 +271,14 @@ class MemoryBankConfig(models.Model):
         return [topic["label"] for topic in self.custom_topics]
 
 
+class ProfileField(Memory):
+    """One field of a structured profile (a memory of type ``structured_profile``): the admin edits it by value."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "profile field"
+
+
 class RevisionAction(models.TextChoices):
     CREATE = "create", "create"
     UPDATE = "update", "update"

@@ -218,21 +218,28 @@ def _revise_field(row: Memory, action: str, cause: str, *, before: str, mark: Re
     )
 
 
+def check_profile_value(row: Memory, value: Any) -> tuple[str, dict[str, Any]]:
+    """(field name, schema) of a profile row, if ``value`` fits the field's schema; else MemoryServiceError."""
+    content = row.structured_content or {}
+    if row.memory_type != MemoryType.STRUCTURED_PROFILE or len(content.get("data") or {}) != 1:
+        raise MemoryServiceError("Only a profile field's value is edited this way.")
+    (name,) = content["data"]
+    schema = schema_of(row.app_name, content.get("schema_id", ""))
+    if schema is None or name not in (schema.get("properties") or {}):
+        raise MemoryServiceError(f"Schema {content.get('schema_id')!r} no longer has a field {name!r}.")
+    error = value_error(schema["properties"][name], value)
+    if error is not None:
+        raise MemoryServiceError(f"{name}: {error}")
+    return name, schema
+
+
 def do_edit_profile_field(*, memory_id: UUID | str, app_name: str, user_id: str, value: Any, cause: str) -> Memory:
     """Set one profile field to ``value`` (a person's edit), checked against its schema."""
     with transaction.atomic():
         _lock_scope(app_name, user_id)
         row = _get_for_update(memory_id, app_name, user_id)
+        name, _ = check_profile_value(row, value)
         content = row.structured_content or {}
-        if row.memory_type != MemoryType.STRUCTURED_PROFILE or not content.get("data"):
-            raise MemoryServiceError("Only a profile field's value is edited this way.")
-        (name,) = content["data"]
-        schema = schema_of(app_name, content.get("schema_id", ""))
-        if schema is None or name not in (schema.get("properties") or {}):
-            raise MemoryServiceError(f"Schema {content.get('schema_id')!r} no longer has a field {name!r}.")
-        error = value_error(schema["properties"][name], value)
-        if error is not None:
-            raise MemoryServiceError(f"{name}: {error}")
         if content["data"] == {name: value}:
             return row
         text = field_text(name, value)

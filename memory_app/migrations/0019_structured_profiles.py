@@ -1,5 +1,5 @@
 """Structured profiles (issue 45 item 1): a memory's type and structured content, a revision's structured data,
-and the structured memory configs of an app's memory bank config.
+the structured memory configs of an app's memory bank config, and the profile fields' admin (a proxy).
 
 The type has a database default, so rows written outside the ORM (an import's COPY, benchmarks) are statements.
 """
@@ -14,6 +14,18 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.CreateModel(
+            name='ProfileField',
+            fields=[
+            ],
+            options={
+                'verbose_name': 'profile field',
+                'proxy': True,
+                'indexes': [],
+                'constraints': [],
+            },
+            bases=('memory_app.memory',),
+        ),
         migrations.AddField(
             model_name='memory',
             name='memory_type',

@@ -186,3 +186,39 @@ def test_a_session_fills_the_profile_and_a_new_value_revises_its_field_without_t
     )
     assert "city: Lyon" in [hit.text for hit in both]
     assert json.dumps(city.structured_content) == '{"data": {"city": "Lyon"}, "schema_id": "user-profile"}'
+
+
+@pytest.fixture
+def profile():
+    """Ada's profile: a city said in a session, and a hostile value in her name."""
+    services.do_configure_bank(app_name=APP, changes={"structured_memory_configs": CONFIGS})
+    consolidation.do_enqueue_events(
+        app_name=APP,
+        user_id="ada",
+        events=said("My name is <script>alert(1)</script>", "I live in Paris."),
+        run_inline=True,
+    )
+    return Memory.objects.get(memory_type=MemoryType.STRUCTURED_PROFILE, structured_content__data__has_key="city")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_admin_lists_profile_fields_escaped_and_edits_a_value_checked_against_its_schema(admin_client, profile):
+    listed = admin_client.get("/admin/memory_app/profilefield/").content.decode()
+    by_type = admin_client.get("/admin/memory_app/memory/", {"memory_type__exact": "structured_profile"})
+
+    assert "&lt;script&gt;" in listed and "<script>alert" not in listed
+    assert sorted(m.text for m in by_type.context["cl"].result_list) == [
+        "city: Paris",
+        "name: <script>alert",  # a value ends at its clause's punctuation
+    ]
+    page = f"/admin/memory_app/profilefield/{profile.id}/change/"
+    refused = admin_client.post(page, {"value": "12" * 20})  # a number, and longer than the schema allows anyway
+    kept = admin_client.post(page, {"value": '"Lyon"'})
+
+    assert refused.status_code == 200 and "is not of type" in refused.content.decode()
+    assert kept.status_code == 302
+    assert get_profiles(APP, "ada", {})["user-profile"]["city"] == "Lyon"
+    revision = MemoryRevision.objects.filter(memory=profile).last()
+    assert (revision.structured_data, revision.cause) == ({"city": "Lyon"}, "admin:admin")
+    memory_page = admin_client.get(f"/admin/memory_app/memory/{profile.id}/change/").content.decode()
+    assert "Structured content" in memory_page and "user-profile" in memory_page
