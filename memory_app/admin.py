@@ -44,6 +44,7 @@ class MemoryBankConfigForm(forms.ModelForm):
             services.check_bank_config(config)
         except services.MemoryServiceError as error:
             raise forms.ValidationError(str(error)) from error
+        data["structured_memory_configs"] = config.structured_memory_configs  # normalised (memory_app.profile_schema)
         return data
 
 

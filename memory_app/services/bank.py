@@ -66,7 +66,7 @@ def check_bank_config(config: MemoryBankConfig) -> None:
             'An example is {"conversation": [{"role", "text"}], "memories": [{"fact", "topic"?}]}.'
         )
     try:
-        config.structured_memory_configs = check_configs(config.structured_memory_configs)
+        config.structured_memory_configs = check_configs(config.structured_memory_configs or [])
     except SchemaError as error:
         raise MemoryServiceError(str(error)) from error
     for name in ("default_ttl", "create_ttl", "generate_created_ttl", "generate_updated_ttl", "revision_ttl"):
