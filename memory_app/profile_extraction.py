@@ -30,6 +30,7 @@ from typing import Any
 from cognizes.infra.models import ask
 from memory_app.extraction import LlmExtractor, drop_reason, event_text, get_extractor
 from memory_app.profile_schema import value_error
+from memory_app.services import MAX_MEMORY_LENGTH
 
 logger = logging.getLogger(__name__)
 
@@ -316,6 +317,11 @@ def _fitting(schema_id: str, values: Any, schema: dict[str, Any]) -> Profile:
     kept = {}
     for field, value in values.items():
         if field not in properties or value is None:
+            continue
+        if len(json.dumps(value, ensure_ascii=False)) > MAX_MEMORY_LENGTH:  # a model's runaway answer
+            logger.info(
+                "profile %s: the value of %s is over %d characters: not kept", schema_id, field, MAX_MEMORY_LENGTH
+            )
             continue
         error = value_error(properties[field], value)
         if error is not None:

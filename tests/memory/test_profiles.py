@@ -222,3 +222,40 @@ def test_the_admin_lists_profile_fields_escaped_and_edits_a_value_checked_agains
     assert (revision.structured_data, revision.cause) == ({"city": "Lyon"}, "admin:admin")
     memory_page = admin_client.get(f"/admin/memory_app/memory/{profile.id}/change/").content.decode()
     assert "Structured content" in memory_page and "user-profile" in memory_page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_carries_profile_fields_and_their_revisions_and_an_import_keeps_them_profiles(profile, tmp_path):
+    from django.core.management import call_command
+
+    services.do_configure_bank(app_name="profile_copy", changes={"structured_memory_configs": CONFIGS})
+    consolidation.do_enqueue_events(app_name=APP, user_id="ada", events=said("I moved to Lyon."), run_inline=True)
+    path = tmp_path / "memories.jsonl"
+    call_command("export", APP, output=str(path))
+
+    call_command("import", str(path), app="profile_copy")
+
+    assert get_profiles("profile_copy", "ada", {}) == get_profiles(APP, "ada", {})
+    city = Memory.objects.get(app_name="profile_copy", structured_content__data__has_key="city")
+    assert list(city.revisions.order_by("id").values_list("structured_data", flat=True)) == [
+        {"city": "Paris"},
+        {"city": "Lyon"},
+    ]
+    hits = search_memories(app_name="profile_copy", user_id="ada", query="city Lyon", reinforce=False)
+    assert not [hit for hit in hits if hit.text.startswith("city:")]  # still a profile field, not a statement
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_native_api_shows_a_profile_fields_type_and_data_and_refuses_editing_it_as_text(profile):
+    from tests.api.conftest import client_for
+
+    api = client_for(APP)
+    base = f"/api/v1/apps/{APP}/users/ada/memories/"
+    listed = {m["text"]: m for m in api.get(base).json()["results"]}
+    edited = api.patch(f"{base}{profile.id}/", {"text": "city: Rome"}, format="json")
+    revisions = api.get(f"{base}{profile.id}/revisions/").json()
+
+    assert listed["city: Paris"]["memory_type"] == "structured_profile"
+    assert listed["city: Paris"]["structured_content"] == {"schema_id": "user-profile", "data": {"city": "Paris"}}
+    assert edited.status_code == 400 and get_profiles(APP, "ada", {})["user-profile"]["city"] == "Paris"
+    assert [r["structured_data"] for r in revisions] == [{"city": "Paris"}]
