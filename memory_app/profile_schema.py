@@ -131,8 +131,8 @@ def check_schema(schema: Any, where: str = "schema") -> dict[str, Any]:
     """A profile schema, normalised: an OBJECT with 1 to ``MAX_FIELDS`` properties, every node in the Gemini subset."""
     try:
         size = len(json.dumps(schema, ensure_ascii=False).encode())
-    except (TypeError, ValueError):
-        raise SchemaError(f"{where} is not JSON.") from None
+    except (TypeError, ValueError, RecursionError):
+        raise SchemaError(f"{where} is not JSON (or nested past reading).") from None
     if size > MAX_SCHEMA_BYTES:
         raise SchemaError(f"{where} is {size} bytes; at most {MAX_SCHEMA_BYTES}.")
     normal = _node(schema, where, 0)

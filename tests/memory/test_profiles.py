@@ -27,6 +27,12 @@ SCHEMA = {
     },
     "property_ordering": ["name", "city", "employer", "age", "favorite_color"],
 }
+DEEP: dict = {"type": "OBJECT", "properties": {}}
+_inner = DEEP
+for _ in range(3000):  # past Python's recursion limit
+    _inner["properties"]["x"] = {"type": "OBJECT", "properties": {}}
+    _inner = _inner["properties"]["x"]
+HUGE = {"type": "OBJECT", "properties": {f"f{i}": {"type": "STRING", "description": "x" * 500} for i in range(40)}}
 CONFIGS = [{"scopeKeys": ["user_id"], "schemaConfigs": [{"id": "user-profile", "schema": SCHEMA}]}]
 
 
@@ -143,6 +149,9 @@ def test_a_model_fills_any_field_as_json_and_its_answer_is_checked_against_the_s
             "maxLen",
         ),
         ([{"schemaConfigs": [{"id": "a", "schema": {"type": "STRING"}}]}], "OBJECT with properties"),
+        ([{"schemaConfigs": [{"id": "a", "schema": DEEP}]}], "nested"),
+        ([{"schemaConfigs": [{"id": "a", "schema": HUGE}]}], "bytes"),
+        (["not an object"], "is an object"),
         (
             [
                 {
@@ -157,7 +166,18 @@ def test_a_model_fills_any_field_as_json_and_its_answer_is_checked_against_the_s
             "'y'",
         ),
     ],
-    ids=["bad id", "two defaults", "same keys twice", "unknown type", "unknown keyword", "not an object", "required"],
+    ids=[
+        "bad id",
+        "two defaults",
+        "same keys twice",
+        "unknown type",
+        "unknown keyword",
+        "not an object",
+        "deep",
+        "huge",
+        "a string",
+        "required",
+    ],
 )
 def test_an_unusable_config_is_refused_naming_what_is_wrong(configs, complaint):
     with pytest.raises(SchemaError) as refused:

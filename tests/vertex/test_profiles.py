@@ -72,6 +72,10 @@ def test_the_config_is_echoed_camel_case_and_an_unusable_one_is_refused(server):
     assert (schema["id"], schema["memoryType"]) == ("user-profile", "STRUCTURED_PROFILE")
     assert schema["schema"]["propertyOrdering"] == ["name", "city"]
     assert schema["schema"]["properties"]["name"] == {"type": "STRING", "maxLength": 40}
+    sdk = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url})
+    bank = sdk.runtimes.get(name=f"reasoningEngines/{server.engine_id}").api_resource.context_spec.memory_bank_config
+    (read,) = bank.structured_memory_configs[0].schema_configs
+    assert (read.id, read.memory_schema.properties["name"].max_length) == ("user-profile", 40)
     bad_id = configure(server, [{"schemaConfigs": [{"id": "User Profile", "schema": SCHEMA}]}])
     bad_type = configure(
         server, [{"schemaConfigs": [{"id": "p", "schema": {"type": "OBJECT", "properties": {"x": {"type": "TEXT"}}}}]}]
