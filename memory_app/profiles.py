@@ -21,7 +21,8 @@ from uuid import UUID, uuid4
 from django.db import transaction
 
 from cognizes.infra.embedders import get_embedder
-from memory_app.models import Memory, MemoryBankConfig, MemoryType, RevisionAction
+from cognizes.infra.text import search_text
+from memory_app.models import Kind, Memory, MemoryBankConfig, MemoryType, RevisionAction
 from memory_app.profile_extraction import extract_profiles
 from memory_app.profile_schema import value_error
 from memory_app.services import Expiry, MemoryServiceError, RevisionMark, get_bank_config
@@ -130,8 +131,8 @@ def do_store_profiles(
                         memory_type=MemoryType.STRUCTURED_PROFILE,
                         structured_content={"schema_id": schema_id, "data": data},
                         text=text,
-                        search_text=text,
-                        kind="personal_info",
+                        search_text=search_text(text),
+                        kind=Kind.PERSONAL_INFO,
                         importance=0.8,
                         expires_at=expiry.created(),
                         embedding=vectors[text],
@@ -185,7 +186,7 @@ def _set(row: Memory, schema_id: str, data: Profile, text: str, vector: Any, emb
     """Give a profile row its new value; returns its text before (what the revision says it was)."""
     before = row.text
     row.structured_content = {"schema_id": schema_id, "data": data}
-    row.text = row.search_text = text
+    row.text, row.search_text = text, search_text(text)
     row.embedding, row.embedder = vector, embedder
     row.expires_at = expires or row.expires_at
     row.strength = 1.0
