@@ -83,6 +83,16 @@ def said(*texts: str) -> list[dict]:
             ["Ich heiße Jürgen.", "Ich wohne in München.", "Ich arbeite bei Siemens.", "Ich bin 50 Jahre alt."],
             {"name": "Jürgen", "city": "München", "employer": "Siemens", "age": 50},
         ),
+        (
+            "Portuguese",
+            ["Meu nome é João.", "Moro em Lisboa.", "Trabalho na Galp.", "Tenho 45 anos."],
+            {"name": "João", "city": "Lisboa", "employer": "Galp", "age": 45},
+        ),
+        (
+            "Italian",
+            ["Mi chiamo Niccolò.", "Abito a Torino.", "Lavoro presso Fiat.", "Ho 33 anni."],
+            {"name": "Niccolò", "city": "Torino", "employer": "Fiat", "age": 33},
+        ),
     ],
 )
 def test_the_offline_extractor_reads_common_profile_facts_in_every_language(language, texts, expected):
@@ -97,6 +107,22 @@ def test_a_field_named_in_words_fills_from_my_field_is_and_a_later_statement_win
     found = offline_values(["My favourite colour is teal.", "I live in Paris.", "I moved to Lyon."], schema, {})
 
     assert found == {"favorite_color": "teal", "city": "Lyon"}
+
+
+@pytest.mark.parametrize(
+    "description, said, value",
+    [
+        ("职业", "我的职业是医生。", "医生"),
+        ("職業", "私の職業はエンジニアです。", "エンジニア"),
+        ("직업", "제 직업은 교사입니다.", "교사"),
+        ("profession", "Ma profession est infirmière.", "infirmière"),
+        ("профессия", "Моя профессия — врач.", "врач"),
+    ],
+)
+def test_a_field_described_in_the_conversations_language_fills_from_my_description_is(description, said, value):
+    schema = {"type": "OBJECT", "properties": {"occupation": {"type": "STRING", "description": description}}}
+
+    assert offline_values([said], schema, {}) == {"occupation": value}
 
 
 def test_a_value_that_does_not_fit_its_schema_is_not_kept():
@@ -279,3 +305,21 @@ def test_the_native_api_shows_a_profile_fields_type_and_data_and_refuses_editing
     assert listed["city: Paris"]["structured_content"] == {"schema_id": "user-profile", "data": {"city": "Paris"}}
     assert edited.status_code == 400 and get_profiles(APP, "ada", {})["user-profile"]["city"] == "Paris"
     assert [r["structured_data"] for r in revisions] == [{"city": "Paris"}]
+
+
+def test_a_scope_fills_the_schemas_of_every_config_whose_keys_it_has_else_the_default_ones():
+    from memory_app.models import MemoryBankConfig
+    from memory_app.profiles import schemas_for, scope_keys
+
+    def config(keys: list[str], schema_id: str) -> dict:
+        return {"scopeKeys": keys, "schemaConfigs": [{"id": schema_id, "schema": SCHEMA}]}
+
+    bank = MemoryBankConfig(
+        structured_memory_configs=check_configs(
+            [config([], "anyone"), config(["user_id"], "person"), config(["user_id", "agent"], "per-agent")]
+        )
+    )
+
+    assert list(schemas_for(bank, scope_keys("ada", {}))) == ["person"]
+    assert list(schemas_for(bank, scope_keys("ada", {"agent": "helper"}))) == ["per-agent", "person"]
+    assert list(schemas_for(bank, scope_keys("", {"team": "red"}))) == ["anyone"]
