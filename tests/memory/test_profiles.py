@@ -323,3 +323,29 @@ def test_a_scope_fills_the_schemas_of_every_config_whose_keys_it_has_else_the_de
     assert list(schemas_for(bank, scope_keys("ada", {}))) == ["person"]
     assert list(schemas_for(bank, scope_keys("ada", {"agent": "helper"}))) == ["per-agent", "person"]
     assert list(schemas_for(bank, scope_keys("", {"team": "red"}))) == ["anyone"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_configured_model_fills_profiles_in_a_consolidation_job(tmp_path, settings):
+    from tests.model_server import model_servers
+
+    services.do_configure_bank(app_name=APP, changes={"structured_memory_configs": CONFIGS})
+    with model_servers(tmp_path) as start:
+        server = start(
+            (200, json.dumps([{"text": "Ada moved from Paris to Lyon.", "kind": "personal_info"}])),
+            (200, '```json\n{"user-profile": {"city": "Lyon", "favorite_color": "vert sapin"}}\n```'),
+        )
+        settings.COGNIZES_MEMORY_MODEL = "openai/local-model"
+        settings.COGNIZES_MEMORY_MODEL_API_BASE = server.url
+        settings.COGNIZES_MEMORY_MODEL_TIMEOUT_SECONDS = 10
+        job = consolidation.do_enqueue_events(
+            app_name=APP,
+            user_id="ada",
+            events=said("J'ai quitté Paris pour Lyon ; j'adore le vert sapin."),
+            run_inline=True,
+        )
+        asked = server.requests()
+
+    assert get_profiles(APP, "ada", {}) == {"user-profile": {"city": "Lyon", "favorite_color": "vert sapin"}}
+    assert (job.memories_created, len(asked)) == (3, 2)  # a statement and two profile fields; two model calls
+    assert '"favorite_color"' in asked[1]["messages"][0]["content"]  # the schema went to the model
