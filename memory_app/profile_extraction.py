@@ -21,6 +21,7 @@ Either way every value is checked against its field's schema before it is kept (
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -186,12 +187,12 @@ _HEADS = {
 """The word a field's name must have for the fact (``current_city`` is a home, ``current`` alone is not)."""
 
 
-def _generic(field: str, schema: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
-    """ "my <field in words> is X", and the same with the field's description in other languages."""
+@functools.lru_cache(maxsize=1024)
+def _generic(field: str, described: str) -> tuple[re.Pattern[str], ...]:
+    """ "my <field in words> is X", and the same with the field's description in other languages (compiled once)."""
     words = " ".join(re.escape(w) for w in field_words(field)).replace("favorite", "favou?rite")
     words = words.replace("color", "colou?r")
     patterns = [rf"\bmy {words}(?: is|'s| are) (?P<value>{_W}+(?: {_W}+){{0,3}})"]
-    described = str(schema.get("description") or schema.get("title") or "").strip()
     if 0 < len(described) <= 24:
         d = re.escape(described)
         patterns += [
@@ -234,7 +235,8 @@ def offline_values(texts: list[str], schema: dict[str, Any], current: Profile) -
     found: Profile = {}
     for field, field_schema in (schema.get("properties") or {}).items():
         fact = fact_of(field, field_schema)
-        patterns = (*(fact.patterns if fact else ()), *_generic(field, field_schema))
+        described = str(field_schema.get("description") or field_schema.get("title") or "").strip()
+        patterns = (*(fact.patterns if fact else ()), *_generic(field, described))
         for text in texts:
             for pattern in patterns:
                 match = pattern.search(text)
