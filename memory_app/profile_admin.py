@@ -81,6 +81,9 @@ class ProfileFieldAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # profiles are filled by generation
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a field is forgotten like any memory, with a revision (the memory admin's actions)
+
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         """The value goes through the profile service (checked again under the scope's lock, with a revision)."""
         try:
