@@ -47,6 +47,7 @@ class MemoryBankConfigForm(forms.ModelForm):
             services.check_bank_config(config)
         except services.MemoryServiceError as error:
             raise forms.ValidationError(str(error)) from error
+        data["structured_memory_configs"] = config.structured_memory_configs  # normalised (memory_app.profile_schema)
         return data
 
 
@@ -137,7 +138,7 @@ def _midnight(day: date | None) -> datetime | None:
 @admin.register(Memory)
 class MemoryAdmin(ChangedByActions, ListsFromReplica):
     list_display = ("text", "app_name", "user_id", "kind", "status", "strength", "access_count", "last_accessed_at")
-    list_filter = ("app_name", "user_id", "kind", "status", HeldAtFilter)
+    list_filter = ("app_name", "user_id", "memory_type", "kind", "status", HeldAtFilter)
     search_fields = ("text",)
     search_help_text = (
         "Filter by one app and one user to run the hybrid search (vector + keywords) as an agent would; "
@@ -152,6 +153,8 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
         "author",
         "kind",
         "topic",
+        "memory_type",
+        "pretty_structured_content",
         "importance",
         "strength",
         "access_count",
@@ -172,7 +175,7 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
         "created_at",
         "updated_at",
     )
-    exclude = ("embedding", "search_text", "metadata")
+    exclude = ("embedding", "search_text", "metadata", "structured_content")
     inlines = [RevisionInline]
     actions = ["forget", "restore", "roll_back_last_change", "reembed"]
 
@@ -197,6 +200,13 @@ class MemoryAdmin(ChangedByActions, ListsFromReplica):
             for sid in memory.source_session_ids
         ]
         return format_html_join(", ", "{}", ((link,) for link in links)) or "—"
+
+    @admin.display(description="structured content")
+    def pretty_structured_content(self, memory: Memory) -> str:
+        """A profile field's schema and value (edited on its profile field page), escaped."""
+        if memory.structured_content is None:
+            return "—"
+        return format_html("<pre>{}</pre>", json.dumps(memory.structured_content, indent=2, ensure_ascii=False))
 
     @admin.display(description="metadata")
     def pretty_metadata(self, memory: Memory) -> str:
@@ -353,3 +363,5 @@ def forget_session_memories(modeladmin: SessionAdmin, request: HttpRequest, quer
 
 # sessions_app knows nothing of memory; memory adds its actions to the sessions admin.
 SessionAdmin.actions = [*(SessionAdmin.actions or []), consolidate_sessions_now, forget_session_memories]
+
+from memory_app import profile_admin  # noqa: E402, F401  (registers the profile fields' admin)

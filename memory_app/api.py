@@ -41,6 +41,8 @@ class MemorySerializer(serializers.ModelSerializer):
             "author",
             "kind",
             "topic",
+            "memory_type",
+            "structured_content",
             "extra_scope",
             "importance",
             "strength",
@@ -100,6 +102,7 @@ class MemoryBankConfigSerializer(serializers.ModelSerializer):
             "generation_model",
             "generation_trigger",
             "embedding_model",
+            "structured_memory_configs",
             "updated_at",
         ]
         read_only_fields = ["updated_at"]
@@ -135,7 +138,17 @@ class HitSerializer(serializers.Serializer):
 class RevisionSerializer(serializers.ModelSerializer):
     class Meta:
         model = MemoryRevision
-        fields = ["id", "action", "text_before", "text_after", "status_before", "status_after", "cause", "created_at"]
+        fields = [
+            "id",
+            "action",
+            "text_before",
+            "text_after",
+            "status_before",
+            "status_after",
+            "structured_data",
+            "cause",
+            "created_at",
+        ]
 
 
 class RollbackSerializer(serializers.Serializer):

@@ -35,7 +35,8 @@ from cognizes.infra import jobs
 from cognizes.infra.jobs import LeasedJobs
 from memory_app.extraction import LlmExtractor, get_extractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryBankConfig, MemoryRevision
-from memory_app.services import Generation, do_remember, get_bank_config, get_customization
+from memory_app.profiles import do_store_profiles, draft_profiles
+from memory_app.services import Generation, RevisionMark, do_remember, get_bank_config, get_customization
 from sessions_app import services as session_services
 
 logger = logging.getLogger(__name__)
@@ -347,6 +348,7 @@ def _run(job: ConsolidationJob) -> None:
         known = list(
             Memory.objects.for_scope(job.app_name, job.user_id)
             .active()
+            .statements()
             .filter(extra_scope=job.extra_scope)
             .order_by("-updated_at")
             .values_list("id", "text")[:KNOWN_MEMORIES_FOR_EXTRACTION]
@@ -358,6 +360,15 @@ def _run(job: ConsolidationJob) -> None:
         candidates = extractor.extract(events, known=shown, session_id=job.session_id, config=customization)
     if job.custom_metadata:
         candidates = [replace(c, metadata={**c.metadata, **job.custom_metadata}) for c in candidates]
+    profiles = draft_profiles(app_name=job.app_name, user_id=job.user_id, extra_scope=job.extra_scope, events=events)
+    generation = Generation(
+        consolidate=job.consolidate,
+        metadata_merge=job.metadata_merge,
+        allowed_kinds=tuple(job.allowed_kinds),
+        revision_labels=job.revision_labels,
+        revision_ttl=job.revision_ttl,
+        keep_revisions=job.keep_revisions,
+    )
     # The memories and the watermark that says their events are done commit together: a job that
     # dies in between leaves neither, so its retry ingests each event once (issue 11). Only while
     # this run still holds the job: one that lost it to a takeover commits nothing.
@@ -370,20 +381,26 @@ def _run(job: ConsolidationJob) -> None:
             candidates=candidates,
             cause=job_cause(job.pk),
             extra_scope=job.extra_scope,
-            generation=Generation(
-                consolidate=job.consolidate,
-                metadata_merge=job.metadata_merge,
-                allowed_kinds=tuple(job.allowed_kinds),
-                revision_labels=job.revision_labels,
-                revision_ttl=job.revision_ttl,
-                keep_revisions=job.keep_revisions,
-            ),
+            generation=generation,
         )
-        job.outcome = {name: [str(i) for i in getattr(outcome, name)] for name in ("created", "updated", "superseded")}
+        profile_outcome = do_store_profiles(
+            app_name=job.app_name,
+            user_id=job.user_id,
+            extra_scope=job.extra_scope,
+            values=profiles.values,
+            vectors=profiles.vectors,
+            cause=job_cause(job.pk),
+            mark=RevisionMark.of(get_bank_config(job.app_name), generation),
+        )
+        job.outcome = {
+            "created": [str(i) for i in [*outcome.created, *profile_outcome.created]],
+            "updated": [str(i) for i in [*outcome.updated, *profile_outcome.updated]],
+            "superseded": [str(i) for i in outcome.superseded],
+        }
         job.watermark = watermark
         job.status, job.error, job.finished_at, job.lease_until = JobStatus.DONE, "", timezone.now(), None
-        job.memories_created = len(outcome.created)
-        job.memories_updated = len(outcome.updated) + len(outcome.superseded)
+        job.memories_created = len(outcome.created) + len(profile_outcome.created)
+        job.memories_updated = len(outcome.updated) + len(outcome.superseded) + len(profile_outcome.updated)
         job.save(
             update_fields=[
                 "watermark",

@@ -95,8 +95,8 @@ def do_decay(*, now: datetime | None = None) -> DecayReport:
         # Expired first: a memory both expired and weak is forgotten for having expired.
         cursor.execute(_FORGET.format(condition="expires_at <= %(now)s"), {**params, "cause": "expired"})
         expired = cursor.rowcount
-        cursor.execute(
-            _FORGET.format(condition="strength < %(threshold)s"),
+        cursor.execute(  # a profile field does not fade: it holds until a new value replaces it
+            _FORGET.format(condition="strength < %(threshold)s AND memory_type = 'natural_language'"),
             {**params, "cause": "decay", "threshold": settings.COGNIZES_MEMORY_FORGET_BELOW},
         )
         weak = cursor.rowcount

@@ -48,6 +48,17 @@ class Status(models.TextChoices):
     FORGOTTEN = "forgotten", "forgotten"
 
 
+class MemoryType(models.TextChoices):
+    """Vertex AI Memory Bank's memory types: a statement, or one field of a structured profile.
+
+    Profile fields are rows like any memory (revised, scoped, expiring) but only profile reads
+    and requests naming the type return them: search and consolidation see natural-language ones.
+    """
+
+    NATURAL_LANGUAGE = "natural_language", "natural language"
+    STRUCTURED_PROFILE = "structured_profile", "structured profile field"
+
+
 class MetadataMerge(models.TextChoices):
     """What a merge does with the metadata of a memory said again (Vertex Memory Bank's strategies)."""
 
@@ -63,6 +74,10 @@ class MemoryQuerySet(models.QuerySet):
 
     def active(self) -> MemoryQuerySet:
         return self.filter(status=Status.ACTIVE)
+
+    def statements(self) -> MemoryQuerySet:
+        """Natural-language memories only: what search, extraction and deduplication compare (not profile fields)."""
+        return self.filter(memory_type=MemoryType.NATURAL_LANGUAGE)
 
     def current(self) -> MemoryQuerySet:
         """Active and not past their expiry: what search finds (the hourly task forgets expired ones later)."""
@@ -89,6 +104,19 @@ class Memory(models.Model):
     text = models.TextField(help_text="What is remembered, one self-contained statement.")
     author = models.CharField(max_length=256, blank=True, help_text="Who said it: 'user' or an agent's name.")
     kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.FACT, help_text="Topic of the memory.")
+    memory_type = models.CharField(
+        max_length=32,
+        choices=MemoryType.choices,
+        default=MemoryType.NATURAL_LANGUAGE,
+        db_default=MemoryType.NATURAL_LANGUAGE,
+        help_text="A natural-language statement, or one field of a structured profile (memory_app.profiles).",
+    )
+    structured_content = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='A profile field\'s value: {"schema_id": "user-profile", "data": {"city": "Lyon"}}; empty for '
+        "statements.",
+    )
     topic = models.CharField(
         max_length=MAX_TOPIC_LENGTH, blank=True, help_text="A custom topic of the app's memory bank config, if any."
     )
@@ -264,6 +292,13 @@ class MemoryBankConfig(models.Model):
         help_text="The model Vertex's similaritySearchConfig names: kept and shown only; Cognizes embeds with "
         "COGNIZES_EMBEDDER.",
     )
+    structured_memory_configs = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Structured profiles (Vertex's structuredMemoryConfigs), checked by memory_app.profile_schema: "
+        '[{"scope_keys": ["user_id"], "schema_configs": [{"id": "user-profile", "memory_type": "STRUCTURED_PROFILE", '
+        '"schema": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}}}]}].',
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -275,6 +310,14 @@ class MemoryBankConfig(models.Model):
 
     def custom_topic_labels(self) -> list[str]:
         return [topic["label"] for topic in self.custom_topics]
+
+
+class ProfileField(Memory):
+    """One field of a structured profile (a memory of type ``structured_profile``): the admin edits it by value."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "profile field"
 
 
 class RevisionAction(models.TextChoices):
@@ -297,6 +340,9 @@ class MemoryRevision(models.Model):
     status_before = models.CharField(max_length=16, blank=True)
     status_after = models.CharField(max_length=16, blank=True)
     metadata_after = models.JSONField(default=dict, blank=True)
+    structured_data = models.JSONField(
+        null=True, blank=True, help_text="A profile field's data after the change (Vertex's structuredData)."
+    )
     cause = models.CharField(max_length=256, help_text="What made the change: a job, a person, a call.")
     labels = models.JSONField(
         default=dict, blank=True, help_text="Labels given with the change (Vertex's revisionLabels)."

@@ -39,6 +39,7 @@ from cognizes.infra.db_threads import submit_in_background
 from cognizes.infra.embedders import get_embedder, get_embedder_id
 from cognizes.infra.replica import stale_ok
 from cognizes.infra.text import search_text
+from memory_app.models import MemoryType
 from memory_app.names import names
 from memory_app.text import without_names
 from memory_app.when import named_span
@@ -109,17 +110,24 @@ def _scope(alias: str = "", *, as_of: bool = False) -> str:
     )
 
 
+_TYPES = "{p}memory_type = ANY(%(memory_types)s::varchar[])"
+"""The memory types searched (natural-language ones unless a caller asks for profile fields too). Not in ``_scope``:
+search's first pass reads the scope index only, which has no type; profile rows carry no author, event time or
+names, so they change nothing it reads but BM25's corpus size, by a few rows."""
+
+
 def _vector_cte(as_of: bool) -> str:
     """The nearest memories embedded by the query's model: another model's vectors (before ``reembed_memories`` ran,
     after COGNIZES_EMBEDDER changed) share no space with the query's, so they rank by keyword, names and time only
     (issue 44 item 6)."""
     return hybrid_search.vector_ranks(
-        "memories", _scope(as_of=as_of) + " AND embedding IS NOT NULL AND embedder = %(embedder)s"
+        "memories",
+        _scope(as_of=as_of) + " AND " + _TYPES.format(p="") + " AND embedding IS NOT NULL AND embedder = %(embedder)s",
     )
 
 
 def _keyword_cte(as_of: bool) -> str:
-    return hybrid_search.keyword_ranks("memories", _scope("m", as_of=as_of))
+    return hybrid_search.keyword_ranks("memories", _scope("m", as_of=as_of) + " AND " + _TYPES.format(p="m."))
 
 
 _TIMED_CTE = """
@@ -216,6 +224,7 @@ def search_memories(
     embedder: str | None = None,
     extra_scope: dict[str, str] | None = None,
     as_of: datetime | None = None,
+    memory_types: tuple[str, ...] = (MemoryType.NATURAL_LANGUAGE,),
 ) -> list[MemoryHit]:
     """The user's active memories best matching ``query``, best first.
 
@@ -224,7 +233,8 @@ def search_memories(
     (default: the configured one's), whose memories alone are in the vector list. ``extra_scope`` names the
     further scope keys a memory must have, exactly (none by default). ``as_of``
     searches the memories that held at that moment instead of now (superseded
-    ones included, if they held then).
+    ones included, if they held then). ``memory_types``: natural-language memories only, unless a caller
+    (Vertex's ``memoryTypes``) asks for profile fields too.
     """
     limits.check_query(query)  # a 1 MB query was tokenized and embedded whole (issue 41 J3)
     weights = weights or search_weights()
@@ -248,6 +258,7 @@ def search_memories(
         "w_time": float(weights.time),
         "w_names": float(weights.names),
         "names": names(query),
+        "memory_types": list(memory_types),
     }
     database = connections[stale_ok()]  # the replica, if there is one: a search may lag writes by a little
     facts = _scope_facts(database, params, as_of=as_of is not None, mentioned=params["names"][:MAX_NAMES_COUNTED])

@@ -8,8 +8,9 @@ Line 1 is the header::
 Every other line is one record with a ``type``. Version 1 has ``memory`` records: a memory's columns as
 ``memory_app.models.Memory`` stores them (its scope — app, user, extra scope keys —, names, metadata, validity,
 sources, the embedder's id and its vector, little-endian float32 in base64: exact and a quarter of the size of
-decimal numbers) and its revisions, nested. ``profile`` is the type reserved for structured profiles (issue 45
-item 1): an importer that does not know a type refuses its line by number rather than drop it unseen. Fields a
+decimal numbers) and its revisions, nested. A structured profile's fields are memory records too (``memory_type``
+``structured_profile``, their ``structured_content`` and their revisions' ``structured_data``); ``profile`` stays
+a reserved type: an importer that does not know a type refuses its line by number rather than drop it unseen. Fields a
 record does not know are ignored, so a later version may add some without breaking this reader.
 
 This module is the format only: it turns rows into lines and checks a line into a ``MemoryRecord`` (every field
@@ -31,14 +32,14 @@ from uuid import UUID
 import numpy as np
 
 from cognizes.access.models import MAX_KEY_LENGTH
-from memory_app.models import MAX_TOPIC_LENGTH, Kind, RevisionAction, Status
+from memory_app.models import MAX_TOPIC_LENGTH, Kind, MemoryType, RevisionAction, Status
 from memory_app.services.base import MAX_MEMORY_LENGTH as MAX_TEXT_LENGTH
 
 FORMAT = "cognizes.memories"
 VERSION = 1
 VECTORS = "float32-le-base64"
 RECORD_TYPES = ("memory",)
-RESERVED_TYPES = {"profile": "structured profiles (issue 45 item 1) are not exported or imported yet"}
+RESERVED_TYPES = {"profile": "a structured profile travels as memory records of memory_type structured_profile"}
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """A memory's text is at most 10,000 characters; 8 MiB leaves room for many revisions and refuses a line that
 would take the importer's memory."""
@@ -140,6 +141,8 @@ EXPORTED_COLUMNS = (
     "embedding",
     "created_at",
     "updated_at",
+    "memory_type",
+    "structured_content",
 )
 REVISION_COLUMNS = (
     "action",
@@ -152,6 +155,7 @@ REVISION_COLUMNS = (
     "labels",
     "expires_at",
     "created_at",
+    "structured_data",
 )
 
 
@@ -226,7 +230,11 @@ def parse_memory(raw: bytes, line: int, *, header: Header) -> MemoryRecord:
         "names": None if get("names") is None else _strings(get("names"), "names", line, MAX_NAME_LENGTH),
         "created_at": _moment(get("created_at"), "created_at", line),
         "updated_at": _moment(get("updated_at"), "updated_at", line),
+        "memory_type": _choice(get("memory_type", MemoryType.NATURAL_LANGUAGE), MemoryType.values, "memory_type", line),
+        "structured_content": _structured(get("structured_content"), line),
     }
+    if (columns["memory_type"] == MemoryType.STRUCTURED_PROFILE) != (columns["structured_content"] is not None):
+        raise ImportRefused(line, "a profile field has structured_content, and only a profile field has it")
     revisions = get("revisions", [])
     if not isinstance(revisions, list):
         raise ImportRefused(line, "revisions is not a list")
@@ -261,7 +269,23 @@ def _revision(value: Any, line: int) -> dict[str, Any]:
         "labels": _mapping(get("labels", {}), "revision labels", line),
         "expires_at": _moment(get("expires_at"), "revision expires_at", line),
         "created_at": _moment(get("created_at"), "revision created_at", line),
+        "structured_data": None
+        if get("structured_data") is None
+        else _mapping(get("structured_data"), "revision structured_data", line),
     }
+
+
+def _structured(value: Any, line: int) -> dict[str, Any] | None:
+    """A profile field's content: ``{"schema_id", "data": {field: value}}`` (one field), or None for a statement."""
+    if value is None:
+        return None
+    content = _mapping(value, "structured_content", line)
+    data = content.get("data")
+    if set(content) != {"schema_id", "data"} or not isinstance(content["schema_id"], str) or not isinstance(data, dict):
+        raise ImportRefused(line, 'structured_content is {"schema_id": "…", "data": {"field": value}}')
+    if len(data) != 1:
+        raise ImportRefused(line, "a profile field's data has exactly one field")
+    return content
 
 
 def _object(raw: bytes, line: int) -> dict[str, Any]:

@@ -174,6 +174,7 @@ def _list(arguments: dict[str, Any], *, app_name: str, user_id: str, cause: str)
     memories = (
         Memory.objects.for_scope(app_name, user_id)
         .current()
+        .statements()
         .filter(extra_scope={})
         .order_by("-updated_at", "id")[: arguments.get("limit", 10)]
     )

@@ -27,7 +27,7 @@ from memory_app import services
 from memory_app.models import MemoryBankConfig
 from runtime_app import deployed
 from runtime_app.agents import UnknownAgent, get_runner
-from vertex_app import bank_customization, engine_fields, names
+from vertex_app import bank_customization, engine_fields, names, profile_config
 from vertex_app.base import VertexView, operation
 from vertex_app.errors import FailedPrecondition, InvalidArgument
 from vertex_app.models import Engine
@@ -51,6 +51,7 @@ _BANK = {
     "disable_memory_revisions": None,
     "similarity_search_config": bank_customization.SIMILARITY_SEARCH,
     "generation_config": bank_customization.GENERATION,
+    "structured_memory_configs": None,  # raw: schemas' property names are the caller's (vertex_app.profile_config)
 }
 _ENGINE = {
     "name": None,
@@ -187,7 +188,7 @@ def resource(engine: Engine, name: str) -> dict[str, Any]:
 
 def _config_changes(bank: dict[str, Any]) -> dict[str, Any]:
     """MemoryBankConfig fields from Vertex's memoryBankConfig (what it names; the rest stays)."""
-    changes: dict[str, Any] = {}
+    changes: dict[str, Any] = profile_config.config_changes(bank)
     if bank.get("disable_memory_revisions") is not None:
         if not isinstance(bank["disable_memory_revisions"], bool):
             raise InvalidArgument("'disableMemoryRevisions' is true or false.")
@@ -214,7 +215,7 @@ def _ttl(value: Any, name: str) -> timedelta | None:
 
 
 def _bank_resource(config: MemoryBankConfig) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = profile_config.config_resource(config)
     customizations = bank_customization.customization_resources(config)
     if customizations:
         out["customizationConfigs"] = customizations

@@ -31,6 +31,7 @@ from rest_framework.response import Response
 from cognizes.access.models import MAX_KEY_LENGTH
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryRevision, RevisionAction
+from memory_app.models import MemoryType as MemoryKind
 from memory_app.search import search_memories, search_weights
 from sessions_app import services as session_services
 from vertex_app import filters, memory_fields, memory_filters, names
@@ -201,6 +202,12 @@ class MemoryBankView(VertexView):
             "createTime": rfc3339(memory.created_at),
             "updateTime": rfc3339(memory.updated_at),
         }
+        if memory.memory_type == MemoryKind.STRUCTURED_PROFILE:  # a profile field: its data, not a fact
+            del out["fact"]
+            out["memoryType"] = "STRUCTURED_PROFILE"
+            content = memory.structured_content or {}
+            out["structuredContent"] = {"schemaId": content.get("schema_id", ""), "data": content.get("data") or {}}
+            return out
         if memory.topic or memory.kind in memory_fields.TOPICS:
             out["topics"] = [memory_fields.topic_id(memory.topic or memory.kind)]
         if memory.metadata:
@@ -491,14 +498,9 @@ class RetrieveView(MemoryBankView):
         as_of = memory_filters.valid_time(conditions)
         conditions = [c for c in conditions if c.field != "valid_time"]
         groups = memory_filters.metadata_groups(body.get("filter_groups"))
-        kinds = body.get("memory_types") or []
-        if not isinstance(kinds, list):
-            raise InvalidArgument("'memoryTypes' must be a list.")
-        types = [enum(kind, MemoryType, "memoryTypes") for kind in kinds]
-        if set(types) - {"NATURAL_LANGUAGE_COLLECTION"}:
-            raise InvalidArgument("Only NATURAL_LANGUAGE_COLLECTION memories exist here.")
+        types = _memory_types(body.get("memory_types"))
         held = Memory.objects.held_at(as_of) if as_of else Memory.objects.current()
-        scoped = held.filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope)
+        scoped = held.filter(app_name=self.app_name, user_id=user_id, extra_scope=extra_scope, memory_type__in=types)
         similarity = body.get("similarity_search_params")
         if similarity is None:
             params = body.get("simple_retrieval_params") or {}
@@ -517,6 +519,7 @@ class RetrieveView(MemoryBankView):
             extra_scope=extra_scope,
             limit=top_k * 5 if narrowed else top_k,
             as_of=as_of,
+            memory_types=types,
         )
         rows = {
             m.id: m
@@ -533,16 +536,6 @@ class RetrieveView(MemoryBankView):
                 ]
             }
         )
-
-
-class RetrieveProfilesView(MemoryBankView):
-    """``{engine}/memories:retrieveProfiles``: no structured profiles exist yet, so the set is empty."""
-
-    def post(self, request: Request, **kwargs: Any) -> Response:
-        """Retrieve a scope's structured profiles (none exist yet)."""
-        body = message(request.data, {"scope": None})
-        self.memory_scope(body.get("scope"), write=False)
-        return Response({"profiles": {}})
 
 
 class PurgeView(MemoryBankView):
@@ -571,6 +564,16 @@ def _remember(app_name: str, user_id: str, candidates: list[services.Candidate],
         raise InvalidArgument(str(error)) from error
     except IntegrityError as error:  # a memory id chosen twice at the same moment
         raise AlreadyExists("That memory already exists.") from error
+
+
+def _memory_types(value: Any) -> tuple[str, ...]:
+    """The memory types a retrieve asks for (``memoryTypes``): natural-language ones unless it names others."""
+    if value is None:
+        return (MemoryKind.NATURAL_LANGUAGE,)
+    if not isinstance(value, list):
+        raise InvalidArgument("'memoryTypes' must be a list.")
+    types = {enum(kind, MemoryType, "memoryTypes") for kind in value} - {"MEMORY_TYPE_UNSPECIFIED"}
+    return tuple(memory_filters.MEMORY_TYPES[t] for t in sorted(types)) or (MemoryKind.NATURAL_LANGUAGE,)
 
 
 def _best_score() -> float:

@@ -10,13 +10,17 @@ from django.db.models import QuerySet
 from google.cloud.aiplatform_v1beta1.types.memory_bank import MemoryFilter
 
 from cognizes.access import limits
-from memory_app.models import Memory
+from memory_app.models import Memory, MemoryType
 from vertex_app import filters
 from vertex_app.errors import InvalidArgument
 from vertex_app.memory_fields import metadata_plain
 from vertex_app.wire import enum, string, timestamp
 
-LIST_FILTER_FIELDS = {"scope.*", "fact", "create_time", "update_time"}
+LIST_FILTER_FIELDS = {"scope.*", "fact", "create_time", "update_time", "memory_type"}
+MEMORY_TYPES = {
+    "NATURAL_LANGUAGE_COLLECTION": MemoryType.NATURAL_LANGUAGE,
+    "STRUCTURED_PROFILE": MemoryType.STRUCTURED_PROFILE,
+}
 
 _TIME_FIELDS = {"create_time": "created_at", "update_time": "updated_at"}
 _LOOKUPS = {"=": "", ">": "__gt", ">=": "__gte", "<": "__lt", "<=": "__lte"}
@@ -33,6 +37,10 @@ def filtered(
         if condition.field in _TIME_FIELDS:
             lookup = _TIME_FIELDS[condition.field] + _LOOKUPS[condition.op]
             queryset = queryset.filter(**{lookup: timestamp(value, condition.field)})
+        elif condition.field == "memory_type":
+            if value not in MEMORY_TYPES:
+                raise InvalidArgument(f"memory_type is one of {', '.join(sorted(MEMORY_TYPES))}.")
+            queryset = queryset.filter(memory_type=MEMORY_TYPES[value])
         elif condition.field == "fact":
             queryset = queryset.filter(text=value)
         elif condition.field == "scope.user_id":

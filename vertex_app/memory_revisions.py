@@ -67,6 +67,9 @@ class RevisionsView(MemoryBankView):
             "fact": revision.text_after or revision.text_before,
             "labels": revision.labels,
         }
+        if revision.structured_data is not None:  # a profile field's: its data at this revision, not a fact
+            del out["fact"]
+            out["structuredData"] = revision.structured_data
         if revision.expires_at:
             out["expireTime"] = rfc3339(revision.expires_at)
         return out

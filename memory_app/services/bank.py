@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from memory_app.models import MAX_TOPIC_LENGTH, Kind, MemoryBankConfig
+from memory_app.profile_schema import SchemaError, check_configs
 from memory_app.services.base import MemoryServiceError, get_bank_config
 
 
@@ -37,6 +38,7 @@ def do_configure_bank(*, app_name: str, changes: dict[str, Any]) -> MemoryBankCo
         "generation_model",
         "generation_trigger",
         "embedding_model",
+        "structured_memory_configs",
     }
     unknown = sorted(set(changes) - allowed)
     if unknown:
@@ -163,6 +165,10 @@ def check_bank_config(config: MemoryBankConfig) -> None:
         check_customization(entry, where=where)
     _check_bank_wide(config)
     _check_ttls(config)
+    try:
+        config.structured_memory_configs = check_configs(config.structured_memory_configs or [])
+    except SchemaError as error:
+        raise MemoryServiceError(str(error)) from error
 
 
 def check_customization(entry: dict[str, Any], *, where: str) -> None:

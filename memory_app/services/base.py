@@ -151,7 +151,14 @@ def _get_for_update(memory_id: UUID | str, app_name: str, user_id: str) -> Memor
 
 
 def _revise(
-    memory: Memory, action: str, cause: str, *, text_before: str, status_before: str, mark: RevisionMark | None = None
+    memory: Memory,
+    action: str,
+    cause: str,
+    *,
+    text_before: str,
+    status_before: str,
+    mark: RevisionMark | None = None,
+    structured_data: dict[str, Any] | None = None,
 ) -> None:
     """Record a change; without a ``mark``, with the app's default revision TTL and no labels.
 
@@ -168,6 +175,7 @@ def _revise(
         status_before=status_before,
         status_after=memory.status,
         metadata_after=memory.metadata,
+        structured_data=structured_data,
         cause=cause[:256],
         labels=mark.labels,
         expires_at=mark.expires_at,

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cognizes.infra.embedders import get_embedder
-from memory_app.models import Kind, Memory, MemoryRevision, RevisionAction, Status
+from memory_app.models import Kind, Memory, MemoryRevision, MemoryType, RevisionAction, Status
 from memory_app.names import names
 from memory_app.services.bank import check_topic
 from memory_app.services.base import (
@@ -64,6 +64,8 @@ def do_edit_memory(
     vector = embedder.embed_documents([text])[0] if text is not None else None
     with transaction.atomic():
         memory = _get_for_update(memory_id, app_name, user_id)
+        if text is not None and memory.memory_type == MemoryType.STRUCTURED_PROFILE:
+            raise MemoryServiceError("A profile field's text follows its value: set the value (the admin's profiles).")
         before = memory.text
         if text is not None and text.strip() != memory.text:
             assert vector is not None  # embedded above, as text is given

@@ -148,7 +148,7 @@ def _remember_one(
     memory.save()
     _revise(memory, RevisionAction.CREATE, cause, text_before="", status_before="", mark=mark)
     outcome.created.append(memory.id)
-    olds = Memory.objects.for_scope(app_name, user_id).active().filter(extra_scope=extra_scope)
+    olds = Memory.objects.for_scope(app_name, user_id).active().statements().filter(extra_scope=extra_scope)
     for old in olds.filter(id__in=_uuids(candidate.supersedes)):
         before = old.status
         old.status, old.superseded_by = Status.SUPERSEDED, memory
@@ -200,6 +200,7 @@ def _find_same(
             SELECT id, 1 - (embedding <=> %s::vector) AS similarity, text
             FROM memories
             WHERE app_name = %s AND user_id = %s AND extra_scope = %s::jsonb AND status = 'active'
+              AND memory_type = 'natural_language'
               AND (%s::jsonb IS NULL OR metadata = %s::jsonb)
             ORDER BY embedding <=> %s::vector
             LIMIT 5

@@ -217,6 +217,9 @@ class _Load:
                 "names": names(_with_speaker(record.text, fields["author"])) if mentioned is None else mentioned,
                 "metadata": json.dumps(fields["metadata"]),
                 "extra_scope": json.dumps(fields["extra_scope"]),
+                "structured_content": None
+                if fields["structured_content"] is None
+                else json.dumps(fields["structured_content"]),
             }
             params.extend(row[name] for name in _INSERTED)
             params.extend(
@@ -255,11 +258,11 @@ class _Load:
         with connection.cursor() as cursor:
             cursor.execute(
                 "INSERT INTO memory_revisions (memory_id, action, text_before, text_after, status_before,"
-                " status_after, metadata_after, cause, labels, expires_at, created_at)"
-                " SELECT m, a, tb, ta, sb, sa, md::jsonb, c, l::jsonb, e, t FROM unnest(%s::uuid[], %s::text[],"
-                " %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
-                " %s::timestamptz[], %s::timestamptz[]) WITH ORDINALITY v(m, a, tb, ta, sb, sa, md, c, l, e, t, n)"
-                " ORDER BY n",
+                " status_after, metadata_after, cause, labels, expires_at, created_at, structured_data)"
+                " SELECT m, a, tb, ta, sb, sa, md::jsonb, c, l::jsonb, e, t, sd::jsonb FROM unnest(%s::uuid[],"
+                " %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+                " %s::timestamptz[], %s::timestamptz[], %s::text[])"
+                " WITH ORDINALITY v(m, a, tb, ta, sb, sa, md, c, l, e, t, sd, n) ORDER BY n",
                 [
                     [memory_id for memory_id, _ in revisions],
                     column("action"),
@@ -272,6 +275,7 @@ class _Load:
                     [json.dumps(r["labels"]) for _, r in revisions],
                     column("expires_at"),
                     [r["created_at"] or now for _, r in revisions],
+                    [None if r["structured_data"] is None else json.dumps(r["structured_data"]) for _, r in revisions],
                 ],
             )
 
@@ -304,6 +308,7 @@ links after (``superseded_by_id``)."""
 _CASTS = {
     "metadata": "%s::jsonb",
     "extra_scope": "%s::jsonb",
+    "structured_content": "%s::jsonb",
     "source_session_ids": "%s::varchar[]",
     "source_event_ids": "%s::varchar[]",
     "names": "%s::varchar[]",
