@@ -183,3 +183,29 @@ def test_another_apps_key_cannot_read_a_profile(server, bank):
         other.memory_banks.memories.retrieve_profiles(name=engine, scope=ADA)
 
     assert refused.value.code == 404
+
+
+def test_a_scope_without_natural_language_memories_still_fills_its_profile(server, celery_worker):
+    """Vertex's disable_natural_language_memories is "for when you only want structured memories": profiles only."""
+    bank = {
+        "customization_configs": [{"scope_keys": ["user_id"], "disable_natural_language_memories": True}],
+        "structuredMemoryConfigs": CONFIGS,
+    }
+    configured = httpx.patch(
+        f"{server.base_url}v1beta1/reasoningEngines/{server.engine_id}",
+        headers={"x-goog-api-key": server.key},
+        json={"context_spec": {"memory_bank_config": bank}},  # as memory_banks.update sends it
+        timeout=30,
+    )
+    assert configured.status_code == 200, configured.text
+    memories = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url})
+    engine = f"reasoningEngines/{server.engine_id}"
+    contents = {"events": [{"content": {"role": "user", "parts": [{"text": "Je m'appelle Zoé. J'habite à Lyon."}]}}]}
+
+    made = memories.memory_banks.memories.generate(name=engine, scope=ADA, direct_contents_source=contents)
+
+    kinds = [g.memory.memory_type.value if g.memory.memory_type else "fact" for g in made.response.generated_memories]
+    assert kinds and set(kinds) == {"STRUCTURED_PROFILE"}
+    profiles = memories.memory_banks.memories.retrieve_profiles(name=engine, scope=ADA).profiles
+    assert profiles["user-profile"].profile == {"name": "Zoé", "city": "Lyon"}
+    assert list(memories.memory_banks.memories.retrieve(name=engine, scope=ADA)) == []
