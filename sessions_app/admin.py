@@ -15,7 +15,7 @@ from django.utils.html import format_html, format_html_join
 
 from cognizes.infra.replica import ListsFromReplica
 from sessions_app import services
-from sessions_app.models import AppState, Event, Session, UserState
+from sessions_app.models import AppState, Event, FeedbackEntry, FeedbackType, Session, UserState
 
 
 class PrettyJSONField(forms.JSONField):
@@ -129,6 +129,35 @@ class EventInline(admin.TabularInline):
         )
 
 
+class FeedbackInline(admin.TabularInline):
+    """Feedback on the session's events (Vertex's feedbackEntries): who rated which event, how, and why."""
+
+    model = FeedbackEntry
+    fields = ("thumbs", "event", "feedback_labels", "feedback_text", "user_id", "source", "create_time")
+    readonly_fields = fields
+    ordering = ("create_time", "pk")
+    extra = 0
+    can_delete = False
+    verbose_name_plural = "feedback"
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="verdict")
+    def thumbs(self, entry: FeedbackEntry) -> str:
+        return "👍" if entry.feedback_type == FeedbackType.THUMBS_UP else "👎"
+
+    @admin.display(description="event")
+    def event(self, entry: FeedbackEntry) -> str:
+        """The event rated, as its preview (escaped: what users typed is never markup here)."""
+        found = Event.objects.filter(session_id=entry.session_id, event_id=entry.event_id).first()
+        preview = f"{found.author}: {found.preview}" if found else "(event gone)"
+        return format_html("<code>{}</code><br>{}", entry.event_id, preview)
+
+
 ATTRIBUTES = ("display_name", "labels", "expire_time")
 """What the session page edits besides the state (Vertex AI's session fields); an expire time in the past deletes."""
 
@@ -155,7 +184,7 @@ class SessionAdmin(_VersionedStateAdmin):
     )
     # More than the base's two: the base declares what its own forms need.
     readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")  # type: ignore[assignment]
-    inlines = [EventInline]
+    inlines = [EventInline, FeedbackInline]
     actions = ["erase_users"]
     change_form_template = "admin/sessions_app/session/change_form.html"  # adds the live events panel
 
