@@ -15,6 +15,7 @@ from vertex_app import (
     agents,
     engines,
     errors,
+    example_stores,
     feedback,
     memories,
     memory_revisions,
@@ -33,6 +34,7 @@ SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
 CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
+EXAMPLE_STORE = LOCATION + r"exampleStores/(?P<store_id>[^/:]+)"
 REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
@@ -79,6 +81,16 @@ urlpatterns = [
     ),
     re_path(LOCATION + r":askContexts$", rag_ask.AskContextsView.as_view()),
     re_path(LOCATION + r"ragEngineConfig$", rag_config.RagEngineConfigView.as_view()),
+    re_path(LOCATION + r"exampleStores$", example_stores.ExampleStoresView.as_view()),
+    re_path(LOCATION + r"exampleStores:create$", example_stores.CreateExampleStoreView.as_view()),
+    re_path(EXAMPLE_STORE + r"$", example_stores.ExampleStoreDetailView.as_view()),
+    re_path(
+        EXAMPLE_STORE + r"/operations/(?P<operation_id>[^/:]+)$", example_stores.ExampleStoreOperationView.as_view()
+    ),
+    re_path(EXAMPLE_STORE + r":upsertExamples$", example_stores.UpsertExamplesView.as_view()),
+    re_path(EXAMPLE_STORE + r":searchExamples$", example_stores.SearchExamplesView.as_view()),
+    re_path(EXAMPLE_STORE + r":fetchExamples$", example_stores.FetchExamplesView.as_view()),
+    re_path(EXAMPLE_STORE + r":removeExamples$", example_stores.RemoveExamplesView.as_view()),
     re_path(REGISTRY + r"agents$", agent_registry.AgentsView.as_view()),
     re_path(REGISTRY + r"agents:search$", agent_registry.SearchAgentsView.as_view()),
     re_path(REGISTRY + r"agents/(?P<agent_id>[^/:]+)$", agent_registry.AgentView.as_view()),
