@@ -24,6 +24,7 @@ from vertex_app import (
     rag_ask,
     rag_config,
     sessions,
+    skills,
 )
 
 ENGINE = (
@@ -35,6 +36,8 @@ MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
 CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
 EXAMPLE_STORE = LOCATION + r"exampleStores/(?P<store_id>[^/:]+)"
+SKILL = LOCATION + r"skills/(?P<skill_id>[^/:]+)"
+REGISTRY_ALPHA = r"^v1alpha/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
@@ -101,5 +104,17 @@ urlpatterns = [
     re_path(REGISTRY + r"bindings:fetchAvailable$", agent_registry.AvailableBindingsView.as_view()),
     re_path(REGISTRY + r"endpoints$", agent_registry.EndpointsView.as_view()),
     re_path(REGISTRY + r"endpoints/(?P<endpoint_id>[^/:]+)$", agent_registry.EndpointView.as_view()),
-    re_path(r"^v1(?:beta1)?/", errors.not_found),
+    re_path(LOCATION + r"skills$", skills.SkillsView.as_view()),
+    re_path(LOCATION + r"skills:retrieve$", skills.RetrieveSkillsView.as_view()),
+    re_path(SKILL + r"$", skills.SkillView.as_view()),
+    re_path(SKILL + r"/operations/(?P<operation_id>[^/:]+)$", skills.SkillOperationView.as_view()),
+    re_path(SKILL + r"/revisions$", skills.SkillRevisionsView.as_view()),
+    re_path(SKILL + r"/revisions/(?P<revision_id>[^/:]+)$", skills.SkillRevisionView.as_view()),
+    re_path(REGISTRY_ALPHA + r"skills:search$", skills.RegistrySearchSkillsView.as_view()),
+    re_path(REGISTRY_ALPHA + r"skills/(?P<skill_id>[^/:]+)$", skills.RegistrySkillView.as_view()),
+    re_path(
+        REGISTRY_ALPHA + r"skills/(?P<skill_id>[^/:]+)/revisions/(?P<revision_id>[^/:]+)$",
+        skills.RegistrySkillRevisionView.as_view(),
+    ),
+    re_path(r"^v1(?:alpha|beta1)?/", errors.not_found),
 ]
