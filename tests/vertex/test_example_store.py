@@ -100,8 +100,8 @@ def test_stores_are_created_listed_read_changed_and_deleted(server):
     ).json()
     assert (patched["displayName"], patched["description"]) == ("二号", "Примеры")
 
-    deleted = httpx.delete(f"{server.base_url}v1beta1/{second['name']}", headers=headers).json()
-    assert deleted["done"] is True
+    deleted = _client(server)._delete(name=f"{PARENT}/{second['name']}")  # the SDK's own (private) delete
+    assert deleted.done is True
     with pytest.raises(ClientError) as gone:
         _client(server).get(name=f"{PARENT}/{second['name']}")
     assert gone.value.code == 404
