@@ -4,7 +4,7 @@
     runner = runner_for(root_agent, app_name="weather")   # sessions, memory, tools, audit, tracing
 
 or the pieces: PostgresSessionService, PostgresMemoryService, PostgresArtifactService, DatabaseToolset,
-AuditPlugin.
+AuditPlugin, PostgresExampleStore (ExampleTool's few-shot examples from an Example Store).
 
 Importing this module sets Django up (with ``cognizes.settings`` unless ``DJANGO_SETTINGS_MODULE`` says otherwise),
 so an agent script in any directory needs nothing but the installed package. Its database is the first of:
@@ -25,6 +25,7 @@ ensure_django()
 
 from artifacts_app.adk import PostgresArtifactService  # noqa: E402  (after ensure_django())
 from memory_app.adk import PostgresMemoryService  # noqa: E402  (after ensure_django())
+from memory_app.example_provider import PostgresExampleStore  # noqa: E402  (after ensure_django())
 from runtime_app.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402  (after ensure_django())
 from sessions_app.adk import PostgresSessionService  # noqa: E402  (after ensure_django())
 from tools_app.adk import AuditPlugin, DatabaseToolset, approval_message  # noqa: E402  (after ensure_django())
@@ -35,6 +36,7 @@ __all__ = [
     "DatabaseToolset",
     "MemoryIngestionPlugin",
     "PostgresArtifactService",
+    "PostgresExampleStore",
     "PostgresMemoryService",
     "PostgresSessionService",
     "approval_message",

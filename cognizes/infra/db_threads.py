@@ -69,6 +69,14 @@ async def run_in_db_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -
     return await asyncio.get_running_loop().run_in_executor(_get_executor(), call)
 
 
+def wait_in_db_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` run on a database thread, waited for: for the synchronous hooks ADK calls from
+    inside its event loop (an example provider's ``get_examples``), where the ORM may not run on the loop's
+    thread. It blocks that loop for as long as the query takes, as ADK's own synchronous providers do."""
+    context = contextvars.copy_context()
+    return _get_executor().submit(context.run, _call_in_thread, fn, args, kwargs).result()
+
+
 def submit_in_background(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
     """Run ``fn`` on a database thread without waiting for it; errors are logged, not raised."""
 

@@ -248,3 +248,50 @@ def test_hostile_bodies_are_400_not_500(server):
         headers=headers,
     ).json()
     assert upsert["results"][0]["status"]["code"] == 3  # no text to make a key of: that example refused, said why
+
+
+def test_an_adk_agent_beside_the_database_gets_its_few_shots_from_cognizes_adk(server):
+    """cognizes.adk's PostgresExampleStore: ExampleTool in a running agent, the store read in-process (ADK calls
+    the provider synchronously inside its event loop)."""
+    import asyncio
+
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.adk.tools.example_tool import ExampleTool
+    from google.genai import types
+
+    from memory_app.example_provider import PostgresExampleStore
+    from tests.fake_llm import OfflineLlm
+    from tests.vertex.conftest import APP
+
+    class ShowsItsInstruction(OfflineLlm):
+        model: str = "shows-instruction"
+
+        def reply(self, text, llm_request):
+            return types.Part(text=str(llm_request.config.system_instruction))
+
+    name = _create_store(server.base_url, server.key)["name"]
+    _client(server).upsert_examples(name=name, examples=[_example(*each) for each in EXAMPLES])
+    provider = PostgresExampleStore(name, app_name=APP)
+    agent = LlmAgent(name="helper", model=ShowsItsInstruction(), tools=[ExampleTool(provider)])
+    runner = InMemoryRunner(agent=agent, app_name=APP)
+
+    async def turn() -> str:
+        session = await runner.session_service.create_session(app_name=APP, user_id="ada")
+        message = types.Content(role="user", parts=[types.Part(text="비밀번호를 잊어버렸어요")])
+        texts = [
+            part.text
+            async for event in runner.run_async(user_id="ada", session_id=session.id, new_message=message)
+            for part in (event.content.parts if event.content else [])
+            if part.text
+        ]
+        return texts[-1]
+
+    instruction = asyncio.run(turn())
+    assert (
+        "<EXAMPLES>" in instruction
+        and "비밀번호를 재설정하고 싶어요" in instruction
+        and "reset_password()" in instruction
+    )
+    with pytest.raises(ValueError):  # another app's store is not this app's
+        PostgresExampleStore(name, app_name="another_app").get_examples("x")
