@@ -70,13 +70,20 @@ def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
     check_key("app_name", app_name)
     check_key("user_id", user_id)
     with transaction.atomic(), connection.cursor() as cursor:
+        # Feedback on the user's sessions and feedback the user gave on others': counted here, before the
+        # sessions' deletion would take the first kind silently.
+        cursor.execute(
+            "DELETE FROM feedback_entries WHERE app_name = %s AND (user_id = %s OR session_id IN "
+            "(SELECT id FROM sessions WHERE app_name = %s AND user_id = %s))",
+            [app_name, user_id, app_name, user_id],
+        )
+        feedback = cursor.rowcount
         deleted = _delete_sessions(cursor, app_name=app_name, user_id=user_id)
         counts = {"sessions": len(deleted), "events": sum(len(session.event_ids) for session in deleted)}
         cursor.execute("DELETE FROM user_states WHERE app_name = %s AND user_id = %s", [app_name, user_id])
         counts["user_states"] = cursor.rowcount
-        # Feedback the user gave on others' sessions (on their own, it went with the sessions above).
-        cursor.execute("DELETE FROM feedback_entries WHERE app_name = %s AND user_id = %s", [app_name, user_id])
-        counts["feedback_entries"] = cursor.rowcount
+        if feedback:
+            counts["feedback_entries"] = feedback
         for _, erased in user_erased.send(sender=DeletedSession, app_name=app_name, user_id=user_id):
             counts.update(cast(dict[str, int], erased))  # each receiver answers its counts
     return counts
