@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from pgvector.django import CosineDistance
 
 from cognizes.infra.embedders import get_embedder
@@ -42,16 +42,28 @@ def check_skill_id(skill_id: str) -> str:
 
 
 def skills_of(app_name: str) -> QuerySet[Skill]:
-    return Skill.objects.filter(app_name=app_name).order_by("skill_id")
+    """The app's skills, each with its default (newest) revision's id and checksum: a list is one query."""
+    newest = SkillRevision.objects.filter(skill=OuterRef("pk")).order_by("-id")
+    return (
+        Skill.objects.filter(app_name=app_name)
+        .annotate(
+            default_revision_id=Subquery(newest.values("id")[:1]), default_sha256=Subquery(newest.values("sha256")[:1])
+        )
+        .order_by("skill_id")
+    )
 
 
 def get_skill(*, app_name: str, skill_id: str) -> Skill | None:
     return skills_of(app_name).filter(skill_id=skill_id).first()
 
 
-def default_revision(skill: Skill) -> SkillRevision | None:
-    """The newest revision: the one clients download."""
-    return skill.revisions.order_by("-id").first()
+def default_revision(skill: Skill) -> tuple[int, str] | None:
+    """The newest revision's (id, sha256): the one clients download (from ``skills_of``'s annotation when there)."""
+    if hasattr(skill, "default_revision_id"):
+        newest = skill.default_revision_id
+        return (newest, str(getattr(skill, "default_sha256", ""))) if newest else None
+    found = skill.revisions.order_by("-id").values_list("id", "sha256").first()
+    return (found[0], found[1]) if found else None
 
 
 def _embed(skill: Skill) -> None:

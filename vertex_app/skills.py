@@ -90,8 +90,8 @@ class SkillSurface(VertexSurface):
                 out[field] = getattr(skill, field)
         revision = skills.default_revision(skill)
         if revision is not None:
-            out["sha256"] = revision.sha256
-            out["defaultRevision"] = self.revision_name(revision)
+            out["defaultRevision"] = f"{self.skill_name(skill)}/revisions/{revision[0]}"
+            out["sha256"] = revision[1]
         return out
 
     def revision(self, skill: Skill, revision_id: str) -> SkillRevision:

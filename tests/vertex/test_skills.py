@@ -15,10 +15,14 @@ import zipfile
 import agentplatform
 import httpx
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from google.genai.errors import ClientError
 from google.oauth2.credentials import Credentials
 
+from tests.vertex.conftest import APP
 from tools_app.skill_models import Skill
+from tools_app.skills import default_revision, skills_of
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -71,6 +75,10 @@ def test_agentplatform_creates_gets_lists_updates_retrieves_and_deletes_skills(s
     )
 
     assert [s.name.rsplit("/", 1)[1] for s in skills.list()] == ["parcel.shipping", "weather-report"]
+    with CaptureQueriesContext(connection) as listing:
+        records = skills_of(APP)
+        assert [default_revision(skill) is not None for skill in records] == [True, True]
+    assert len(listing.captured_queries) == 1  # a list is one query, revisions included
     assert [s.display_name for s in skills.list(config={"filter": 'displayName:"weather"'})] == ["weather-report"]
     for query, expected in [
         ("天気予報", "weather-report"),
