@@ -295,3 +295,18 @@ def test_an_adk_agent_beside_the_database_gets_its_few_shots_from_cognizes_adk(s
     )
     with pytest.raises(ValueError):  # another app's store is not this app's
         PostgresExampleStore(name, app_name="another_app").get_examples("x")
+
+
+def test_the_admin_shows_a_stores_examples_inert(server, admin_user):
+    from django.test import Client
+
+    name = _create_store(server.base_url, server.key)["name"]
+    hostile = _example("x", "<img src=x onerror=alert(1)> 北京明天会下雨吗？", "get_weather", {})
+    _client(server).upsert_examples(name=name, examples=[hostile])
+    staff = Client()
+    staff.force_login(admin_user)
+
+    page = staff.get(f"/admin/memory_app/examplestore/{name.rsplit('/', 1)[1]}/change/").content.decode()
+
+    assert "北京明天会下雨吗？" in page and "get_weather" in page
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
