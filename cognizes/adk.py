@@ -4,7 +4,8 @@
     runner = runner_for(root_agent, app_name="weather")   # sessions, memory, tools, audit, tracing
 
 or the pieces: PostgresSessionService, PostgresMemoryService, PostgresArtifactService, PostgresCredentialService,
-PostgresEvalSetsManager, PostgresEvalSetResultsManager, DatabaseToolset, AuditPlugin.
+PostgresEvalSetsManager, PostgresEvalSetResultsManager, DatabaseToolset, AuditPlugin, PostgresExampleStore
+(ExampleTool's few-shot examples from an Example Store).
 
 Importing this module sets Django up (with ``cognizes.settings`` unless ``DJANGO_SETTINGS_MODULE`` says otherwise),
 so an agent script in any directory needs nothing but the installed package. Its database is the first of:
@@ -25,6 +26,7 @@ ensure_django()
 
 from artifacts_app.adk import PostgresArtifactService  # noqa: E402  (after ensure_django())
 from memory_app.adk import PostgresMemoryService  # noqa: E402  (after ensure_django())
+from memory_app.example_provider import PostgresExampleStore  # noqa: E402  (after ensure_django())
 from runtime_app.evals import PostgresEvalSetResultsManager, PostgresEvalSetsManager  # noqa: E402  (after ensure_django())
 from runtime_app.runner import MemoryIngestionPlugin, runner_for, settle  # noqa: E402  (after ensure_django())
 from sessions_app.adk import PostgresSessionService  # noqa: E402  (after ensure_django())
@@ -40,6 +42,7 @@ __all__ = [
     "PostgresCredentialService",
     "PostgresEvalSetResultsManager",
     "PostgresEvalSetsManager",
+    "PostgresExampleStore",
     "PostgresMemoryService",
     "PostgresSessionService",
     "approval_message",

@@ -41,6 +41,9 @@ MCP servers (as ``McpToolset``\ s) on a Cognizes server the same way::
     weather = registry.get_remote_a2a_agent("projects/cognizes/locations/global/agents/weather")
     tools = registry.get_mcp_toolset("projects/cognizes/locations/global/mcpServers/weather-tools")
 
+ADK's ``ExampleTool`` takes its few-shot examples from a Cognizes Example Store through
+``VertexAiExampleStore(STORE, base_url=..., api_key=KEY)``.
+
 For ``adk web`` / ``adk api_server``, ``register()`` adds the URI scheme
 ``cognizes+vertex://HOST:PORT/ENGINE_ID`` (``cognizes+vertex+https://`` over
 TLS) for ``--session_service_uri`` and ``--memory_service_uri``; the key comes
@@ -58,6 +61,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import requests
+from google.adk.examples.example import Example
+from google.adk.examples.vertex_ai_example_store import VertexAiExampleStore as _VertexAiExampleStore
 from google.adk.integrations.agent_registry import AgentRegistry as _AgentRegistry
 from google.adk.memory.vertex_ai_memory_bank_service import VertexAiMemoryBankService as _VertexAiMemoryBankService
 from google.adk.memory.vertex_ai_rag_memory_service import VertexAiRagMemoryService as _VertexAiRagMemoryService
@@ -265,6 +270,27 @@ class VertexAiRagMemoryService(_VertexAiRagMemoryService):
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
         with self._endpoint.routing():
             return await super().search_memory(app_name=app_name, user_id=user_id, query=query)
+
+
+class VertexAiExampleStore(_VertexAiExampleStore):
+    """ADK's ``VertexAiExampleStore`` (for ``ExampleTool``) with its few-shot examples from a Cognizes Example Store.
+
+    ADK's class builds ``agentplatform.Client(project, location)`` in every ``get_examples`` and takes no endpoint,
+    so each call runs inside ``pointed_at``'s routing, to ``base_url`` with the key (issue 47 item 3). The store is
+    ``exampleStores/ID`` (express mode) or ``projects/P/locations/L/exampleStores/ID`` (project mode, the key as a
+    bearer token). ADK's class also needs ``pandas`` installed (agentplatform's example store client imports it).
+    """
+
+    def __init__(self, examples_store_name: str, *, base_url: str, api_key: str | None = None) -> None:
+        super().__init__(examples_store_name)
+        project_mode = examples_store_name.startswith("projects/")
+        self._endpoint = _Endpoint(
+            base_url, api_key, self._project if project_mode else None, self._location if project_mode else None
+        )
+
+    def get_examples(self, query: str) -> list[Example]:
+        with self._endpoint.routing():
+            return super().get_examples(query)
 
 
 class AgentRegistry(_AgentRegistry):

@@ -19,6 +19,7 @@ from django.utils.html import format_html, format_html_join
 from cognizes.access.admin_views import ChangedByActions
 from cognizes.infra.replica import ListsFromReplica
 from memory_app import consolidation, services
+from memory_app import example_admin as example_admin  # Example Stores: browse their few-shot examples
 from memory_app.models import ConsolidationJob, Memory, MemoryBankConfig, MemoryQuerySet, MemoryRevision
 from memory_app.search import search_memories
 from sessions_app.admin import SessionAdmin

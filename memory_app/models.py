@@ -27,6 +27,7 @@ from pgvector.django import HnswIndex, VectorField
 from cognizes.access.models import MAX_KEY_LENGTH
 from cognizes.infra.embedders import DIMENSIONS
 from cognizes.infra.text import TEXT_SEARCH_CONFIG
+from memory_app.example_models import ExampleStore, StoredExample  # noqa: F401  (the Example Store's tables)
 
 MAX_TOPIC_LENGTH = 64
 EMBEDDING_DIMENSIONS = DIMENSIONS

@@ -15,7 +15,8 @@ from django.utils.html import format_html, format_html_join
 
 from cognizes.infra.replica import ListsFromReplica
 from sessions_app import services
-from sessions_app.models import AppState, Event, Session, UserState
+from sessions_app.models import AppState, Event, FeedbackType, Session, UserState
+from sessions_app.services.feedback import get_session_feedback
 
 
 class PrettyJSONField(forms.JSONField):
@@ -129,6 +130,41 @@ class EventInline(admin.TabularInline):
         )
 
 
+def feedback_table(session: Session) -> str:
+    """The session's feedback entries (Vertex's feedbackEntries) as a table: the verdict, who gave it, labels,
+    comment, and the event rated. Read-only, and a field rather than an inline: the session's form posts no
+    formset for it. Everything is escaped: what raters typed is never markup here."""
+    entries = get_session_feedback(session.pk)
+    if not entries:
+        return "—"
+    previews = dict(
+        Event.objects.filter(session_id=session.pk, event_id__in=[e.event_id for e in entries]).values_list(
+            "event_id", "preview"
+        )
+    )
+    rows = format_html_join(
+        "",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code><br>{}</td><td>{}</td></tr>",
+        (
+            (
+                "👍" if entry.feedback_type == FeedbackType.THUMBS_UP else "👎",
+                entry.user_id,
+                ", ".join(entry.feedback_labels),
+                entry.feedback_text,
+                entry.event_id,
+                previews.get(entry.event_id, "(event gone)"),
+                entry.create_time.isoformat(timespec="seconds"),
+            )
+            for entry in entries
+        ),
+    )
+    return format_html(
+        "<table><thead><tr><th>verdict</th><th>by</th><th>labels</th><th>comment</th><th>event</th><th>when</th>"
+        "</tr></thead><tbody>{}</tbody></table>",
+        rows,
+    )
+
+
 ATTRIBUTES = ("display_name", "labels", "expire_time")
 """What the session page edits besides the state (Vertex AI's session fields); an expire time in the past deletes."""
 
@@ -152,12 +188,26 @@ class SessionAdmin(_VersionedStateAdmin):
         "create_time",
         "update_time",
         "traces",
+        "feedback",
     )
     # More than the base's two: the base declares what its own forms need.
-    readonly_fields = ("app_name", "user_id", "session_id", "version", "create_time", "update_time", "traces")  # type: ignore[assignment]
+    readonly_fields = (  # type: ignore[assignment]
+        "app_name",
+        "user_id",
+        "session_id",
+        "version",
+        "create_time",
+        "update_time",
+        "traces",
+        "feedback",
+    )
     inlines = [EventInline]
     actions = ["erase_users"]
     change_form_template = "admin/sessions_app/session/change_form.html"  # adds the live events panel
+
+    @admin.display(description="feedback")
+    def feedback(self, session: Session) -> str:
+        return feedback_table(session)
 
     @admin.display(description="traces")
     def traces(self, session: Session) -> str:

@@ -141,3 +141,47 @@ class UserState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.app_name}/{self.user_id}"
+
+
+class FeedbackType(models.TextChoices):
+    THUMBS_UP = "THUMBS_UP", "👍 thumbs up"
+    THUMBS_DOWN = "THUMBS_DOWN", "👎 thumbs down"
+
+
+class FeedbackEntry(models.Model):
+    """A person's verdict on one event of a session (Agent Engine's ``feedbackEntries``, issue 47 item 4).
+
+    It belongs to its session: deleted with it (``services.lifecycle`` deletes it in the statement that deletes
+    sessions, as it does events), and with the user it names when that user is erased. ``context_events`` is
+    the entry's singleton ``feedbackContext``: the conversation the rater saw, as Vertex's SessionEvents.
+    """
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="feedback_entries")
+    app_name = models.CharField(max_length=MAX_KEY_LENGTH, help_text="The session's app (what keys are checked on).")
+    event_id = models.CharField(
+        "event id", max_length=MAX_KEY_LENGTH, help_text="The event of the session the feedback is about."
+    )
+    feedback_type = models.CharField(max_length=16, choices=FeedbackType.choices)
+    feedback_labels = models.JSONField(default=list, blank=True, help_text='Labels such as "non-factual".')
+    feedback_text = models.TextField(blank=True, help_text="What the rater wrote.")
+    user_id = models.CharField(
+        "user id", max_length=MAX_KEY_LENGTH, help_text="Who gave the feedback (the session's user unless told)."
+    )
+    source = models.CharField(max_length=256, blank=True, help_text='Where it was given ("ADK Web UI").')
+    custom_metadata = models.JSONField(default=dict, blank=True, help_text="String pairs the client attached.")
+    context_events = models.JSONField(
+        default=list, blank=True, help_text="The feedback context: the events the rater saw, as Vertex sends them."
+    )
+    create_time = models.DateTimeField(auto_now_add=True)
+    update_time = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "feedback_entries"
+        verbose_name_plural = "feedback entries"
+        indexes = [
+            models.Index(fields=["app_name", "create_time"], name="feedback_by_app_time"),
+            models.Index(fields=["app_name", "user_id"], name="feedback_by_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_feedback_type_display()} on {self.event_id}"

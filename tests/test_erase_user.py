@@ -1,7 +1,7 @@
 """Erasing a user removes everything stored of them in every table, and nothing of anyone else.
 
 One API call (or one admin action) against data in every app: sessions and
-events, user state, memories and revisions, consolidation jobs, artifacts with
+events, feedback on them, user state, memories and revisions, consolidation jobs, artifacts with
 their versions and bytes, tool calls, approvals, sandbox runs, A2A tasks, traces and spans, and the
 knowledge documents that are theirs (uploaded with their keys).
 """
@@ -23,6 +23,7 @@ from memory_app import consolidation
 from memory_app.services import Candidate, do_remember
 from runtime_app.models import A2aTask
 from sessions_app import services as sessions
+from sessions_app.models import FeedbackEntry, Session
 from tests.api.conftest import client_for
 from tests.memory.sessions import session_with_events
 from tests.tracing.factories import record_trace
@@ -71,6 +72,14 @@ def fill(user_id: str, trace_id: str) -> None:
         data={"id": f"t-{user_id}"},
     )
     do_save_credential(app_name=APP, user_id=user_id, credential_key="adk_oauth2_calendar", credential_json="{}")
+    session = Session.objects.get(app_name=APP, user_id=user_id, session_id="s1")
+    FeedbackEntry.objects.create(
+        session=session,
+        app_name=APP,
+        user_id=user_id,
+        event_id=session.events.first().event_id,
+        feedback_type="THUMBS_UP",
+    )
     record_trace(trace_id, session_id="s1")
     Trace.objects.filter(trace_id=trace_id).update(app_name=APP, user_id=user_id)
     corpus, _ = Corpus.objects.get_or_create(app_name=APP, display_name="Memories")  # the app's: it stays
@@ -115,6 +124,7 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
         "traces",
         "spans",
         "knowledge_documents",
+        "feedback_entries",
         *(model._meta.db_table for model in (ToolExecution, ToolApproval, SandboxExecution, A2aTask, UserCredential)),
     }
 

@@ -20,6 +20,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from cognizes.access.admin_views import ChangedByActions
 from cognizes.infra.replica import ListsFromReplica
 from tools_app import mcp_servers, secrets, services
+from tools_app import skill_admin as skill_admin  # the Agent Registry's skills: upload a zip and its metadata
 from tools_app.models import (
     AppSecret,
     McpServer,

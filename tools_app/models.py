@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from tools_app.skill_models import Skill, SkillRevision  # noqa: F401  (the Agent Registry's skills)
+
 MAX_NAME_LENGTH = 64  # Gemini's limit on function names
 
 

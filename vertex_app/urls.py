@@ -16,6 +16,8 @@ from vertex_app import (
     engine_collection,
     engines,
     errors,
+    example_stores,
+    feedback,
     memories,
     memory_profiles,
     memory_revisions,
@@ -24,6 +26,7 @@ from vertex_app import (
     rag_ask,
     rag_config,
     sessions,
+    skills,
 )
 
 ENGINE = (
@@ -34,6 +37,9 @@ SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
 CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
+EXAMPLE_STORE = LOCATION + r"exampleStores/(?P<store_id>[^/:]+)"
+SKILL = LOCATION + r"skills/(?P<skill_id>[^/:]+)"
+REGISTRY_ALPHA = r"^v1alpha/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
@@ -59,6 +65,9 @@ urlpatterns = [
     re_path(MEMORY + r"/revisions$", memory_revisions.RevisionsView.as_view()),
     re_path(MEMORY + r"/revisions/(?P<revision_id>[^/:]+)$", memory_revisions.RevisionView.as_view()),
     re_path(MEMORY + r"/operations/(?P<operation_id>[^/:]+)$", memories.MemoryOperationView.as_view()),
+    re_path(ENGINE + r"/feedbackEntries$", feedback.FeedbackEntriesView.as_view()),
+    re_path(ENGINE + r"/feedbackEntries/(?P<entry_id>[^/:]+)$", feedback.FeedbackEntryView.as_view()),
+    re_path(ENGINE + r"/feedbackEntries/(?P<entry_id>[^/:]+)/feedbackContext$", feedback.FeedbackContextView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),
     re_path(LOCATION + r"ragCorpora$", rag.RagCorporaView.as_view()),
@@ -80,6 +89,16 @@ urlpatterns = [
     ),
     re_path(LOCATION + r":askContexts$", rag_ask.AskContextsView.as_view()),
     re_path(LOCATION + r"ragEngineConfig$", rag_config.RagEngineConfigView.as_view()),
+    re_path(LOCATION + r"exampleStores$", example_stores.ExampleStoresView.as_view()),
+    re_path(LOCATION + r"exampleStores:create$", example_stores.CreateExampleStoreView.as_view()),
+    re_path(EXAMPLE_STORE + r"$", example_stores.ExampleStoreDetailView.as_view()),
+    re_path(
+        EXAMPLE_STORE + r"/operations/(?P<operation_id>[^/:]+)$", example_stores.ExampleStoreOperationView.as_view()
+    ),
+    re_path(EXAMPLE_STORE + r":upsertExamples$", example_stores.UpsertExamplesView.as_view()),
+    re_path(EXAMPLE_STORE + r":searchExamples$", example_stores.SearchExamplesView.as_view()),
+    re_path(EXAMPLE_STORE + r":fetchExamples$", example_stores.FetchExamplesView.as_view()),
+    re_path(EXAMPLE_STORE + r":removeExamples$", example_stores.RemoveExamplesView.as_view()),
     re_path(REGISTRY + r"agents$", agent_registry.AgentsView.as_view()),
     re_path(REGISTRY + r"agents:search$", agent_registry.SearchAgentsView.as_view()),
     re_path(REGISTRY + r"agents/(?P<agent_id>[^/:]+)$", agent_registry.AgentView.as_view()),
@@ -90,5 +109,17 @@ urlpatterns = [
     re_path(REGISTRY + r"bindings:fetchAvailable$", agent_registry.AvailableBindingsView.as_view()),
     re_path(REGISTRY + r"endpoints$", agent_registry.EndpointsView.as_view()),
     re_path(REGISTRY + r"endpoints/(?P<endpoint_id>[^/:]+)$", agent_registry.EndpointView.as_view()),
-    re_path(r"^v1(?:beta1)?/", errors.not_found),
+    re_path(LOCATION + r"skills$", skills.SkillsView.as_view()),
+    re_path(LOCATION + r"skills:retrieve$", skills.RetrieveSkillsView.as_view()),
+    re_path(SKILL + r"$", skills.SkillView.as_view()),
+    re_path(SKILL + r"/operations/(?P<operation_id>[^/:]+)$", skills.SkillOperationView.as_view()),
+    re_path(SKILL + r"/revisions$", skills.SkillRevisionsView.as_view()),
+    re_path(SKILL + r"/revisions/(?P<revision_id>[^/:]+)$", skills.SkillRevisionView.as_view()),
+    re_path(REGISTRY_ALPHA + r"skills:search$", skills.RegistrySearchSkillsView.as_view()),
+    re_path(REGISTRY_ALPHA + r"skills/(?P<skill_id>[^/:]+)$", skills.RegistrySkillView.as_view()),
+    re_path(
+        REGISTRY_ALPHA + r"skills/(?P<skill_id>[^/:]+)/revisions/(?P<revision_id>[^/:]+)$",
+        skills.RegistrySkillRevisionView.as_view(),
+    ),
+    re_path(r"^v1(?:alpha|beta1)?/", errors.not_found),
 ]

@@ -1,4 +1,5 @@
-"""The end of sessions: deleted one by one, expired in batches, or erased with their user."""
+"""The end of sessions: deleted one by one, expired in batches, or erased with their user (with their events and
+the feedback on them)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def _delete_sessions(cursor: Any, *, expired: bool = False, batch: int = 0, **ke
             DELETE FROM sessions WHERE {where} RETURNING id, app_name, user_id, session_id
         ), e AS (
             DELETE FROM events WHERE session_id IN (SELECT id FROM s) RETURNING session_id, event_id
+        ), f AS (
+            DELETE FROM feedback_entries WHERE session_id IN (SELECT id FROM s)
         )
         SELECT s.app_name, s.user_id, s.session_id,
                coalesce(array_agg(e.event_id) FILTER (WHERE e.event_id IS NOT NULL), '{{}}')
@@ -67,10 +70,20 @@ def do_erase_user(*, app_name: str, user_id: str) -> dict[str, int]:
     check_key("app_name", app_name)
     check_key("user_id", user_id)
     with transaction.atomic(), connection.cursor() as cursor:
+        # Feedback on the user's sessions and feedback the user gave on others': counted here, before the
+        # sessions' deletion would take the first kind silently.
+        cursor.execute(
+            "DELETE FROM feedback_entries WHERE app_name = %s AND (user_id = %s OR session_id IN "
+            "(SELECT id FROM sessions WHERE app_name = %s AND user_id = %s))",
+            [app_name, user_id, app_name, user_id],
+        )
+        feedback = cursor.rowcount
         deleted = _delete_sessions(cursor, app_name=app_name, user_id=user_id)
         counts = {"sessions": len(deleted), "events": sum(len(session.event_ids) for session in deleted)}
         cursor.execute("DELETE FROM user_states WHERE app_name = %s AND user_id = %s", [app_name, user_id])
         counts["user_states"] = cursor.rowcount
+        if feedback:
+            counts["feedback_entries"] = feedback
         for _, erased in user_erased.send(sender=DeletedSession, app_name=app_name, user_id=user_id):
             counts.update(cast(dict[str, int], erased))  # each receiver answers its counts
     return counts

@@ -35,6 +35,7 @@ pytestmark = pytest.mark.django_db
 
 PROJECT_FORM = "/v1beta1/projects/{project}/locations/{location}/"
 REGISTRY_FORM = "/v1/projects/{project}/locations/{location}/"
+SKILL_REGISTRY_FORM = "/v1alpha/projects/{project}/locations/{location}/"  # ADK's GCPSkillRegistry (issue 47)
 """The Agent Registry's paths: v1 and project mode only, as its clients send them."""
 METHODS = ("get", "put", "post", "patch", "delete")
 
@@ -87,7 +88,8 @@ def test_every_vertex_route_is_documented_in_project_form_with_each_method_its_v
     routes = [p for p in vertex_urls.urlpatterns if hasattr(p.callback, "view_class")]
     documented = dict(vertex["paths"])
     assert all(
-        path.removeprefix("/upload").startswith((PROJECT_FORM.rstrip("/"), REGISTRY_FORM)) for path in documented
+        path.removeprefix("/upload").startswith((PROJECT_FORM.rstrip("/"), REGISTRY_FORM, SKILL_REGISTRY_FORM))
+        for path in documented
     ), list(documented)
     for route in routes:
         served = [path for path in documented if route.pattern.regex.match(_filled(path).lstrip("/"))]
