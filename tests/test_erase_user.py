@@ -135,6 +135,7 @@ def test_erasing_a_user_empties_their_rows_in_every_table_and_leaves_the_others(
     kinds = {
         model._meta.db_table: "_".join(str(model._meta.verbose_name_plural).lower().split())
         for model in django_apps.get_models()
+        if not model._meta.proxy  # a proxy (the admin's profile fields) names a table another model owns
     }
     erased = {kinds.get(t, t): before[t] - only_bob[t] for t in before if before[t] > only_bob[t]}
     assert answer.json()["erased"] == erased

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from google.adk.skills.models import Frontmatter
 from pydantic import ValidationError
 
 MAX_ZIP_BYTES = 512 * 1024
@@ -143,6 +142,8 @@ def _frontmatter(skill_md: bytes) -> dict[str, Any]:
         raise SkillZipError(f"SKILL.md's front matter is not YAML: {error}") from None
     if not isinstance(parsed, dict):
         raise SkillZipError("SKILL.md's front matter is a YAML mapping (name, description, …).")
+    from google.adk.skills.models import Frontmatter  # only when a zip is checked: loading Django loads no ADK
+
     try:
         Frontmatter.model_validate(parsed)
     except ValidationError as error:
