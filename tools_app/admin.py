@@ -23,6 +23,7 @@ from tools_app import mcp_servers, secrets, services
 from tools_app.models import (
     AppSecret,
     McpServer,
+    SandboxEnvironment,
     SandboxExecution,
     Tool,
     ToolApproval,
@@ -479,8 +480,32 @@ class ToolApprovalAdmin(ChangedByActions, _ReadOnlyAdmin):
         self._decide(request, queryset, approved=False)
 
 
+@admin.register(SandboxEnvironment)
+class SandboxEnvironmentAdmin(_ReadOnlyAdmin):
+    """Sandboxes of Vertex's code-execution API; deleting one here leaves its interpreter to the daemon's eviction."""
+
+    list_display = (
+        "id",
+        "display_name",
+        "state",
+        "app_name",
+        "engine_id",
+        "owner",
+        "created_at",
+        "expire_time",
+        "runs",
+    )
+    list_filter = ("state", "app_name")
+    search_fields = ("display_name", "owner")
+
+    @admin.display(description="executions")
+    def runs(self, sandbox: SandboxEnvironment) -> str:
+        url = reverse("admin:tools_app_sandboxexecution_changelist") + f"?sandbox__id__exact={sandbox.pk}"
+        return format_html('<a href="{}">{}</a>', url, sandbox.executions.count())
+
+
 @admin.register(SandboxExecution)
 class SandboxExecutionAdmin(_ReadOnlyAdmin):
-    list_display = ("started_at", "language", "exit_status", "app_name", "user_id", "session_id", "duration")
+    list_display = ("started_at", "language", "exit_status", "app_name", "user_id", "sandbox", "session_id", "duration")
     list_filter = ("exit_status", "language", "app_name")
     search_fields = ("session_id", "code")

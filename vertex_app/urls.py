@@ -21,6 +21,7 @@ from vertex_app import (
     rag,
     rag_ask,
     rag_config,
+    sandboxes,
     sessions,
 )
 
@@ -32,6 +33,7 @@ SESSION = ENGINE + r"/sessions/(?P<session_id>[^/:]+)"
 MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
 CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
+SANDBOX = ENGINE + r"/sandboxEnvironments/(?P<sandbox_id>[^/:]+)"
 REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
@@ -54,6 +56,10 @@ urlpatterns = [
     re_path(MEMORY + r"/revisions$", memory_revisions.RevisionsView.as_view()),
     re_path(MEMORY + r"/revisions/(?P<revision_id>[^/:]+)$", memory_revisions.RevisionView.as_view()),
     re_path(MEMORY + r"/operations/(?P<operation_id>[^/:]+)$", memories.MemoryOperationView.as_view()),
+    re_path(ENGINE + r"/sandboxEnvironments$", sandboxes.SandboxesView.as_view()),
+    re_path(SANDBOX + r"$", sandboxes.SandboxView.as_view()),
+    re_path(SANDBOX + r"/?:execute$", sandboxes.ExecuteView.as_view()),  # agentplatform sends {name}/:execute
+    re_path(SANDBOX + r"/operations/(?P<operation_id>[^/:]+)$", sandboxes.SandboxOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),
     re_path(LOCATION + r"ragCorpora$", rag.RagCorporaView.as_view()),

@@ -1,0 +1,116 @@
+"""Agent Engine Code Execution on Cognizes, driven by agentplatform 2.6's ``client.sandboxes`` (issue 46 item 1)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+import requests
+from google.genai import errors as genai_errors
+
+from cognizes.access.services import do_create_api_key
+from sessions_app.services import do_erase_user
+from tests.sandbox.conftest import Box
+from tools_app.models import SandboxEnvironment, SandboxExecution
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_sandbox_keeps_its_variables_and_files_between_executions_and_returns_what_the_code_wrote(box: Box):
+    operation = box.sandboxes.create(
+        name=box.engine,
+        spec={"code_execution_environment": {}},
+        config={"display_name": "default_sandbox", "ttl": "31536000s"},
+    )
+    name = operation.response.name
+    assert name.startswith(box.engine + "/sandboxEnvironments/") and name.rsplit("/", 1)[1].isdigit()
+    sandbox = box.sandboxes.get(name=name)
+    assert sandbox.state.value == "STATE_RUNNING" and sandbox.display_name == "default_sandbox"
+
+    stdout, stderr, files = box.run(
+        name,
+        "import csv, os\nrows = list(csv.reader(open('in.csv')))\nprint('héllo 你好', len(rows))\n"
+        "os.makedirs('out')\nopen('out/結果.txt', 'w', encoding='utf-8').write('Привет')",
+        files=[{"name": "in.csv", "content": b"a,b\n1,2\n", "mime_type": "text/csv"}],
+    )
+    assert (stdout, stderr) == ("héllo 你好 2\n", "")
+    assert files == {"out/結果.txt": "Привет".encode()}  # the input file, unchanged, is not sent back
+
+    stdout, _, files = box.run(name, "print(len(rows), open('in.csv').read().count(','))")
+    assert stdout == "2 2\n" and files == {}
+
+    _, stderr, _ = box.run(name, "1/0")
+    assert "ZeroDivisionError" in stderr
+
+    assert name in [s.name for s in box.sandboxes.list(name=box.engine)]
+    box.sandboxes.delete(name=name)
+    with pytest.raises(genai_errors.ClientError) as gone:
+        box.sandboxes.get(name=name)
+    assert gone.value.code == 404
+
+
+def test_each_execution_is_a_row_of_its_sandbox_and_erasing_the_owner_removes_both(box: Box):
+    user_key = do_create_api_key(name="u", app_name=box.app, user_id="alice")[1]
+    client = box.client(user_key).sandboxes
+    name = client.create(name=box.engine, spec={"code_execution_environment": {}}).response.name
+    client.execute_code(name=name, input_data={"code": "x = 6 * 7\nprint(x)"})
+    sandbox = SandboxEnvironment.objects.get()
+    assert (sandbox.app_name, sandbox.owner, sandbox.state) == (box.app, "alice", "STATE_RUNNING")
+    execution = SandboxExecution.objects.get()
+    assert (execution.sandbox_id, execution.user_id, execution.code, execution.stdout, execution.exit_status) == (
+        sandbox.pk,
+        "alice",
+        "x = 6 * 7\nprint(x)",
+        "42\n",
+        "OUTCOME_OK",
+    )
+    # Another user's key of the same app does not see alice's sandbox.
+    bob = box.client(do_create_api_key(name="b", app_name=box.app, user_id="bob")[1]).sandboxes
+    with pytest.raises(genai_errors.ClientError) as hidden:
+        bob.get(name=name)
+    assert hidden.value.code == 404
+
+    erased = do_erase_user(app_name=box.app, user_id="alice")
+    assert erased["sandbox_environments"] == 1 and erased["sandbox_executions"] == 1
+    assert not SandboxEnvironment.objects.exists() and not SandboxExecution.objects.exists()
+
+
+def test_the_wire_as_the_clients_spell_it_both_execute_paths_and_both_casings(box: Box):
+    headers = {"x-goog-api-key": box.key}
+    base = f"{box.base_url}/v1beta1/reasoningEngines/{box.engine_id}/sandboxEnvironments"
+    created = requests.post(
+        base,
+        json={"spec": {"codeExecutionEnvironment": {"codeLanguage": "LANGUAGE_PYTHON"}}},
+        headers=headers,
+        timeout=30,
+    ).json()
+    assert created["done"] is True
+    name = created["response"]["name"]
+    operation = requests.get(f"{box.base_url}/v1beta1/{created['name']}", headers=headers, timeout=30).json()
+    assert operation["response"]["state"] == "STATE_RUNNING"
+
+    def execute(path: str, code: str) -> dict:
+        chunk = {"mimeType": "application/json", "data": base64.b64encode(json.dumps({"code": code}).encode()).decode()}
+        return requests.post(path, json={"inputs": [chunk]}, headers=headers, timeout=30).json()
+
+    answer = execute(f"{box.base_url}/v1beta1/{name}:execute", "open('p.png','wb').write(b'PNG'); print(1)")
+    message = json.loads(base64.b64decode(answer["outputs"][0]["data"]))
+    assert message == {"msg_out": "1\n", "msg_err": ""}
+    assert answer["outputs"][1]["mimeType"] == "image/png"
+    assert base64.b64decode(answer["outputs"][1]["metadata"]["attributes"]["file_name"]) == b"p.png"
+    assert execute(f"{box.base_url}/v1beta1/{name}/:execute", "print(2)")["outputs"][0]["data"]
+
+    refused = requests.post(
+        base,
+        json={"spec": {"code_execution_environment": {"code_language": "LANGUAGE_JAVASCRIPT"}}},
+        headers=headers,
+        timeout=30,
+    )
+    assert refused.status_code == 400 and "Python only" in refused.json()["error"]["message"]
+    bad = requests.post(
+        f"{box.base_url}/v1beta1/{name}:execute", json={"inputs": [{"data": "%%%"}]}, headers=headers, timeout=30
+    )
+    assert bad.status_code == 400
+    missing = requests.get(f"{base}/999999999", headers=headers, timeout=30)
+    assert missing.status_code == 404 and missing.json()["error"]["status"] == "NOT_FOUND"
