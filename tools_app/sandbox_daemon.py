@@ -328,8 +328,8 @@ class _Server(socketserver.ThreadingUnixStreamServer):
     daemon: Daemon
 
 
-def serve(socket_path: Path, root: Path, var_dir: Path, ready: threading.Event | None = None) -> None:
-    """Serve until SIGTERM/SIGINT; the socket is readable and writable by this user only."""
+def make_server(socket_path: Path, root: Path, var_dir: Path) -> _Server:
+    """The daemon on its socket, which only this user can open (the web server's user)."""
     daemon = Daemon(root, var_dir)
     socket_path.parent.mkdir(parents=True, exist_ok=True)
     socket_path.unlink(missing_ok=True)
@@ -339,6 +339,13 @@ def serve(socket_path: Path, root: Path, var_dir: Path, ready: threading.Event |
     finally:
         os.umask(old_mask)
     server.daemon = daemon
+    return server
+
+
+def serve(socket_path: Path, root: Path, var_dir: Path) -> None:
+    """Serve until SIGTERM/SIGINT, evicting idle interpreters."""
+    server = make_server(socket_path, root, var_dir)
+    daemon = server.daemon
 
     def reap() -> None:
         while True:

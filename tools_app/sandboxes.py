@@ -161,15 +161,20 @@ def do_execute(
         app_name=sandbox.app_name,
         user_id=user_id or sandbox.owner,
         session_id=session_id,
-        code=code,
+        code=_storable(code),
         language=sandbox.language,
-        stdout=result.stdout,
-        stderr=result.stderr,
+        stdout=_storable(result.stdout),
+        stderr=_storable(result.stderr),
         exit_status=result.outcome,
         started_at=started,
         duration_ms=result.duration_ms,
     )
     return result
+
+
+def _storable(text: str) -> str:
+    """Text PostgreSQL can keep: it refuses NUL characters, which code and its output may hold (/proc/*/environ)."""
+    return text.replace("\x00", "\ufffd")
 
 
 def _decoded(data: str) -> bytes:

@@ -28,6 +28,7 @@ APP = "sandbox_shop"
 WALL_SECONDS = 4
 MEMORY_BYTES = 512 << 20
 FILE_BYTES = 64 << 20
+CANARY = "canary-7f3a9c1e-секрет"
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +47,7 @@ def sandbox_daemon(tmp_path_factory) -> dict:
         "COGNIZES_SANDBOX_MEMORY_BYTES": str(MEMORY_BYTES),
         "COGNIZES_SANDBOX_FILE_BYTES": str(FILE_BYTES),
         "COGNIZES_SANDBOX_EXECUTIONS_PER_APP": "2",
+        "COGNIZES_TEST_CANARY": CANARY,  # the daemon's environment holds a secret sandboxes must not read
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "tools_app.sandbox_daemon", "--socket", str(socket_path), "--root", str(root)],
