@@ -123,7 +123,13 @@ class Interpreter:
                 with contextlib.suppress(OSError):
                     pipe.close()
 
-    def execute(self, code: str, files: list[dict[str, str]], timeout: float) -> dict[str, Any]:
+    def signal(self, number: int) -> None:
+        """SIGSTOP (pause: no CPU, memory and variables kept) or SIGCONT (resume) to the whole sandbox."""
+        if self.alive() and self.process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, number)
+
+    def execute(self, code: str, files: list[dict[str, str]], timeout: float, **extra: Any) -> dict[str, Any]:
         """Run ``code`` in the interpreter (started if needed); its output, changed files and outcome."""
         started = time.monotonic()
         if not self.lock.acquire(timeout=timeout):
@@ -135,7 +141,7 @@ class Interpreter:
             process = self.process if not restarted else self.daemon.spawner.submit(self.start).result()
             assert process is not None and process.stdin is not None and process.stdout is not None
             try:
-                process.stdin.write((json.dumps({"code": code, "files": files}) + "\n").encode())
+                process.stdin.write((json.dumps({"code": code, "files": files, **extra}) + "\n").encode())
                 process.stdin.flush()
                 line = _read_line(process.stdout.fileno(), deadline=started + timeout)
             except (BrokenPipeError, OSError):
@@ -256,6 +262,9 @@ class Daemon:
         if op == "stop":
             self.interpreter(number).kill()
             return {}
+        if op in ("pause", "resume"):
+            self.interpreter(number).signal(signal.SIGSTOP if op == "pause" else signal.SIGCONT)
+            return {}
         if op == "delete":
             with self.lock:
                 found = self.interpreters.pop(number, None)
@@ -284,7 +293,16 @@ class Daemon:
             self.running[app] = self.running.get(app, 0) + 1
         try:
             timeout = min(float(request.get("timeout") or self.limits.wall_seconds), self.limits.wall_seconds)
-            return self.interpreter(number).execute(str(request.get("code", "")), request.get("files") or [], timeout)
+            extra = {}
+            if request.get("command") is not None:  # execute_bash: the kernel runs it in bash
+                extra = {
+                    "command": str(request["command"]),
+                    "cwd": request.get("cwd"),
+                    "command_timeout": timeout - 0.5,
+                }
+            return self.interpreter(number).execute(
+                str(request.get("code", "")), request.get("files") or [], timeout, **extra
+            )
         finally:
             with self.lock:
                 self.running[app] -= 1

@@ -37,7 +37,7 @@ def main() -> None:
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     for line in requests:
         request = json.loads(line)
-        answer = run(request, namespace)
+        answer = bash(request) if "command" in request else run(request, namespace)
         data = (json.dumps(answer) + "\n").encode()
         view = memoryview(data)
         while view:
@@ -78,6 +78,35 @@ def run(request: dict, namespace: dict) -> dict:
     with contextlib.suppress(OSError):
         os.chdir(WORKSPACE)  # the code may have moved elsewhere
     return {"stdout": _read(out_path), "stderr": _read(err_path), "error": error, "files": _changed(before)}
+
+
+def bash(request: dict) -> dict:
+    """``execute_bash``: the command in bash (its own process group, killed with it at its timeout)."""
+    import subprocess
+    import time
+
+    started = time.monotonic()
+    cwd = os.path.join(WORKSPACE, request.get("cwd") or ".")
+    try:
+        done = subprocess.run(
+            ["/bin/bash", "-c", request["command"]],
+            cwd=cwd,
+            capture_output=True,
+            timeout=request.get("command_timeout"),
+            start_new_session=True,
+        )
+        out, err, code = done.stdout, done.stderr, done.returncode
+    except subprocess.TimeoutExpired as expired:
+        out, err, code = expired.stdout or b"", (expired.stderr or b"") + b"\n[timed out]\n", -9
+    except OSError as error:
+        out, err, code = b"", str(error).encode(), 127
+    text = {
+        "stdout": out[:OUTPUT_CAP].decode("utf-8", "replace"),
+        "stderr": err[:OUTPUT_CAP].decode("utf-8", "replace"),
+        "returncode": code,
+        "duration_ms": int((time.monotonic() - started) * 1000),
+    }
+    return {"stdout": json.dumps(text), "stderr": "", "error": code != 0, "files": []}
 
 
 def _read(path: str) -> str:

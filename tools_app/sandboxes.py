@@ -98,7 +98,7 @@ def get_sandbox(*, app_name: str, engine_id: int, number: int, owner: str | None
     if owner is not None:
         rows = rows.filter(owner=owner)
     sandbox = rows.first()
-    if sandbox is None or sandbox.state != SandboxEnvironment.State.RUNNING:
+    if sandbox is None or sandbox.state == SandboxEnvironment.State.TERMINATED:
         return sandbox
     ended = sandbox.expire_time is not None and sandbox.expire_time <= timezone.now()
     if not ended:
@@ -132,10 +132,30 @@ def do_delete_sandbox(sandbox: SandboxEnvironment) -> None:
         sandbox_client.call("delete", sandbox=number)
 
 
+def do_pause(sandbox: SandboxEnvironment, *, paused: bool) -> SandboxEnvironment:
+    """Pause (the interpreter stopped, its memory kept: no CPU) or resume a sandbox; a terminated one stays so."""
+    wanted = SandboxEnvironment.State.PAUSED if paused else SandboxEnvironment.State.RUNNING
+    if sandbox.state == SandboxEnvironment.State.TERMINATED:
+        raise SandboxRefused("FAILED_PRECONDITION", "The sandbox is terminated: create another.")
+    sandbox_client.call("pause" if paused else "resume", sandbox=sandbox.pk)
+    if sandbox.state != wanted:
+        sandbox.state = wanted
+        sandbox.save(update_fields=["state", "updated_at"])
+    return sandbox
+
+
 def do_execute(
-    sandbox: SandboxEnvironment, *, code: str, files: list[tuple[str, bytes]], user_id: str = "", session_id: str = ""
+    sandbox: SandboxEnvironment,
+    *,
+    code: str,
+    files: list[tuple[str, bytes]],
+    user_id: str = "",
+    session_id: str = "",
+    command: str | None = None,
+    cwd: str | None = None,
 ) -> Execution:
-    """Run ``code`` with ``files`` in the sandbox; one ``SandboxExecution`` row records it."""
+    """Run ``code`` with ``files`` in the sandbox (or, with ``command``, that bash command: ``execute_bash``); one
+    ``SandboxExecution`` row records it."""
     if sandbox.state != SandboxEnvironment.State.RUNNING:
         raise SandboxRefused("FAILED_PRECONDITION", f"The sandbox is {sandbox.get_state_display()}, not running.")
     if sum(len(content) for _, content in files) + len(code.encode()) > INPUT_CAP:
@@ -148,6 +168,7 @@ def do_execute(
         app=sandbox.app_name,
         code=code,
         files=[{"name": name, "data": base64.b64encode(content).decode()} for name, content in files],
+        **({"command": command, "cwd": cwd} if command is not None else {}),
     )
     result = Execution(
         stdout=answer["stdout"],
@@ -161,8 +182,8 @@ def do_execute(
         app_name=sandbox.app_name,
         user_id=user_id or sandbox.owner,
         session_id=session_id,
-        code=_storable(code),
-        language=sandbox.language,
+        code=_storable(code if command is None else command),
+        language=sandbox.language if command is None else "bash",
         stdout=_storable(result.stdout),
         stderr=_storable(result.stderr),
         exit_status=result.outcome,

@@ -152,7 +152,14 @@ class ExecuteView(SandboxSurface):
     def post(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
         sandbox = self.sandbox(sandbox_id)
         self.scope(sandbox.owner or self.only_user, write=True)
-        code, files = _inputs(wire.mapping(request.data, "body"))
+        body = wire.mapping(request.data, "body")
+        bash = _bash(body)
+        if bash is not None:
+            result = sandboxes.do_execute(
+                sandbox, code="", files=[], user_id=self.only_user or "", command=bash[0], cwd=bash[1]
+            )
+            return Response({"outputs": [{"mimeType": "application/json", "data": _b64(result.stdout)}]})
+        code, files = _inputs(body)
         result = sandboxes.do_execute(sandbox, code=code, files=files, user_id=self.only_user or "")
         outputs: list[dict[str, Any]] = [
             {
@@ -169,6 +176,44 @@ class ExecuteView(SandboxSurface):
                 }
             )
         return Response({"outputs": outputs})
+
+
+class PauseView(SandboxSurface):
+    """``:pause`` and ``:resume`` (an operation, done at once): the interpreter is stopped, not ended, so its
+    variables are there again after ``:resume``."""
+
+    paused: ClassVar[bool] = True
+
+    def post(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
+        sandbox = self.sandbox(sandbox_id)
+        self.scope(sandbox.owner or self.only_user, write=True)
+        sandboxes.do_pause(sandbox, paused=self.paused)
+        verb = "pause" if self.paused else "resume"
+        return Response(operation(f"{self.name(sandbox)}/operations/{verb}", self.resource(sandbox)))
+
+
+class ResumeView(PauseView):
+    paused = False
+
+
+def _bash(body: dict[str, Any]) -> tuple[str, str | None] | None:
+    """``execute_bash``'s request (chunks naming the URI ``/exec``, then JSON ``{command, cwd?, timeout?}``)."""
+    chunks = body.get("inputs")
+    if not isinstance(chunks, list) or not any(
+        isinstance(chunk, dict) and _field(chunk, "mimeType") == "application/x.sandbox-request-uri" for chunk in chunks
+    ):
+        return None
+    for index, chunk in enumerate(chunks):
+        if isinstance(chunk, dict) and _field(chunk, "mimeType") == "application/json":
+            try:
+                request = json.loads(_bytes(chunk.get("data"), f"inputs[{index}].data"))
+            except (ValueError, UnicodeDecodeError):
+                raise errors.InvalidArgument(f"'inputs[{index}]' is not JSON.") from None
+            if not isinstance(request, dict) or not isinstance(request.get("command"), str):
+                raise errors.InvalidArgument('The command chunk must be JSON {"command": …}.')
+            cwd = request.get("cwd")
+            return request["command"], cwd if isinstance(cwd, str) else None
+    raise errors.InvalidArgument("'inputs' has no command chunk (application/json {\"command\": …}).")
 
 
 def _b64(text: str) -> str:

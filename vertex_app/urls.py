@@ -59,6 +59,8 @@ urlpatterns = [
     re_path(ENGINE + r"/sandboxEnvironments$", sandboxes.SandboxesView.as_view()),
     re_path(SANDBOX + r"$", sandboxes.SandboxView.as_view()),
     re_path(SANDBOX + r"/?:execute$", sandboxes.ExecuteView.as_view()),  # agentplatform sends {name}/:execute
+    re_path(SANDBOX + r"/?:pause$", sandboxes.PauseView.as_view()),
+    re_path(SANDBOX + r"/?:resume$", sandboxes.ResumeView.as_view()),
     re_path(SANDBOX + r"/operations/(?P<operation_id>[^/:]+)$", sandboxes.SandboxOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),

@@ -114,3 +114,21 @@ def test_the_wire_as_the_clients_spell_it_both_execute_paths_and_both_casings(bo
     assert bad.status_code == 400
     missing = requests.get(f"{base}/999999999", headers=headers, timeout=30)
     assert missing.status_code == 404 and missing.json()["error"]["status"] == "NOT_FOUND"
+
+
+def test_pause_keeps_the_interpreters_variables_until_resume_and_execute_bash_runs_a_command(box: Box):
+    name = box.create()
+    box.run(name, "import os\nmemo = {'pays': 'Ελλάδα'}\nos.makedirs('d')\nopen('d/f.txt', 'w').write('1')")
+    paused = box.sandboxes.pause(name=name)
+    assert paused.done and box.sandboxes.get(name=name).state.value == "STATE_PAUSED"
+    with pytest.raises(genai_errors.ClientError) as refused:
+        box.run(name, "print(memo)")
+    assert refused.value.code == 400 and "paused" in refused.value.message
+    box.sandboxes.resume(name=name)
+    assert box.sandboxes.get(name=name).state.value == "STATE_RUNNING"
+    assert box.run(name, "print(memo['pays'])")[0] == "Ελλάδα\n"
+
+    result = box.sandboxes.execute_bash(name=name, command="cat f.txt; echo ünï >&2; exit 3", cwd="d")
+    assert (result["stdout"], result["stderr"], result["returncode"]) == ("1", "ünï\n", 3)
+    assert box.sandboxes.execute_bash(name=name, command="pwd")["stdout"] == "/workspace\n"
+    assert SandboxExecution.objects.filter(language="bash").count() == 2
