@@ -36,7 +36,6 @@ KERNEL_SOURCE = (Path(__file__).with_name("sandbox_kernel.py")).read_text()
 ANSWER_CAP = 160 << 20
 """The longest answer line read from an interpreter: 100 MB of files in base64 plus the captured output."""
 REQUEST_CAP = 160 << 20
-IDLE_SECONDS = float(os.environ.get("COGNIZES_SANDBOX_IDLE_SECONDS", "1800"))
 EXECUTIONS_PER_APP = int(os.environ.get("COGNIZES_SANDBOX_EXECUTIONS_PER_APP", "4"))
 """Executions of one app's sandboxes that run at once; more get RESOURCE_EXHAUSTED."""
 
@@ -231,6 +230,7 @@ class Daemon:
     def __init__(self, root: Path, var_dir: Path) -> None:
         self.root = root
         self.limits = isolation.Limits.from_environment()
+        self.idle_seconds = float(os.environ.get("COGNIZES_SANDBOX_IDLE_SECONDS", "1800"))
         self.bwrap = isolation.bwrap_path(var_dir)
         self.unsafe = self.bwrap is None and isolation.unsafe_local()
         self.seccomp = isolation.seccomp_filter() if self.bwrap else b""
@@ -244,8 +244,28 @@ class Daemon:
             (root / folder).chmod(0o711)  # sandbox uids pass through to their own folder, and list none
         root.chmod(0o711)
 
+        self.problem = self._unreachable_root()
+
+    def _unreachable_root(self) -> str | None:
+        """As root, sandboxes run as uids of their own, which must pass through every folder above their workspaces
+        (``/root`` is its owner's alone): said at once, rather than as bwrap's failure at the first execution."""
+        if os.geteuid() != 0 or self.bwrap is None:
+            return None
+        for folder in [self.root.resolve(), *self.root.resolve().parents]:
+            if not folder.stat().st_mode & 0o001:
+                return (
+                    f"the sandboxes' folder {self.root} is under {folder}, which other users cannot pass through: "
+                    "give the daemon --root (or COGNIZES_VAR_DIR) outside it, e.g. /var/lib/cognizes"
+                )
+        return None
+
     def isolation(self) -> str | None:
+        if self.problem:
+            return None
         return "bubblewrap" if self.bwrap else ("unsafe-local" if self.unsafe else None)
+
+    def refusal(self) -> str:
+        return self.problem or isolation.INSTALL_HINT
 
     def interpreter(self, number: int) -> Interpreter:
         with self.lock:
@@ -255,7 +275,7 @@ class Daemon:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "ping":
-            return {"isolation": self.isolation(), "message": None if self.isolation() else isolation.INSTALL_HINT}
+            return {"isolation": self.isolation(), "message": None if self.isolation() else self.refusal()}
         number = int(request["sandbox"])
         if op == "execute":
             return self.execute(number, request)
@@ -285,7 +305,7 @@ class Daemon:
 
     def execute(self, number: int, request: dict[str, Any]) -> dict[str, Any]:
         if self.isolation() is None:
-            raise Refused("FAILED_PRECONDITION", isolation.INSTALL_HINT)
+            raise Refused("FAILED_PRECONDITION", self.refusal())
         app = str(request.get("app", ""))
         with self.lock:
             if self.running.get(app, 0) >= EXECUTIONS_PER_APP:
@@ -308,10 +328,10 @@ class Daemon:
                 self.running[app] -= 1
 
     def evict_idle(self) -> None:
-        """Stop interpreters idle past IDLE_SECONDS (their files stay; ``status`` says ``evicted``)."""
+        """Stop interpreters idle past ``idle_seconds`` (their files stay; ``status`` says ``evicted``)."""
         now = time.monotonic()
         with self.lock:
-            idle = [i for i in self.interpreters.values() if i.alive() and now - i.last_used > IDLE_SECONDS]
+            idle = [i for i in self.interpreters.values() if i.alive() and now - i.last_used > self.idle_seconds]
         for interpreter in idle:
             if interpreter.lock.acquire(blocking=False):
                 try:
@@ -367,12 +387,12 @@ def serve(socket_path: Path, root: Path, var_dir: Path) -> None:
 
     def reap() -> None:
         while True:
-            time.sleep(min(30.0, max(IDLE_SECONDS / 4, 0.5)))
+            time.sleep(min(30.0, max(daemon.idle_seconds / 4, 0.5)))
             daemon.evict_idle()
 
     threading.Thread(target=reap, daemon=True).start()
     if daemon.isolation() is None:
-        print(f"sandbox daemon: sandboxes are refused: {isolation.INSTALL_HINT}", flush=True)
+        print(f"sandbox daemon: sandboxes are refused: {daemon.refusal()}", flush=True)
     elif daemon.unsafe:
         print(f"sandbox daemon: WARNING {isolation.UNSAFE_LOCAL}=1: code runs UNCONFINED on this host", flush=True)
     try:
