@@ -25,6 +25,7 @@ from tools_app.models import (
     McpServer,
     SandboxEnvironment,
     SandboxExecution,
+    SandboxSnapshot,
     Tool,
     ToolApproval,
     ToolExecution,
@@ -502,6 +503,22 @@ class SandboxEnvironmentAdmin(_ReadOnlyAdmin):
     def runs(self, sandbox: SandboxEnvironment) -> str:
         url = reverse("admin:tools_app_sandboxexecution_changelist") + f"?sandbox__id__exact={sandbox.pk}"
         return format_html('<a href="{}">{}</a>', url, sandbox.executions.count())
+
+
+@admin.register(SandboxSnapshot)
+class SandboxSnapshotAdmin(_ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "display_name",
+        "source_sandbox",
+        "app_name",
+        "engine_id",
+        "owner",
+        "size_bytes",
+        "created_at",
+    )
+    list_filter = ("app_name",)
+    search_fields = ("display_name", "owner")
 
 
 @admin.register(SandboxExecution)

@@ -364,6 +364,27 @@ class SandboxEnvironment(models.Model):
         return f"sandbox {self.pk} of {self.app_name} ({self.display_name or self.language})"
 
 
+class SandboxSnapshot(models.Model):
+    """A sandbox's workspace and picklable variables at one moment (``sandboxEnvironmentSnapshots/{id}``): a new
+    sandbox created from it starts with both. Its data is the sandbox daemon's file ``snapshots/{id}.tar``."""
+
+    app_name = models.CharField(max_length=128)
+    engine_id = models.BigIntegerField()
+    owner = models.CharField(max_length=128, blank=True)
+    display_name = models.CharField(max_length=512, blank=True)
+    source_sandbox = models.BigIntegerField(help_text="The id of the sandbox it was taken of (which may be gone).")
+    size_bytes = models.BigIntegerField(default=0)
+    expire_time = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["app_name", "engine_id"], name="sandbox_snapshot_scope_idx")]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"snapshot {self.pk} of sandbox {self.source_sandbox} ({self.app_name})"
+
+
 class SandboxExecution(models.Model):
     """Code run in a sandbox: by ``:execute`` on Vertex's API, or by an ADK code executor (``AuditPlugin``)."""
 

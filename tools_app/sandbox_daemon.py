@@ -23,6 +23,7 @@ import select
 import shutil
 import signal
 import socketserver
+import stat
 import subprocess
 import threading
 import time
@@ -57,6 +58,8 @@ class Interpreter:
         self.lock = threading.Lock()
         self.process: subprocess.Popen[bytes] | None = None
         self.last_used = time.monotonic()
+        self.restore_from: Path | None = None
+        """A snapshot the next start puts in the scratch folder (the kernel restores it)."""
 
     @property
     def workspace(self) -> Path:
@@ -81,6 +84,12 @@ class Interpreter:
                 shutil.rmtree(leftover, ignore_errors=True)
             else:
                 leftover.unlink(missing_ok=True)
+        if self.restore_from is not None:  # the folder was just emptied and nothing runs in it: a plain copy is safe
+            restored = self.scratch / ".restore.tar"
+            shutil.copyfile(self.restore_from, restored)
+            if uid is not None:
+                os.chown(restored, uid, uid)
+            self.restore_from = None
         read_end = None
         if self.daemon.bwrap is not None:
             read_end, write_end = os.pipe()
@@ -239,7 +248,7 @@ class Daemon:
         self.running: dict[str, int] = {}
         self.lock = threading.Lock()
         self.spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
-        for folder in ("workspaces", "scratch", "logs"):
+        for folder in ("workspaces", "scratch", "logs", "snapshots"):
             (root / folder).mkdir(parents=True, exist_ok=True)
             (root / folder).chmod(0o711)  # sandbox uids pass through to their own folder, and list none
         root.chmod(0o711)
@@ -274,6 +283,9 @@ class Daemon:
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
+        if op == "delete_snapshot":
+            (self.root / "snapshots" / f"{int(request['snapshot'])}.tar").unlink(missing_ok=True)
+            return {}
         if op == "ping":
             return {"isolation": self.isolation(), "message": None if self.isolation() else self.refusal()}
         number = int(request["sandbox"])
@@ -295,6 +307,16 @@ class Daemon:
                 shutil.rmtree(self.root / folder / str(number), ignore_errors=True)
             (self.root / "logs" / f"{number}.log").unlink(missing_ok=True)
             return {}
+        if op == "snapshot":
+            return self.snapshot(number, int(request["snapshot"]))
+        if op == "restore":
+            kept = self.root / "snapshots" / f"{int(request['snapshot'])}.tar"
+            if not kept.is_file():
+                raise Refused("NOT_FOUND", "the snapshot's files are gone")
+            target = self.interpreter(number)
+            target.kill()
+            target.restore_from = kept
+            return {}
         if op == "status":
             with self.lock:
                 found = self.interpreters.get(number)
@@ -302,6 +324,27 @@ class Daemon:
             state = "running" if found is not None and found.alive() else ("evicted" if evicted else "idle")
             return {"state": state}
         raise Refused("INVALID_ARGUMENT", f"unknown op {op!r}")
+
+    def snapshot(self, number: int, snapshot: int) -> dict[str, Any]:
+        """The sandbox's workspace and picklable variables, written by its kernel, kept as ``snapshots/N.tar``."""
+        if self.isolation() is None:
+            raise Refused("FAILED_PRECONDITION", self.refusal())
+        interpreter = self.interpreter(number)
+        answer = interpreter.execute("", [], self.limits.wall_seconds, snapshot=True)
+        if answer["outcome"] != "OUTCOME_OK":
+            raise Refused("FAILED_PRECONDITION", f"the snapshot failed: {answer['stderr'].strip()}")
+        # The scratch folder is the sandbox's: open without following a link it may have planted, regular files only.
+        try:
+            fd = os.open(interpreter.scratch / ".snapshot.tar", os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as error:
+            raise Refused("FAILED_PRECONDITION", "the sandbox wrote no snapshot") from error
+        target = self.root / "snapshots" / f"{snapshot}.tar"
+        with os.fdopen(fd, "rb") as source:
+            if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+                raise Refused("FAILED_PRECONDITION", "the sandbox wrote no snapshot")
+            with open(target, "wb") as out:
+                shutil.copyfileobj(source, out)
+        return {"size_bytes": target.stat().st_size, "message": answer["stdout"]}
 
     def execute(self, number: int, request: dict[str, Any]) -> dict[str, Any]:
         if self.isolation() is None:

@@ -19,7 +19,7 @@ from typing import Any
 from django.utils import timezone
 
 from tools_app import sandbox_client
-from tools_app.models import SandboxEnvironment, SandboxExecution
+from tools_app.models import SandboxEnvironment, SandboxExecution, SandboxSnapshot
 from tools_app.sandbox_client import SandboxUnavailable
 
 LANGUAGES = ("LANGUAGE_PYTHON",)
@@ -71,8 +71,10 @@ def do_create_sandbox(
     display_name: str = "",
     expire_time: datetime | None = None,
     owner: str = "",
+    snapshot: SandboxSnapshot | None = None,
 ) -> SandboxEnvironment:
-    """A new running sandbox (its interpreter starts at the first execution); refused without isolation."""
+    """A new running sandbox (its interpreter starts at the first execution, from ``snapshot``'s files and
+    variables if given); refused without isolation."""
     if language not in LANGUAGES:
         raise SandboxRefused("INVALID_ARGUMENT", f"{language} sandboxes are not offered by this server (Python only).")
     status = sandbox_client.call("ping")
@@ -81,7 +83,7 @@ def do_create_sandbox(
     count = alive().filter(app_name=app_name, expire_time__gt=timezone.now()).count()
     if count >= sandboxes_per_app():
         raise SandboxRefused("RESOURCE_EXHAUSTED", f"This app already has {sandboxes_per_app()} sandboxes.")
-    return SandboxEnvironment.objects.create(
+    sandbox = SandboxEnvironment.objects.create(
         app_name=app_name,
         engine_id=engine_id,
         owner=owner,
@@ -90,6 +92,52 @@ def do_create_sandbox(
         spec=spec,
         expire_time=expire_time or timezone.now() + DEFAULT_TTL,
     )
+    if snapshot is not None:
+        try:
+            sandbox_client.call("restore", sandbox=sandbox.pk, snapshot=snapshot.pk)
+        except SandboxUnavailable:
+            sandbox.delete()
+            raise
+    return sandbox
+
+
+def do_snapshot(sandbox: SandboxEnvironment, *, display_name: str = "") -> SandboxSnapshot:
+    """Keep the sandbox's workspace and picklable variables (its interpreter must be running or idle, not paused)."""
+    if sandbox.state != SandboxEnvironment.State.RUNNING:
+        raise SandboxRefused("FAILED_PRECONDITION", f"The sandbox is {sandbox.get_state_display()}, not running.")
+    snapshot = SandboxSnapshot.objects.create(
+        app_name=sandbox.app_name,
+        engine_id=sandbox.engine_id,
+        owner=sandbox.owner,
+        display_name=display_name,
+        source_sandbox=sandbox.pk,
+        expire_time=timezone.now() + DEFAULT_TTL,
+    )
+    try:
+        answer = sandbox_client.call("snapshot", timeout=600, sandbox=sandbox.pk, snapshot=snapshot.pk)
+    except SandboxUnavailable:
+        snapshot.delete()
+        raise
+    snapshot.size_bytes = int(answer.get("size_bytes", 0))
+    snapshot.save(update_fields=["size_bytes"])
+    return snapshot
+
+
+def get_snapshot(*, app_name: str, engine_id: int, number: int, owner: str | None) -> SandboxSnapshot | None:
+    rows = list_snapshots(app_name=app_name, engine_id=engine_id, owner=owner)
+    return rows.filter(pk=number).first()
+
+
+def list_snapshots(*, app_name: str, engine_id: int, owner: str | None) -> Any:
+    rows = SandboxSnapshot.objects.filter(app_name=app_name, engine_id=engine_id)
+    return rows if owner is None else rows.filter(owner=owner)
+
+
+def do_delete_snapshot(snapshot: SandboxSnapshot) -> None:
+    number = snapshot.pk
+    snapshot.delete()
+    with contextlib.suppress(SandboxUnavailable):
+        sandbox_client.call("delete_snapshot", sandbox=0, snapshot=number)
 
 
 def get_sandbox(*, app_name: str, engine_id: int, number: int, owner: str | None) -> SandboxEnvironment | None:
@@ -206,11 +254,18 @@ def _decoded(data: str) -> bytes:
 
 
 def erase_owner(*, app_name: str, user_id: str) -> tuple[int, dict[str, int]]:
-    """A user's sandboxes: their rows (a ``QuerySet.delete()`` result) and, at the daemon, interpreters and files."""
+    """A user's sandboxes and snapshots: their rows (as a ``QuerySet.delete()`` result) and, at the daemon,
+    interpreters and files."""
     rows = SandboxEnvironment.objects.filter(app_name=app_name, owner=user_id)
     numbers = list(rows.values_list("pk", flat=True))
     deleted = rows.delete()
     for number in numbers:
         with contextlib.suppress(SandboxUnavailable):
             sandbox_client.call("delete", sandbox=number)
-    return deleted
+    snapshots = SandboxSnapshot.objects.filter(app_name=app_name, owner=user_id)
+    kept = list(snapshots.values_list("pk", flat=True))
+    count, kinds = snapshots.delete()
+    for number in kept:
+        with contextlib.suppress(SandboxUnavailable):
+            sandbox_client.call("delete_snapshot", sandbox=0, snapshot=number)
+    return deleted[0] + count, {**deleted[1], **kinds}

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from tools_app import sandboxes
-from tools_app.models import SandboxEnvironment
+from tools_app.models import SandboxEnvironment, SandboxSnapshot
 from tools_app.sandbox_client import SandboxUnavailable
 from vertex_app import errors, wire
 from vertex_app.base import EMPTY, VertexView, operation, page
@@ -73,6 +73,28 @@ class SandboxSurface(VertexView):
             raise errors.NotFound(f"{self.engine}/sandboxEnvironments/{sandbox_id} does not exist.")
         return found
 
+    def snapshot(self, snapshot_id: str) -> SandboxSnapshot:
+        found = None
+        if snapshot_id.isdigit() and len(snapshot_id) <= 18:
+            found = sandboxes.get_snapshot(
+                app_name=self.app_name, engine_id=self.engine_id, number=int(snapshot_id), owner=self.only_user
+            )
+        if found is None:
+            raise errors.NotFound(f"{self.engine}/sandboxEnvironmentSnapshots/{snapshot_id} does not exist.")
+        return found
+
+    def snapshot_resource(self, snapshot: SandboxSnapshot) -> dict[str, Any]:
+        return {
+            "name": f"{self.engine}/sandboxEnvironmentSnapshots/{snapshot.pk}",
+            "displayName": snapshot.display_name,
+            "sourceSandboxEnvironment": f"{self.engine}/sandboxEnvironments/{snapshot.source_sandbox}",
+            "sizeBytes": str(snapshot.size_bytes),
+            "createTime": wire.rfc3339(snapshot.created_at),
+            "updateTime": wire.rfc3339(snapshot.created_at),
+            "expireTime": wire.rfc3339(snapshot.expire_time),
+            **({"owner": snapshot.owner} if snapshot.owner else {}),
+        }
+
     def name(self, sandbox: SandboxEnvironment) -> str:
         return f"{self.engine}/sandboxEnvironments/{sandbox.pk}"
 
@@ -99,8 +121,12 @@ class SandboxesView(SandboxSurface):
         environment = wire.mapping(_field(spec, "codeExecutionEnvironment"), "spec.codeExecutionEnvironment")
         if _field(spec, "computerUseEnvironment") or _field(spec, "shellEnvironment"):
             raise errors.InvalidArgument("Only code execution environments are offered by this server.")
-        if _field(body, "sandboxEnvironmentTemplate") or _field(body, "sandboxEnvironmentSnapshot"):
-            raise errors.InvalidArgument("Sandbox templates and snapshots are not offered by this server yet.")
+        if _field(body, "sandboxEnvironmentTemplate"):
+            raise errors.InvalidArgument("Sandbox templates are not offered by this server yet.")
+        snapshot = None
+        snapshot_name = wire.string(_field(body, "sandboxEnvironmentSnapshot"), "sandboxEnvironmentSnapshot")
+        if snapshot_name:
+            snapshot = self.snapshot(snapshot_name.rsplit("/", 1)[-1])
         language = wire.string(_field(environment, "codeLanguage"), "codeLanguage") or "LANGUAGE_PYTHON"
         if language.upper() == "LANGUAGE_UNSPECIFIED":
             language = "LANGUAGE_PYTHON"
@@ -113,6 +139,7 @@ class SandboxesView(SandboxSurface):
             display_name=wire.string(_field(body, "displayName"), "displayName")[:512],
             expire_time=expiry,
             owner=owner or wire.string(body.get("owner"), "owner")[:128],
+            snapshot=snapshot,
         )
         return Response(self.operation(created))
 
@@ -194,6 +221,45 @@ class PauseView(SandboxSurface):
 
 class ResumeView(PauseView):
     paused = False
+
+
+class SnapshotView(SandboxSurface):
+    """``{sandbox}:snapshot`` (an operation, done at once) keeps its workspace and picklable variables."""
+
+    def post(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
+        sandbox = self.sandbox(sandbox_id)
+        self.scope(sandbox.owner or self.only_user, write=True)
+        body = wire.mapping(request.data, "body")
+        display_name = wire.string(_field(body, "displayName"), "displayName")[:512]
+        snapshot = sandboxes.do_snapshot(sandbox, display_name=display_name)
+        resource = self.snapshot_resource(snapshot)
+        return Response(operation(f"{resource['name']}/operations/{snapshot.pk}", resource))
+
+
+class SnapshotsView(SandboxSurface):
+    def get(self, request: Request, **kwargs: Any) -> Response:
+        rows = sandboxes.list_snapshots(app_name=self.app_name, engine_id=self.engine_id, owner=self.only_user)
+        return Response(page(request, rows.order_by("-id"), "sandboxEnvironmentSnapshots", self.snapshot_resource))
+
+
+class SnapshotResourceView(SandboxSurface):
+    def get(self, request: Request, snapshot_id: str, **kwargs: Any) -> Response:
+        return Response(self.snapshot_resource(self.snapshot(snapshot_id)))
+
+    def delete(self, request: Request, snapshot_id: str, **kwargs: Any) -> Response:
+        snapshot = self.snapshot(snapshot_id)
+        self.scope(snapshot.owner or self.only_user, write=True)
+        name = self.snapshot_resource(snapshot)["name"]
+        sandboxes.do_delete_snapshot(snapshot)
+        return Response(operation(f"{name}/operations/delete", kind=EMPTY))
+
+
+class SnapshotOperationView(SandboxSurface):
+    def get(self, request: Request, snapshot_id: str, operation_id: str, **kwargs: Any) -> Response:
+        resource = self.snapshot_resource(self.snapshot(snapshot_id))
+        if operation_id != snapshot_id:
+            raise errors.NotFound(f"{resource['name']}/operations/{operation_id} does not exist.")
+        return Response(operation(f"{resource['name']}/operations/{operation_id}", resource))
 
 
 def _bash(body: dict[str, Any]) -> tuple[str, str | None] | None:

@@ -34,6 +34,7 @@ MEMORY = ENGINE + r"/memories/(?P<memory_id>[^/:]+)"
 LOCATION = r"^v1(?:beta1)?/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/)?"
 CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
 SANDBOX = ENGINE + r"/sandboxEnvironments/(?P<sandbox_id>[^/:]+)"
+SNAPSHOT = ENGINE + r"/sandboxEnvironmentSnapshots/(?P<snapshot_id>[^/:]+)"
 REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
@@ -61,6 +62,10 @@ urlpatterns = [
     re_path(SANDBOX + r"/?:execute$", sandboxes.ExecuteView.as_view()),  # agentplatform sends {name}/:execute
     re_path(SANDBOX + r"/?:pause$", sandboxes.PauseView.as_view()),
     re_path(SANDBOX + r"/?:resume$", sandboxes.ResumeView.as_view()),
+    re_path(SANDBOX + r"/?:snapshot$", sandboxes.SnapshotView.as_view()),
+    re_path(ENGINE + r"/sandboxEnvironmentSnapshots$", sandboxes.SnapshotsView.as_view()),
+    re_path(SNAPSHOT + r"$", sandboxes.SnapshotResourceView.as_view()),
+    re_path(SNAPSHOT + r"/operations/(?P<operation_id>[^/:]+)$", sandboxes.SnapshotOperationView.as_view()),
     re_path(SANDBOX + r"/operations/(?P<operation_id>[^/:]+)$", sandboxes.SandboxOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),

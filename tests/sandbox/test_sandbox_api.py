@@ -132,3 +132,31 @@ def test_pause_keeps_the_interpreters_variables_until_resume_and_execute_bash_ru
     assert (result["stdout"], result["stderr"], result["returncode"]) == ("1", "ünï\n", 3)
     assert box.sandboxes.execute_bash(name=name, command="pwd")["stdout"] == "/workspace\n"
     assert SandboxExecution.objects.filter(language="bash").count() == 2
+
+
+def test_a_sandbox_restored_from_a_snapshot_has_its_files_and_variables(box: Box):
+    source = box.create()
+    box.run(
+        source,
+        "import json\nfrom collections import Counter\nwords = Counter('été à 東京'.split())\n"
+        "gen = (i for i in range(3))\nopen('notes.md', 'w').write('# 北京')",
+    )
+    snapshots = box.client().sandboxes.snapshots
+    operation = snapshots.create(source_sandbox_environment_name=source, config={"display_name": "après"})
+    snapshot = operation.response
+    assert snapshot.display_name == "après" and snapshot.source_sandbox_environment == source
+    assert snapshot.size_bytes > 0 and snapshot.name in [s.name for s in snapshots.list(name=box.engine)]
+    assert snapshots.get(name=snapshot.name).name == snapshot.name
+
+    box.run(source, "words['later'] = 1\nopen('notes.md', 'w').write('changed')")
+    restored = box.sandboxes.create(name=box.engine, config={"sandbox_environment_snapshot": snapshot.name})
+    stdout, stderr, _ = box.run(
+        restored.response.name, "print(dict(words), json.dumps([1]), open('notes.md').read())\nprint(gen)"
+    )
+    assert stdout.startswith("{'été': 1, 'à': 1, '東京': 1} [1] # 北京\n"), stderr
+    assert "NameError: name 'gen' is not defined" in stderr  # a generator does not pickle: left out
+
+    snapshots.delete(name=snapshot.name)
+    with pytest.raises(genai_errors.ClientError) as gone:
+        snapshots.get(name=snapshot.name)
+    assert gone.value.code == 404
