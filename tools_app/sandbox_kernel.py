@@ -54,9 +54,17 @@ def run(request: dict, namespace: dict) -> dict:
     """Write the files, run the code with fds 1 and 2 on capture files, and say what it printed and changed."""
     for item in request.get("files") or []:
         path = os.path.join(WORKSPACE, os.path.normpath("/" + item["name"]).lstrip("/"))
-        os.makedirs(os.path.dirname(path) or WORKSPACE, exist_ok=True)
-        with open(path, "wb") as out:
-            out.write(base64.b64decode(item["data"]))
+        try:
+            os.makedirs(os.path.dirname(path) or WORKSPACE, exist_ok=True)
+            with open(path, "wb") as out:
+                out.write(base64.b64decode(item["data"]))
+        except (OSError, ValueError) as error:  # a name too long, a folder where a file is, a full disk: said
+            return {
+                "stdout": "",
+                "stderr": f"input file {item['name']!r} not written: {error}\n",
+                "error": True,
+                "files": [],
+            }
     before = _files()
     out_path, err_path = os.path.join(SCRATCH, ".stdout"), os.path.join(SCRATCH, ".stderr")
     saved = os.dup(1), os.dup(2)

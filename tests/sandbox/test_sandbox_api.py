@@ -112,6 +112,13 @@ def test_the_wire_as_the_clients_spell_it_both_execute_paths_and_both_casings(bo
         f"{box.base_url}/v1beta1/{name}:execute", json={"inputs": [{"data": "%%%"}]}, headers=headers, timeout=30
     )
     assert bad.status_code == 400
+    long_name = {"data": "eA==", "metadata": {"attributes": {"file_name": base64.b64encode(b"n" * 300).decode()}}}
+    code = {"mimeType": "application/json", "data": base64.b64encode(b'{"code": "print(3)"}').decode()}
+    refused_file = requests.post(
+        f"{box.base_url}/v1beta1/{name}:execute", json={"inputs": [code, long_name]}, headers=headers, timeout=30
+    )
+    message = json.loads(base64.b64decode(refused_file.json()["outputs"][0]["data"]))
+    assert refused_file.status_code == 200 and "not written: [Errno 36] File name too long" in message["msg_err"]
     missing = requests.get(f"{base}/999999999", headers=headers, timeout=30)
     assert missing.status_code == 404 and missing.json()["error"]["status"] == "NOT_FOUND"
 
