@@ -35,11 +35,17 @@ def main() -> None:
     os.close(null)
     os.chdir(WORKSPACE)
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
-    restore(namespace)
+    try:
+        restore(namespace)
+    except Exception as error:
+        print(f"snapshot not restored: {error}", file=sys.stderr)
     for line in requests:
         request = json.loads(line)
         if request.get("snapshot"):
-            answer = snapshot(namespace)
+            try:
+                answer = snapshot(namespace)
+            except (OSError, ValueError) as error:  # past the file-size limit, a full disk: the snapshot fails alone
+                answer = {"stdout": "", "stderr": f"snapshot not written: {error}\n", "error": True, "files": []}
         elif "command" in request:
             answer = bash(request)
         else:
