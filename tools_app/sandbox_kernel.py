@@ -64,10 +64,10 @@ def run(request: dict, namespace: dict) -> dict:
             os.makedirs(os.path.dirname(path) or WORKSPACE, exist_ok=True)
             with open(path, "wb") as out:
                 out.write(base64.b64decode(item["data"]))
-        except (OSError, ValueError) as error:  # a name too long, a folder where a file is, a full disk: said
+        except (OSError, ValueError) as failure:  # a name too long, a folder where a file is, a full disk: said
             return {
                 "stdout": "",
-                "stderr": f"input file {item['name']!r} not written: {error}\n",
+                "stderr": f"input file {item['name']!r} not written: {failure}\n",
                 "error": True,
                 "files": [],
             }
