@@ -16,9 +16,11 @@ import json
 import mimetypes
 from typing import Any, ClassVar
 
+from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from cognizes.access.parsers import LimitedJSONParser
 from tools_app import sandboxes
 from tools_app.models import SandboxEnvironment, SandboxSnapshot
 from tools_app.sandbox_client import SandboxUnavailable
@@ -173,8 +175,25 @@ class SandboxOperationView(SandboxSurface):
         return Response(operation(f"{self.name(sandbox)}/operations/{operation_id}", self.resource(sandbox)))
 
 
+class _LargerJSONParser(LimitedJSONParser):
+    limit_setting = "COGNIZES_SANDBOX_MAX_BODY_BYTES"
+
+
+class _ExecuteBodyParser(BaseParser):
+    """JSON up to COGNIZES_SANDBOX_MAX_BODY_BYTES, read from the request's stream: DRF hands a ``JSONParser`` the
+    whole body through Django's ``request.body``, which refuses more than DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) as a
+    400, so this parser is not one; it runs LimitedJSONParser's checks on what it reads."""
+
+    media_type = "application/json"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        return _LargerJSONParser().parse(stream, media_type, parser_context)
+
+
 class ExecuteView(SandboxSurface):
     """``:execute``: the code chunk and file chunks in; ``{msg_out, msg_err}`` and the changed files out."""
+
+    parser_classes = [_ExecuteBodyParser]
 
     def post(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
         sandbox = self.sandbox(sandbox_id)

@@ -40,6 +40,14 @@ def test_a_sandbox_keeps_its_variables_and_files_between_executions_and_returns_
     stdout, _, files = box.run(name, "print(len(rows), open('in.csv').read().count(','))")
     assert stdout == "2 2\n" and files == {}
 
+    big = bytes(range(256)) * (3 << 12)  # 3 MiB in and out: past the API's usual 1 MiB body, within Vertex's 100 MB
+    stdout, _, files = box.run(
+        name,
+        "data = open('big.bin', 'rb').read()\nopen('copy.bin', 'wb').write(data[::-1])\nprint(len(data))",
+        files=[{"name": "big.bin", "content": big}],
+    )
+    assert stdout == f"{len(big)}\n" and files == {"copy.bin": big[::-1]}
+
     _, stderr, _ = box.run(name, "1/0")
     assert "ZeroDivisionError" in stderr
 
