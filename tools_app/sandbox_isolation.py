@@ -153,8 +153,12 @@ def seccomp_filter() -> bytes:
 
 
 def sandbox_uid(number: int) -> int | None:
-    """The uid a sandbox runs as: its own when the daemon is root, else None (the daemon's)."""
-    return SANDBOX_UID_BASE + number % 500_000_000 if os.geteuid() == 0 else None
+    """The uid a sandbox runs as: its own when the daemon is root, else None (the daemon's).
+
+    ``COGNIZES_SANDBOX_UID_BASE`` moves the range: daemons of separate databases on one host (test processes) would
+    otherwise give their sandbox N the same uid, whose process limit they would then share."""
+    base = int(os.environ.get("COGNIZES_SANDBOX_UID_BASE", SANDBOX_UID_BASE))
+    return base + number % 500_000_000 if os.geteuid() == 0 else None
 
 
 def interpreter() -> str:

@@ -76,7 +76,10 @@ class Server:
             "GOOGLE_API_KEY": "docs-test",
             "GOOGLE_GEMINI_BASE_URL": gemini,
             "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false",
-            "COGNIZES_BWRAP": sandbox_isolation.bwrap_path(VAR_DIR) or "",  # the checkout's var/tools, or the system's
+            "COGNIZES_BWRAP": sandbox_isolation.bwrap_path(VAR_DIR) or "",
+            "COGNIZES_SANDBOX_UID_BASE": str(
+                1_900_000_000 + (os.getpid() % 1000) * 100_000
+            ),  # none of another's  # the checkout's var/tools, or the system's
         }
         host = self._spawn("host", [sys.executable, str(HERE / "snippet_host.py"), self.socket], stdout=subprocess.PIPE)
         web_port, grpc_port = free_port(), free_port()

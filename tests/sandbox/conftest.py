@@ -31,6 +31,11 @@ FILE_BYTES = 64 << 20
 CANARY = "canary-7f3a9c1e-секрет"
 
 
+def uid_base() -> int:
+    """Sandbox uids of this test process's own (another process's sandbox 1 is another sandbox)."""
+    return 1_500_000_000 + (os.getpid() % 4000) * 100_000
+
+
 @pytest.fixture(scope="module")
 def sandbox_daemon(tmp_path_factory) -> dict:
     """The daemon for this module: {"socket", "root", "process"}; skipped with the reason when no bwrap is found."""
@@ -47,6 +52,7 @@ def sandbox_daemon(tmp_path_factory) -> dict:
         "COGNIZES_SANDBOX_MEMORY_BYTES": str(MEMORY_BYTES),
         "COGNIZES_SANDBOX_FILE_BYTES": str(FILE_BYTES),
         "COGNIZES_SANDBOX_EXECUTIONS_PER_APP": "2",
+        "COGNIZES_SANDBOX_UID_BASE": str(uid_base()),
         "COGNIZES_TEST_CANARY": CANARY,  # the daemon's environment holds a secret sandboxes must not read
     }
     process = subprocess.Popen(

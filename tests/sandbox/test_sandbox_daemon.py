@@ -11,7 +11,7 @@ import pytest
 from google.genai import errors as genai_errors
 
 from cognizes.infra.local import VAR_DIR
-from tests.sandbox.conftest import Box
+from tests.sandbox.conftest import Box, uid_base
 from tools_app import sandbox_daemon, sandbox_isolation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -46,6 +46,7 @@ def test_without_the_daemon_sandboxes_are_unavailable_with_how_to_start_it(asgi_
 def test_an_idle_sandbox_is_evicted_reads_terminated_and_adk_would_replace_it(asgi_server, tmp_path, monkeypatch):
     if sandbox_isolation.bwrap_path(VAR_DIR) is None:
         pytest.skip("no bubblewrap: `python -m tools_app.sandbox_bwrap` (make test runs it)")
+    monkeypatch.setenv("COGNIZES_SANDBOX_UID_BASE", str(uid_base()))
     root = VAR_DIR / "test-sandboxes" / f"evict-{os.getpid()}"
     server = sandbox_daemon.make_server(tmp_path / "d.sock", root, VAR_DIR)
     monkeypatch.setenv("COGNIZES_SANDBOX_SOCKET", str(tmp_path / "d.sock"))
