@@ -13,8 +13,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e . --group dev
 	touch $(STAMP)
 
+# bubblewrap, which confines sandboxes' code: the system's if installed, else Debian's pinned build unpacked into
+# var/tools (no root needed; tools_app/sandbox_bwrap.py checks its sha256).
+SANDBOX_TOOL := var/tools/.checked
+$(SANDBOX_TOOL): tools_app/sandbox_bwrap.py $(STAMP)
+	$(BIN)/python -m tools_app.sandbox_bwrap
+	mkdir -p $(dir $(SANDBOX_TOOL)) && touch $(SANDBOX_TOOL)
+
 ## Start PostgreSQL, Redis, the web server, a Celery worker and beat; Ctrl-C stops them all.
-run: $(STAMP)
+run: $(STAMP) $(SANDBOX_TOOL)
 	$(BIN)/cognizes run
 
 # Test processes (pytest-xdist): each has its own test database and Redis database, and is given whole files, so
@@ -23,7 +30,7 @@ TEST_WORKERS ?= 2
 TEST := $(BIN)/python -m pytest --numprocesses $(TEST_WORKERS) --dist loadfile
 
 ## Run the whole test suite against real PostgreSQL and Redis.
-test: $(STAMP)
+test: $(STAMP) $(SANDBOX_TOOL)
 	$(TEST) $(PYTEST_ARGS)
 
 ## The inner loop: the domain and API tests on the shared database, without browsers, servers of their own, other

@@ -57,7 +57,8 @@ application = BodyLimit(
             "COGNIZES_ARTIFACT_MAX_BYTES",
         ),  # artifact uploads
         (r"^/api/v1/apps/[^/]+/corpora/[^/]+/documents/?$", "COGNIZES_KNOWLEDGE_MAX_BYTES"),  # documents
-        (upload_grants.UPLOAD_PATH.pattern, "COGNIZES_KNOWLEDGE_MAX_BYTES"),
-    ],  # and RAG Engine's
+        (upload_grants.UPLOAD_PATH.pattern, "COGNIZES_KNOWLEDGE_MAX_BYTES"),  # and RAG Engine's
+        (r"^/v1(?:beta1)?/.*/sandboxEnvironments/[0-9]+/?:execute$", "COGNIZES_SANDBOX_MAX_BODY_BYTES"),  # files in
+    ],
     authenticate=sender_first,
 )

@@ -1,8 +1,8 @@
 """``cognizes run`` (and ``make run``): everything a newcomer needs, started together and stopped together.
 
 Starts (or reuses) PostgreSQL and Redis under ``COGNIZES_VAR_DIR``, migrates, creates the admin user and, in a
-checkout, the demo data, then runs the web server, Vertex AI's gRPC server, a Celery worker and
-Celery beat until Ctrl-C;
+checkout, the demo data, then runs the web server, Vertex AI's gRPC server, a Celery worker,
+Celery beat and the sandbox daemon until Ctrl-C;
 once the web server answers, the lines that matter (URL, admin login, what to
 try) are printed last, below a quiet start (no banners, warnings only). The
 children get ``DATABASE_URL`` / ``REDIS_URL`` so they share this process's
@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                 env,
             ),
             ([python, "-m", "celery", "-A", "cognizes", "--quiet", "beat", "--loglevel", LOG_LEVEL], env),
+            # The one owner of the sandboxes' interpreters on this host (the web workers forward to it).
+            ([python, "-m", "tools_app.sandbox_daemon"], env),
         ):
             children.append(subprocess.Popen(command, env=command_env, start_new_session=True))
         if _answers(f"http://127.0.0.1:{port}/admin/login/", children):

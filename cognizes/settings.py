@@ -277,6 +277,8 @@ REST_FRAMEWORK = {
 # The API's request bodies (cognizes.access.body_limit): larger ones get 413 as soon as the excess
 # arrives (chunked or not); one not complete within the timeout gets 408.
 COGNIZES_API_MAX_BODY_BYTES = int(os.environ.get("COGNIZES_API_MAX_BODY_BYTES", str(1024 * 1024)))
+# A sandbox's :execute carries up to 100 MB of files, as Vertex's does: base64 makes that ~134 MB of JSON.
+COGNIZES_SANDBOX_MAX_BODY_BYTES = int(os.environ.get("COGNIZES_SANDBOX_MAX_BODY_BYTES", str(140 * 1024 * 1024)))
 COGNIZES_API_BODY_TIMEOUT_SECONDS = float(os.environ.get("COGNIZES_API_BODY_TIMEOUT_SECONDS", "15"))
 # Vertex SessionEvents each web and gRPC process keeps rendered (vertex_app.event_cache), up to this much JSON
 # text: an agent re-reads its session's events every turn. Each is checked against its row as read; 0: off.

@@ -44,6 +44,10 @@ MCP servers (as ``McpToolset``\ s) on a Cognizes server the same way::
 ADK's ``ExampleTool`` takes its few-shot examples from a Cognizes Example Store through
 ``VertexAiExampleStore(STORE, base_url=..., api_key=KEY)``.
 
+ADK's code executor on Agent Engine Code Execution runs code in the server's sandboxes with one import changed::
+
+    from cognizes.vertex import AgentEngineSandboxCodeExecutor
+
 For ``adk web`` / ``adk api_server``, ``register()`` adds the URI scheme
 ``cognizes+vertex://HOST:PORT/ENGINE_ID`` (``cognizes+vertex+https://`` over
 TLS) for ``--session_service_uri`` and ``--memory_service_uri``; the key comes
@@ -61,6 +65,9 @@ from urllib.parse import urlsplit
 
 import httpx
 import requests
+from google.adk.code_executors.agent_engine_sandbox_code_executor import (
+    AgentEngineSandboxCodeExecutor as _AgentEngineSandboxCodeExecutor,
+)
 from google.adk.examples.example import Example
 from google.adk.examples.vertex_ai_example_store import VertexAiExampleStore as _VertexAiExampleStore
 from google.adk.integrations.agent_registry import AgentRegistry as _AgentRegistry
@@ -70,6 +77,7 @@ from google.adk.sessions.vertex_ai_session_service import VertexAiSessionService
 from google.adk.tools.mcp_tool import SseConnectionParams, StreamableHTTPConnectionParams
 from google.adk.tools.retrieval.base_retrieval_tool import BaseRetrievalTool
 from google.adk.tools.retrieval.vertex_ai_rag_retrieval import VertexAiRagRetrieval as _VertexAiRagRetrieval
+from pydantic import Field
 
 SCHEMES = {"cognizes+vertex": "http", "cognizes+vertex+https": "https"}
 
@@ -372,6 +380,37 @@ class AgentRegistry(_AgentRegistry):
         return super().get_remote_a2a_agent(
             agent_name, auth_scheme, auth_credential, httpx_client=httpx_client, continue_uri=continue_uri
         )
+
+
+class AgentEngineSandboxCodeExecutor(_AgentEngineSandboxCodeExecutor):
+    """ADK's code executor on Agent Engine Code Execution, running code in a Cognizes server's sandboxes.
+
+    ADK's class takes no endpoint (it builds ``agentplatform.Client(project, location)`` in ``_get_api_client`` on
+    every call), so this one overrides that method and is otherwise ADK's: an agent moves by changing its import::
+
+        from cognizes.vertex import AgentEngineSandboxCodeExecutor
+
+        agent = LlmAgent(..., code_executor=AgentEngineSandboxCodeExecutor(
+            agent_engine_resource_name=f"projects/p/locations/us-central1/reasoningEngines/{ENGINE_ID}",
+            base_url="http://127.0.0.1:8000/", api_key=KEY))
+
+    ``base_url`` defaults to ``COGNIZES_URL`` (else ``http://127.0.0.1:8000/``), ``api_key`` to ``COGNIZES_API_KEY``.
+    Each session gets a sandbox of its own (its name kept in the session's state), as with ADK's class.
+    """
+
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+
+    def _get_api_client(self) -> Any:
+        from google.adk.dependencies._agentplatform import agentplatform
+
+        endpoint = _Endpoint(
+            self.base_url or os.environ.get("COGNIZES_URL") or "http://127.0.0.1:8000/",
+            self.api_key,
+            self._project_id or "cognizes",
+            self._location or "us-central1",
+        )
+        return agentplatform.Client(**endpoint.arguments())
 
 
 def register() -> None:

@@ -24,7 +24,9 @@ from tools_app import skill_admin as skill_admin  # the Agent Registry's skills:
 from tools_app.models import (
     AppSecret,
     McpServer,
+    SandboxEnvironment,
     SandboxExecution,
+    SandboxSnapshot,
     Tool,
     ToolApproval,
     ToolExecution,
@@ -480,8 +482,48 @@ class ToolApprovalAdmin(ChangedByActions, _ReadOnlyAdmin):
         self._decide(request, queryset, approved=False)
 
 
+@admin.register(SandboxEnvironment)
+class SandboxEnvironmentAdmin(_ReadOnlyAdmin):
+    """Sandboxes of Vertex's code-execution API; deleting one here leaves its interpreter to the daemon's eviction."""
+
+    list_display = (
+        "id",
+        "display_name",
+        "state",
+        "app_name",
+        "engine_id",
+        "owner",
+        "created_at",
+        "expire_time",
+        "runs",
+    )
+    list_filter = ("state", "app_name")
+    search_fields = ("display_name", "owner")
+
+    @admin.display(description="executions")
+    def runs(self, sandbox: SandboxEnvironment) -> str:
+        url = reverse("admin:tools_app_sandboxexecution_changelist") + f"?sandbox__id__exact={sandbox.pk}"
+        return format_html('<a href="{}">{}</a>', url, sandbox.executions.count())
+
+
+@admin.register(SandboxSnapshot)
+class SandboxSnapshotAdmin(_ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "display_name",
+        "source_sandbox",
+        "app_name",
+        "engine_id",
+        "owner",
+        "size_bytes",
+        "created_at",
+    )
+    list_filter = ("app_name",)
+    search_fields = ("display_name", "owner")
+
+
 @admin.register(SandboxExecution)
 class SandboxExecutionAdmin(_ReadOnlyAdmin):
-    list_display = ("started_at", "language", "exit_status", "app_name", "user_id", "session_id", "duration")
+    list_display = ("started_at", "language", "exit_status", "app_name", "user_id", "sandbox", "session_id", "duration")
     list_filter = ("exit_status", "language", "app_name")
     search_fields = ("session_id", "code")

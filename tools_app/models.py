@@ -365,8 +365,70 @@ class ToolApproval(models.Model):
         return f"{self.tool_name} ({self.status})"
 
 
+class SandboxEnvironment(models.Model):
+    """A code-execution sandbox of Vertex's API (``reasoningEngines/{e}/sandboxEnvironments/{id}``).
+
+    Its interpreter and files live with the sandbox daemon (``tools_app.sandbox_daemon``), by this row's id; the row
+    says whose it is, what it runs and until when. The id is the number in its resource name (ADK's executor accepts
+    only numeric ids).
+    """
+
+    class State(models.TextChoices):
+        RUNNING = "STATE_RUNNING", "running"
+        PAUSED = "STATE_PAUSED", "paused"
+        TERMINATED = "STATE_TERMINATED", "terminated (expired or evicted: its interpreter is gone)"
+
+    app_name = models.CharField(max_length=128)
+    engine_id = models.BigIntegerField(help_text="The reasoning engine it was created under.")
+    owner = models.CharField(max_length=128, blank=True, help_text="The user it belongs to ('' for the app).")
+    display_name = models.CharField(max_length=512, blank=True)
+    language = models.CharField(max_length=32, default="LANGUAGE_PYTHON")
+    spec = models.JSONField(default=dict, blank=True, help_text="The spec as the client sent it.")
+    state = models.CharField(max_length=32, choices=State.choices, default=State.RUNNING)
+    expire_time = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["app_name", "engine_id", "state"], name="sandbox_env_scope_idx")]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"sandbox {self.pk} of {self.app_name} ({self.display_name or self.language})"
+
+
+class SandboxSnapshot(models.Model):
+    """A sandbox's workspace and picklable variables at one moment (``sandboxEnvironmentSnapshots/{id}``): a new
+    sandbox created from it starts with both. Its data is the sandbox daemon's file ``snapshots/{id}.tar``."""
+
+    app_name = models.CharField(max_length=128)
+    engine_id = models.BigIntegerField()
+    owner = models.CharField(max_length=128, blank=True)
+    display_name = models.CharField(max_length=512, blank=True)
+    source_sandbox = models.BigIntegerField(help_text="The id of the sandbox it was taken of (which may be gone).")
+    size_bytes = models.BigIntegerField(default=0)
+    expire_time = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["app_name", "engine_id"], name="sandbox_snapshot_scope_idx")]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"snapshot {self.pk} of sandbox {self.source_sandbox} ({self.app_name})"
+
+
 class SandboxExecution(models.Model):
-    """Code an agent ran with an ADK code executor, written by ``AuditPlugin``."""
+    """Code run in a sandbox: by ``:execute`` on Vertex's API, or by an ADK code executor (``AuditPlugin``)."""
+
+    sandbox = models.ForeignKey(
+        SandboxEnvironment,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="executions",
+        help_text="The sandbox it ran in (kept as an audit row when the sandbox is deleted).",
+    )
 
     app_name = models.CharField(max_length=128)
     user_id = models.CharField(max_length=128)

@@ -25,6 +25,7 @@ from vertex_app import (
     rag,
     rag_ask,
     rag_config,
+    sandboxes,
     sessions,
     skills,
 )
@@ -40,6 +41,8 @@ CORPUS = LOCATION + r"ragCorpora/(?P<corpus_id>[^/:]+)"
 EXAMPLE_STORE = LOCATION + r"exampleStores/(?P<store_id>[^/:]+)"
 SKILL = LOCATION + r"skills/(?P<skill_id>[^/:]+)"
 REGISTRY_ALPHA = r"^v1alpha/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
+SANDBOX = ENGINE + r"/sandboxEnvironments/(?P<sandbox_id>[^/:]+)"
+SNAPSHOT = ENGINE + r"/sandboxEnvironmentSnapshots/(?P<snapshot_id>[^/:]+)"
 REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
@@ -68,6 +71,16 @@ urlpatterns = [
     re_path(ENGINE + r"/feedbackEntries$", feedback.FeedbackEntriesView.as_view()),
     re_path(ENGINE + r"/feedbackEntries/(?P<entry_id>[^/:]+)$", feedback.FeedbackEntryView.as_view()),
     re_path(ENGINE + r"/feedbackEntries/(?P<entry_id>[^/:]+)/feedbackContext$", feedback.FeedbackContextView.as_view()),
+    re_path(ENGINE + r"/sandboxEnvironments$", sandboxes.SandboxesView.as_view()),
+    re_path(SANDBOX + r"$", sandboxes.SandboxView.as_view()),
+    re_path(SANDBOX + r"/?:execute$", sandboxes.ExecuteView.as_view()),  # agentplatform sends {name}/:execute
+    re_path(SANDBOX + r"/?:pause$", sandboxes.PauseView.as_view()),
+    re_path(SANDBOX + r"/?:resume$", sandboxes.ResumeView.as_view()),
+    re_path(SANDBOX + r"/?:snapshot$", sandboxes.SnapshotView.as_view()),
+    re_path(ENGINE + r"/sandboxEnvironmentSnapshots$", sandboxes.SnapshotsView.as_view()),
+    re_path(SNAPSHOT + r"$", sandboxes.SnapshotResourceView.as_view()),
+    re_path(SNAPSHOT + r"/operations/(?P<operation_id>[^/:]+)$", sandboxes.SnapshotOperationView.as_view()),
+    re_path(SANDBOX + r"/operations/(?P<operation_id>[^/:]+)$", sandboxes.SandboxOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),
     re_path(LOCATION + r"ragCorpora$", rag.RagCorporaView.as_view()),

@@ -23,8 +23,11 @@ class LimitedJSONParser(JSONParser):
     nested deeper than ``MAX_JSON_DEPTH``, holding NUL or a number past a double's range after it (NaN and
     Infinity, which JSON has not, are refused by DRF's strict parsing)."""
 
+    limit_setting = "COGNIZES_API_MAX_BODY_BYTES"
+    """The setting of the largest body taken (a view allowed larger bodies names its own, as body_limit does)."""
+
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
-        limit = settings.COGNIZES_API_MAX_BODY_BYTES
+        limit = getattr(settings, self.limit_setting)
         request = (parser_context or {}).get("request")
         declared = int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0
         if declared > limit:

@@ -10,6 +10,7 @@ tests/docs/snippet_host.py; shell blocks in bash, with ``cognizes`` the project'
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,11 +21,13 @@ import grpc
 import httpx
 import pytest
 
+from cognizes.infra.local import VAR_DIR
 from tests.docs.fake_gemini import fake_gemini
 from tests.docs.snippet_host import ask
 from tests.docs.snippets import INCLUDED_ONLY, PYTHON, Block, documentation, for_server, shell_script
 from tests.processes import ROOT, free_port
 from tests.stack import Postgres, Redis, wait_for
+from tools_app import sandbox_isolation
 
 BLOCKS = documentation(ROOT)
 # The README's agent is also the getting-started page's: each distinct block runs once, under its first place.
@@ -73,6 +76,10 @@ class Server:
             "GOOGLE_API_KEY": "docs-test",
             "GOOGLE_GEMINI_BASE_URL": gemini,
             "GOOGLE_API_USE_CLIENT_CERTIFICATE": "false",
+            "COGNIZES_BWRAP": sandbox_isolation.bwrap_path(VAR_DIR) or "",
+            "COGNIZES_SANDBOX_UID_BASE": str(
+                1_900_000_000 + (os.getpid() % 1000) * 100_000
+            ),  # none of another's  # the checkout's var/tools, or the system's
         }
         host = self._spawn("host", [sys.executable, str(HERE / "snippet_host.py"), self.socket], stdout=subprocess.PIPE)
         web_port, grpc_port = free_port(), free_port()
@@ -85,6 +92,9 @@ class Server:
         # What `cognizes run` starts beside the servers: a worker, which indexes the RAG Engine page's upload.
         celery = ["-m", "celery", "-A", "cognizes", "worker", "--pool", "solo", "--without-mingle", "--without-gossip"]
         self._spawn("worker", [sys.executable, *celery])
+        # And the sandbox daemon, whose workspaces must be in a folder each sandbox's uid can pass through.
+        self.sandboxes = VAR_DIR / "test-sandboxes" / f"docs-{os.getpid()}"
+        self._spawn("sandbox", [sys.executable, "-m", "tools_app.sandbox_daemon", "--root", str(self.sandboxes)])
         assert host.stdout.readline().strip() == b"ready", "the snippet host did not start (host.log)"
         self.command("migrate", "--noinput")
         self.env["KEY"] = self.command("create_api_key", "weather")["stdout"].strip().splitlines()[-1]
@@ -140,6 +150,7 @@ class Server:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait(10)
         finally:
+            shutil.rmtree(getattr(self, "sandboxes", ROOT / "var" / "none"), ignore_errors=True)
             try:
                 if self.redis is not None:
                     self.redis.stop()
