@@ -88,3 +88,18 @@ async def test_without_an_engine_adks_executor_creates_one_of_the_keys_app_and_r
 
 def _rows() -> tuple[SandboxEnvironment, list[str]]:
     return SandboxEnvironment.objects.get(), [e.stdout for e in SandboxExecution.objects.order_by("id")]
+
+
+def test_an_engine_deleted_with_force_takes_its_sandboxes_and_their_runs(box: Box):
+    client = box.client()
+    engine = client.runtimes.create().api_resource.name
+    sandbox = client.sandboxes.create(
+        name=engine, spec={"code_execution_environment": {}}, config={"display_name": "to go"}
+    ).response.name
+    assert "ok" in box.run(sandbox, "print('ok')")[0]
+
+    client.runtimes.delete(name=engine, force=True)
+
+    engine_id = int(engine.rsplit("/", 1)[-1])
+    assert not SandboxEnvironment.objects.filter(engine_id=engine_id).exists()
+    assert not SandboxExecution.objects.filter(app_name=str(engine_id)).exists()
