@@ -26,6 +26,7 @@ from cognizes.infra.threaded_stream import ThreadedStream
 from memory_app import consolidation, services
 from memory_app.models import ConsolidationJob, Kind, Memory, MemoryBankConfig, MemoryRevision, Status
 from memory_app.search import search_memories
+from memory_app.services.bank import BANK_SETTINGS
 from memory_app.services.transfer import get_export_lines
 from sessions_app.models import Session
 
@@ -85,26 +86,7 @@ class MemoryBankConfigSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = MemoryBankConfig
-        fields = [
-            "managed_topics",
-            "custom_topics",
-            "examples",
-            "default_ttl",
-            "create_ttl",
-            "generate_created_ttl",
-            "generate_updated_ttl",
-            "revision_ttl",
-            "third_person",
-            "natural_language_memories",
-            "revisions_per_candidate",
-            "scoped_customizations",
-            "keep_revisions",
-            "generation_model",
-            "generation_trigger",
-            "embedding_model",
-            "structured_memory_configs",
-            "updated_at",
-        ]
+        fields = [*BANK_SETTINGS, "updated_at"]
         read_only_fields = ["updated_at"]
 
 

@@ -58,10 +58,10 @@ too (`cognizes serve_grpc`)."""
 
 
 def path_of(regex: str) -> tuple[str, dict[str, str]]:
-    """A route's path in project form (``(?P<id>…)`` as ``{id}``, the optional project part present), and each
-    parameter's pattern."""
+    """A route's path in project form (``(?P<id>…)`` as ``{id}``, the optional project part present, a custom
+    method's optional ``/`` left out: ``{name}:execute``, as the proto spells it), and each parameter's pattern."""
     parameters = dict(_NAMED.findall(regex))
-    path = regex.removeprefix("^").removesuffix("$").replace("v1(?:beta1)?", VERSION)
+    path = regex.removeprefix("^").removesuffix("$").replace("v1(?:beta1)?", VERSION).replace("/?:", ":")
     path = "/" + _OPTIONAL.sub(r"\1", _NAMED.sub(r"{\1}", path))
     if not _PLAIN.fullmatch(path):
         raise ImproperlyConfigured(f"The Vertex route {regex!r} is not a path the reference can write out.")

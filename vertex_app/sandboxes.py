@@ -117,6 +117,7 @@ class SandboxesView(SandboxSurface):
     """``POST`` creates a sandbox (an operation, done at once); ``GET`` lists the engine's."""
 
     def post(self, request: Request, **kwargs: Any) -> Response:
+        """Create a sandbox: a persistent interpreter with its own workspace (the operation is done at once)."""
         owner = self.scope(self.only_user, write=True).only_user or ""
         body = wire.mapping(request.data, "body")
         spec = wire.mapping(body.get("spec"), "spec")
@@ -149,15 +150,20 @@ class SandboxesView(SandboxSurface):
         return operation(f"{self.name(sandbox)}/operations/{sandbox.pk}", self.resource(sandbox))
 
     def get(self, request: Request, **kwargs: Any) -> Response:
+        """List the engine's sandboxes (a key of one user: its own)."""
         rows = sandboxes.list_sandboxes(app_name=self.app_name, engine_id=self.engine_id, owner=self.only_user)
         return Response(page(request, rows.order_by("-id"), self.rows_name, self.resource))
 
 
 class SandboxView(SandboxSurface):
+    """A sandbox: read or deleted."""
+
     def get(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
+        """Read a sandbox: its state, language and expiry."""
         return Response(self.resource(self.sandbox(sandbox_id)))
 
     def delete(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
+        """Delete a sandbox: its interpreter ends and its workspace goes."""
         sandbox = self.sandbox(sandbox_id)
         self.scope(sandbox.owner or self.only_user, write=True)
         name = self.name(sandbox)
@@ -169,6 +175,7 @@ class SandboxOperationView(SandboxSurface):
     """The create operation (already done): its response is the sandbox as it is now."""
 
     def get(self, request: Request, sandbox_id: str, operation_id: str, **kwargs: Any) -> Response:
+        """Read a sandbox's create operation: done, with the sandbox as it is now."""
         sandbox = self.sandbox(sandbox_id)
         if operation_id != str(sandbox.pk):
             raise errors.NotFound(f"{self.name(sandbox)}/operations/{operation_id} does not exist.")
@@ -196,6 +203,7 @@ class ExecuteView(SandboxSurface):
     parser_classes = [_ExecuteBodyParser]
 
     def post(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
+        """Run code (or a bash command) in the sandbox's interpreter, with files in; its output and files out."""
         sandbox = self.sandbox(sandbox_id)
         self.scope(sandbox.owner or self.only_user, write=True)
         body = wire.mapping(request.data, "body")
@@ -231,6 +239,7 @@ class PauseView(SandboxSurface):
     paused: ClassVar[bool] = True
 
     def post(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
+        """Pause the sandbox's interpreter: stopped, its variables kept for resume."""
         sandbox = self.sandbox(sandbox_id)
         self.scope(sandbox.owner or self.only_user, write=True)
         sandboxes.do_pause(sandbox, paused=self.paused)
@@ -241,11 +250,16 @@ class PauseView(SandboxSurface):
 class ResumeView(PauseView):
     paused = False
 
+    def post(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
+        """Resume a paused sandbox's interpreter, with the variables it had."""
+        return super().post(request, sandbox_id, **kwargs)
+
 
 class SnapshotView(SandboxSurface):
     """``{sandbox}:snapshot`` (an operation, done at once) keeps its workspace and picklable variables."""
 
     def post(self, request: Request, sandbox_id: str, **kwargs: Any) -> Response:
+        """Snapshot a sandbox: its workspace and picklable variables, to restore into a new one."""
         sandbox = self.sandbox(sandbox_id)
         self.scope(sandbox.owner or self.only_user, write=True)
         body = wire.mapping(request.data, "body")
@@ -256,16 +270,23 @@ class SnapshotView(SandboxSurface):
 
 
 class SnapshotsView(SandboxSurface):
+    """The engine's sandbox snapshots."""
+
     def get(self, request: Request, **kwargs: Any) -> Response:
+        """List the engine's sandbox snapshots."""
         rows = sandboxes.list_snapshots(app_name=self.app_name, engine_id=self.engine_id, owner=self.only_user)
         return Response(page(request, rows.order_by("-id"), "sandboxEnvironmentSnapshots", self.snapshot_resource))
 
 
 class SnapshotResourceView(SandboxSurface):
+    """A sandbox snapshot: read or deleted."""
+
     def get(self, request: Request, snapshot_id: str, **kwargs: Any) -> Response:
+        """Read a sandbox snapshot."""
         return Response(self.snapshot_resource(self.snapshot(snapshot_id)))
 
     def delete(self, request: Request, snapshot_id: str, **kwargs: Any) -> Response:
+        """Delete a sandbox snapshot."""
         snapshot = self.snapshot(snapshot_id)
         self.scope(snapshot.owner or self.only_user, write=True)
         name = self.snapshot_resource(snapshot)["name"]
@@ -274,7 +295,10 @@ class SnapshotResourceView(SandboxSurface):
 
 
 class SnapshotOperationView(SandboxSurface):
+    """A snapshot's operation (already done)."""
+
     def get(self, request: Request, snapshot_id: str, operation_id: str, **kwargs: Any) -> Response:
+        """Read a snapshot's operation: done, with the snapshot."""
         resource = self.snapshot_resource(self.snapshot(snapshot_id))
         if operation_id != snapshot_id:
             raise errors.NotFound(f"{resource['name']}/operations/{operation_id} does not exist.")

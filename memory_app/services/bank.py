@@ -18,29 +18,31 @@ from memory_app.models import MAX_TOPIC_LENGTH, Kind, MemoryBankConfig
 from memory_app.profile_schema import SchemaError, check_configs
 from memory_app.services.base import MemoryServiceError, get_bank_config
 
+BANK_SETTINGS = (
+    "managed_topics",
+    "custom_topics",
+    "examples",
+    "default_ttl",
+    "create_ttl",
+    "generate_created_ttl",
+    "generate_updated_ttl",
+    "revision_ttl",
+    "third_person",
+    "natural_language_memories",
+    "revisions_per_candidate",
+    "scoped_customizations",
+    "keep_revisions",
+    "generation_model",
+    "generation_trigger",
+    "embedding_model",
+    "structured_memory_configs",
+)
+"""What an app's memory bank config holds that a client may set (the admin, the native API, Vertex's engine)."""
+
 
 def do_configure_bank(*, app_name: str, changes: dict[str, Any]) -> MemoryBankConfig:
     """Change an app's memory bank config (only the fields in ``changes``), checked whole before it is saved."""
-    allowed = {
-        "managed_topics",
-        "custom_topics",
-        "examples",
-        "default_ttl",
-        "create_ttl",
-        "generate_created_ttl",
-        "generate_updated_ttl",
-        "revision_ttl",
-        "third_person",
-        "natural_language_memories",
-        "revisions_per_candidate",
-        "scoped_customizations",
-        "keep_revisions",
-        "generation_model",
-        "generation_trigger",
-        "embedding_model",
-        "structured_memory_configs",
-    }
-    unknown = sorted(set(changes) - allowed)
+    unknown = sorted(set(changes) - set(BANK_SETTINGS))
     if unknown:
         raise MemoryServiceError(f"Not a memory bank setting: {', '.join(unknown)}.")
     with transaction.atomic():

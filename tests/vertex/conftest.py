@@ -39,6 +39,15 @@ class Endpoint:
     def options(self) -> dict:
         return {"base_url": self.base_url, "engine_id": self.engine_id, "api_key": self.key, **self.mode}
 
+    def project_client(self, key: str | None = None) -> agentplatform.Client:
+        """agentplatform in project mode (the key as a bearer token), as ADK's Vertex classes build it."""
+        return agentplatform.Client(
+            project="my-project",
+            location="us-central1",
+            credentials=Credentials(token=key or self.key),
+            http_options={"base_url": self.base_url},
+        )
+
     def key_for(self, *, app_name: str = APP, user_id: str = "", read_only: bool = False) -> str:
         return do_create_api_key(name="test", app_name=app_name, user_id=user_id, read_only=read_only)[1]
 
@@ -57,12 +66,7 @@ def rag(request, server):
     if request.param == "express":
         client = agentplatform.Client(api_key=server.key, http_options={"base_url": server.base_url})
     else:
-        client = agentplatform.Client(
-            project="my-project",
-            location="us-central1",
-            credentials=Credentials(token=server.key),
-            http_options={"base_url": server.base_url},
-        )
+        client = server.project_client()
     return client.rag
 
 

@@ -5,12 +5,10 @@ subclass) giving few-shot examples from it; other apps' keys and hostile bodies 
 
 from __future__ import annotations
 
-import agentplatform
 import httpx
 import pytest
 from google.adk.examples import example_util
 from google.genai.errors import ClientError
-from google.oauth2.credentials import Credentials
 
 from cognizes.vertex import VertexAiExampleStore
 
@@ -64,12 +62,7 @@ def _create_store(base_url: str, key: str, parent: str = PARENT, **fields) -> di
 
 
 def _client(server, key: str | None = None):
-    return agentplatform.Client(
-        project="my-project",
-        location="us-central1",
-        credentials=Credentials(token=key or server.key),
-        http_options={"base_url": server.base_url},
-    ).example_stores
+    return server.project_client(key).example_stores
 
 
 def test_stores_are_created_listed_read_changed_and_deleted(server):

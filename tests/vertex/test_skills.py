@@ -12,7 +12,6 @@ import os
 import stat
 import zipfile
 
-import agentplatform
 import httpx
 import pytest
 from django.db import connection
@@ -52,12 +51,7 @@ def _zip(skill_md: str, files: dict[str, bytes] | None = None) -> bytes:
 
 
 def _client(server, key: str | None = None):
-    return agentplatform.Client(
-        project="my-project",
-        location="us-central1",
-        credentials=Credentials(token=key or server.key),
-        http_options={"base_url": server.base_url},
-    ).skills
+    return server.project_client(key).skills
 
 
 def test_agentplatform_creates_gets_lists_updates_retrieves_and_deletes_skills(server):
