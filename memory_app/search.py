@@ -148,7 +148,7 @@ A memory's first name is its speaker's when one leads it (``"Melanie: …"``, or
 ``_with_speaker`` puts first), else whom it names first, mostly what it is about. "What does Melanie do to
 relax?" is answered by what Melanie said, not by what was said to her ("Hey Mel, …"), which names her as often.
 LoCoMo dev through sessions authored by the speaker: hit@10 / MRR 0.832 / 0.567 -> 0.838 / 0.575 (rank lists
-fused in Python, bench/memory_quality.py for the SQL)."""
+fused in Python; the SQL's figures on each path in docs/measured.md)."""
 
 _NO_RANKS = hybrid_search.no_ranks("uuid")
 

@@ -170,7 +170,7 @@ def embedded_text(text: str, author: str) -> str:
     A memory of a multi-party session (its author a person's name, not in its text) is embedded led by that name,
     as the same words with the name written in them would be: LoCoMo dev through sessions authored by the speaker,
     vector-only hit@10 0.703 -> 0.720 and hybrid MRR 0.567 -> 0.583 (rank lists fused in Python); memories whose
-    text names the speaker (sessions authored ``user``, ``add_memory``) are embedded as before.
+    text names the speaker (sessions authored ``user``, ``add_memory``) are embedded as before (docs/measured.md).
     """
     return _with_speaker(text, author)
 
