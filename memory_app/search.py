@@ -61,6 +61,10 @@ class SearchWeights:
     is a prior (keyword's), not fitted: with contexts and time, hit@10 0.821, MRR 0.549.
     The names list's weight is the same prior: with it, 0.830 and 0.583, better in each
     of the five conversations (weight 0.5: 0.822 / 0.577; 2: 0.828 / 0.581).
+    100 candidates a list and the time list at 1.5 (issue 45 item 6) were chosen on conversations conv-26, 30 and
+    41 (rank lists fused in Python, vector : keyword kept at 1.5 : 1, which the Vertex test's "what instrument
+    does Ada play?" needs) and checked on conv-42 and 43: hybrid hit@10 / MRR on the three paths 0.834-0.837 /
+    0.589-0.593 -> 0.842-0.843 / 0.596-0.602, up on each half (docs/measured.md); a search costs 1.06x.
     """
 
     vector: float = 1.5
@@ -68,9 +72,9 @@ class SearchWeights:
     rrf_k: float = 5.0
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
-    candidates: int = 50
+    candidates: int = 100
     strength_floor: float = 0.5
-    time: float = 1.0
+    time: float = 1.5
     """Weight of the time rank list, when the query names a time (memory_app.when)."""
     names: float = 1.0
     """Weight of the names rank list, when the query names someone or something (memory_app.names)."""
