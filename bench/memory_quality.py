@@ -44,8 +44,14 @@ LoCoMo session an ADK session, consolidated by ``add_session_to_memory`` with th
 configured extractor (bench/via_sessions.py), and prints memories per session and
 why turns were dropped.
 
+``--conversations conv-26,conv-30`` takes only those conversations (by ``sample_id``): develop a change on
+some and check it on the others before keeping it. ``--keep`` keeps the scratch database (one per
+ingestion path and set of conversations, so runs of different paths may go side by side) and ``--reuse``
+searches a kept one without ingesting again (a change to search, not to what is remembered). ``--modes
+hybrid`` runs only that line (and no fusion diagnostics).
+
     .venv/bin/python bench/memory_quality.py PATH/locomo_dev.json [--limit-conversations N] [--tune] [--no-context]
-        [--via-sessions user|speaker]
+        [--via-sessions user|speaker] [--conversations ID,ID] [--keep] [--reuse] [--modes hybrid,vector,...]
         [--weights vector=1,keyword=1,rrf_k=60,candidates=50,bm25_k1=1.2,bm25_b=0.75]
 """
 
@@ -71,7 +77,7 @@ from typing import TYPE_CHECKING, Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import close_django_connections, recreate_databases, with_database
+from bench.scratch import close_django_connections, database_exists, recreate_databases, with_database
 from bench.timing import no_gc
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "cognizes.settings"
@@ -152,9 +158,10 @@ def evidence_ids(raw: Iterable[str], known: set[str]) -> tuple[frozenset[str], i
     return frozenset(found), unresolved
 
 
-def load_locomo(path: Path, limit: int | None) -> list[Conversation]:
+def load_locomo(path: Path, limit: int | None, only: Sequence[str] = ()) -> list[Conversation]:
     conversations = []
-    for sample in json.loads(path.read_text())[:limit]:
+    samples = [s for s in json.loads(path.read_text()) if not only or s["sample_id"] in only]
+    for sample in samples[:limit]:
         conv = sample["conversation"]
         sessions = sorted(
             (int(key.split("_")[1]), value)
@@ -184,9 +191,18 @@ def load_locomo(path: Path, limit: int | None) -> list[Conversation]:
 # ---------------------------------------------------------------------------
 
 
-def setup_django(server_url: str) -> None:
+def database_name(args: argparse.Namespace) -> str:
+    """The scratch database of this ingestion path and these conversations: runs of others may go side by side."""
+    name = f"{BENCH_DB}_{args.via_sessions or 'add'}{'_nocontext' if args.no_context else ''}"
+    if args.conversations or args.limit_conversations:
+        chosen = "_".join(sorted(c.removeprefix("conv-") for c in args.conversations)) or "all"
+        name += f"_{re.sub(r'[^a-z0-9_]', '', chosen.lower())[:20]}_{args.limit_conversations or ''}"
+    return name[:63]
+
+
+def setup_django(server_url: str, name: str) -> None:
     """Point Django at the scratch database (before it reads its settings) and migrate it."""
-    os.environ["DATABASE_URL"] = with_database(server_url, BENCH_DB)
+    os.environ["DATABASE_URL"] = with_database(server_url, name)
     import django
     from django.core.management import call_command
 
@@ -412,6 +428,7 @@ def search_ids(question: Question, mode: str, weights: SearchWeights, limit: int
 
 
 def run_our_mode(mode: str, questions: list[Question], store: Store, weights: SearchWeights) -> Line:
+    """Every question searched in ``mode``, timed one by one (the first once more, untimed, beforehand)."""
     line = Line(mode)
     search_ids(questions[0], mode, weights)  # untimed: wakes the connection and the embedder
     with no_gc():
@@ -693,8 +710,8 @@ def parse_weights(text: str) -> dict[str, float]:
     return overrides
 
 
-def benchmark(args: argparse.Namespace) -> None:
-    conversations = load_locomo(args.path, args.limit_conversations)
+def benchmark(args: argparse.Namespace, *, reused: bool) -> None:
+    conversations = load_locomo(args.path, args.limit_conversations, args.conversations)
     questions = [q for c in conversations for q in c.questions]
     unresolved = sum(c.unresolved_evidence for c in conversations)
     print(
@@ -708,28 +725,36 @@ def benchmark(args: argparse.Namespace) -> None:
         f"names={weights.names:g}"
     )
 
-    if args.via_sessions:
+    if reused:
+        print("\nSearching the memories a kept database holds (--reuse): nothing ingested, no ingestion rate.")
+        store = Store()
+        for conversation in conversations:
+            read_back(store, conversation.sample_id)
+    elif args.via_sessions:
         print(f"\nIngesting through ADK sessions (authored {args.via_sessions!r}) and add_session_to_memory:")
         store = ingest_via_sessions(conversations, args.via_sessions)
     else:
         print(f"\nIngesting through do_remember, {BATCH} candidates per call:")
         store = ingest(conversations, with_context=not args.no_context)
-    print(
-        f"ingest: {store.turns} turns -> {store.memories} memories in {store.seconds:.1f} s "
-        f"= {store.turns / store.seconds:.1f} memories/s"
-    )
-    analyze()
+    if not reused:
+        print(
+            f"ingest: {store.turns} turns -> {store.memories} memories in {store.seconds:.1f} s "
+            f"= {store.turns / store.seconds:.1f} memories/s"
+        )
+        analyze()
 
     print("\nSearching...", flush=True)
     with stopwatch() as searched:
-        lines = {mode: run_our_mode(mode, questions, store, weights) for mode in OUR_MODES}
-        lines[ADK] = asyncio.run(run_adk(conversations, questions))
+        lines = {mode: run_our_mode(mode, questions, store, weights) for mode in OUR_MODES if mode in args.modes}
+        if ADK in args.modes:
+            lines[ADK] = asyncio.run(run_adk(conversations, questions))
     print(f"searched in {searched():.0f} s")
-    ordered = [lines[name] for name in (*OUR_MODES, ADK)]
+    ordered = [lines[name] for name in (*OUR_MODES, ADK) if name in lines]
     report(ordered, questions, median_embed_ms(questions))
     per_conversation(lines[HYBRID], questions)
-    fusion_diagnostics(lines, questions)
-    target_line(ordered, questions)
+    if len(lines) == len((*OUR_MODES, ADK)):
+        fusion_diagnostics(lines, questions)
+        target_line(ordered, questions)
     if args.tune:
         tune(questions, store, weights)
 
@@ -748,18 +773,37 @@ def main() -> None:
         help="ingest as agents do: ADK sessions authored 'user' (the name in the text) or by the "
         "speaker, then add_session_to_memory with the configured extractor",
     )
+    parser.add_argument(
+        "--conversations", type=lambda text: [c for c in text.split(",") if c], default=[], metavar="ID,ID",
+        help="only these conversations (sample_id): develop on some, check on the others",
+    )  # fmt: skip
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database for --reuse")
+    parser.add_argument("--reuse", action="store_true", help="search a kept database, no ingesting (implies --keep)")
+    parser.add_argument(
+        "--modes", type=lambda text: text.split(","), default=[*OUR_MODES, ADK], metavar="MODE,MODE",
+        help=f"the lines to run, of {', '.join([*OUR_MODES, ADK])} (hybrid always)",
+    )  # fmt: skip
     args = parser.parse_args()
     if not args.path.is_file():
         parser.error(f"no such file: {args.path}")
+    args.modes = [HYBRID, *(m for m in args.modes if m != HYBRID)]
 
     server_url = local.database_url()
-    recreate_databases(server_url, [BENCH_DB])
+    name = database_name(args)
+    reused = args.reuse and database_exists(server_url, name)
+    if args.reuse and not reused:
+        print(f"no kept database {name}: ingesting")
+    if not reused:
+        recreate_databases(server_url, [name])
     try:
-        setup_django(server_url)
-        benchmark(args)
+        setup_django(server_url, name)
+        benchmark(args, reused=reused)
     finally:
         close_django_connections()
-        recreate_databases(server_url, [BENCH_DB], create=False)
+        if args.keep or args.reuse:
+            print(f"kept database {name}")
+        else:
+            recreate_databases(server_url, [name], create=False)
 
 
 if __name__ == "__main__":

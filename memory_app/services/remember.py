@@ -80,7 +80,7 @@ def do_remember(
     expiry = Expiry.of(config, created_directly=created_directly)
     mark = RevisionMark.of(config, generation)
     embedder = get_embedder()
-    vectors = embedder.embed_documents([c.text for c in candidates])
+    vectors = embedder.embed_documents([embedded_text(c.text, c.author) for c in candidates])
     outcome = Outcome()
     with transaction.atomic():
         _lock_scope(app_name, user_id)
@@ -162,6 +162,17 @@ def _indexed(text: str, context: str, author: str) -> str:
     """What keyword search sees of a memory: who said it (when a name the text lacks), its text, its context."""
     said = _with_speaker(text, author)
     return search_text(f"{said}\n{context}" if context.strip() else said)
+
+
+def embedded_text(text: str, author: str) -> str:
+    """What a memory's vector is the embedding of: what was said, and who said it, as keyword search sees them.
+
+    A memory of a multi-party session (its author a person's name, not in its text) is embedded led by that name,
+    as the same words with the name written in them would be: LoCoMo dev through sessions authored by the speaker,
+    vector-only hit@10 0.703 -> 0.720 and hybrid MRR 0.567 -> 0.583 (rank lists fused in Python); memories whose
+    text names the speaker (sessions authored ``user``, ``add_memory``) are embedded as before (docs/measured.md).
+    """
+    return _with_speaker(text, author)
 
 
 def _with_speaker(text: str, author: str) -> str:

@@ -115,3 +115,24 @@ def test_a_question_naming_a_time_prefers_memories_from_then():
     assert first("Where did Melanie go camping?") == "Melanie: Camping!"  # the shorter: BM25 alone
     assert first("Where did Melanie go camping in July?") == "Melanie: We went camping at the lake with the kids."
     assert first("Where did Melanie go camping in June 2023?") == "Melanie: Camping!"
+
+
+def test_the_time_a_question_names_outweighs_a_closer_wording_from_another_time():
+    """Keyword ranks 2 and 1, time ranks 1 and 2: the time list weighs more than one rank of keywords (time 1.5),
+    so the July memory wins; at equal weights it was a tie, which went to the newer row, June's."""
+    from datetime import datetime
+
+    for text, when in (
+        ("Melanie: We went camping at the lake with the kids.", datetime(2023, 7, 9, tzinfo=UTC)),
+        ("Melanie: Camping!", datetime(2023, 6, 17, tzinfo=UTC)),
+    ):
+        services.do_remember(
+            app_name=APP,
+            user_id="conv",
+            cause="test",
+            candidates=[Candidate(text=text, author="Melanie", event_time=when)],
+        )
+    hits = search_memories(
+        app_name=APP, user_id="conv", query="Where did Melanie go camping in July?", reinforce=False, mode="keyword"
+    )
+    assert [hit.text for hit in hits] == ["Melanie: We went camping at the lake with the kids.", "Melanie: Camping!"]

@@ -73,6 +73,42 @@ def test_a_question_naming_someone_prefers_memories_that_name_them():
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    "speaker, addressed, question",
+    [
+        ("Melanie", "Hey Mel, Melanie, do you paint?", "What does Melanie paint?"),
+        ("Jürgen", "Sag mal, Jürgen, malst du?", "Was malt Jürgen?"),
+        ("Алексей", "Скажи, Алексей, ты рисуешь?", "Что рисует Алексей?"),
+        ("小明", "小明，你平时画画吗？", "小明平时画什么？"),
+    ],
+)
+def test_what_the_named_person_said_comes_before_what_was_said_to_them(speaker, addressed, question):
+    """Both memories name the person once; the names list alone (keyword weight 0) orders the keyword candidates.
+    The one said to them is the newer, which wins a tie."""
+    services.do_remember(
+        app_name=APP,
+        user_id="conv",
+        cause="test",
+        candidates=[Candidate(text=f"{speaker}: Sunsets over the lake, most weekends.", author=speaker)],
+    )
+    services.do_remember(
+        app_name=APP,
+        user_id="conv",
+        cause="test",
+        candidates=[Candidate(text=f"Caroline: {addressed}", author="Caroline")],
+    )
+    hits = search_memories(
+        app_name=APP,
+        user_id="conv",
+        query=question,
+        mode="keyword",
+        reinforce=False,
+        weights=replace(search_weights(), keyword=0),
+    )
+    assert [hit.author for hit in hits] == [speaker, "Caroline"]
+
+
+@pytest.mark.django_db
 def test_the_names_and_time_lists_never_bring_another_users_memories():
     last_month = datetime(2023, 5, 10, tzinfo=UTC)
     services.do_remember(

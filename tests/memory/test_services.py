@@ -251,3 +251,33 @@ def test_what_a_named_speaker_said_is_found_by_their_name():
     )
     found = search_memories(app_name="party", user_id="group", query="Caroline", mode="keyword", limit=5)
     assert [hit.text for hit in found] == ["I went to a support group yesterday."]
+
+
+@pytest.mark.parametrize(
+    "speaker, said, edited",
+    [
+        ("Melanie", "I painted a lake last week.", "I painted a horse last week."),
+        ("Zoé", "J'ai peint un lac la semaine dernière.", "J'ai peint un cheval la semaine dernière."),
+        ("Алексей", "На прошлой неделе я нарисовал озеро.", "На прошлой неделе я нарисовал лошадь."),
+        ("王芳", "我上周画了一个湖。", "我上周画了一匹马。"),
+        ("さくら", "先週、湖の絵を描きました。", "先週、馬の絵を描きました。"),
+        ("지민", "지난주에 호수를 그렸어요.", "지난주에 말을 그렸어요."),
+    ],
+)
+def test_a_named_speakers_memory_is_embedded_as_said_by_them(speaker, said, edited):
+    """A multi-party session's turn (author a name the text lacks) has the vector of the same words with the name
+    written in them, as a session authored "user" writes them; after an edit too. Found alike either way."""
+    from cognizes.infra.embedders import get_embedder
+
+    def vector_of(text: str):
+        return get_embedder().embed_documents([text])[0]
+
+    outcome = services.do_remember(
+        app_name="party", user_id="group", cause="test", candidates=[Candidate(text=said, author=speaker)]
+    )
+    memory = Memory.objects.get(id=outcome.created[0])
+    assert memory.text == said  # shown as said
+    assert memory.embedding == pytest.approx(vector_of(f"{speaker}: {said}"), abs=1e-5)
+    services.do_edit_memory(memory_id=memory.id, app_name="party", user_id="group", text=edited, cause="test")
+    memory.refresh_from_db()
+    assert memory.embedding == pytest.approx(vector_of(f"{speaker}: {edited}"), abs=1e-5)
