@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cognizes.access.parsers import LimitedJSONParser
-from tools_app import sandboxes
+from tools_app import sandbox_templates, sandboxes
 from tools_app.models import SandboxEnvironment, SandboxSnapshot
 from tools_app.sandbox_client import SandboxUnavailable
 from vertex_app import errors, wire
@@ -124,8 +124,7 @@ class SandboxesView(SandboxSurface):
         environment = wire.mapping(_field(spec, "codeExecutionEnvironment"), "spec.codeExecutionEnvironment")
         if _field(spec, "computerUseEnvironment") or _field(spec, "shellEnvironment"):
             raise errors.InvalidArgument("Only code execution environments are offered by this server.")
-        if _field(body, "sandboxEnvironmentTemplate"):
-            raise errors.InvalidArgument("Sandbox templates are not offered by this server yet.")
+        memory_bytes = self.template_memory(wire.string(_field(body, "sandboxEnvironmentTemplate"), "template"))
         snapshot = None
         snapshot_name = wire.string(_field(body, "sandboxEnvironmentSnapshot"), "sandboxEnvironmentSnapshot")
         if snapshot_name:
@@ -143,8 +142,21 @@ class SandboxesView(SandboxSurface):
             expire_time=expiry,
             owner=owner or wire.string(body.get("owner"), "owner")[:128],
             snapshot=snapshot,
+            memory_bytes=memory_bytes,
         )
         return Response(self.operation(created))
+
+    def template_memory(self, template_name: str) -> int | None:
+        """The memory limit of the template named (None: none named, or it sets none); 404 for one not the engine's."""
+        if not template_name:
+            return None
+        number = template_name.rsplit("/", 1)[-1]
+        found = None
+        if number.isdigit() and len(number) <= 18:
+            found = sandbox_templates.get_template(app_name=self.app_name, engine_id=self.engine_id, number=int(number))
+        if found is None:
+            raise errors.NotFound(f"{self.engine}/sandboxEnvironmentTemplates/{number} does not exist.")
+        return found.memory_bytes
 
     def operation(self, sandbox: SandboxEnvironment) -> dict[str, Any]:
         return operation(f"{self.name(sandbox)}/operations/{sandbox.pk}", self.resource(sandbox))
