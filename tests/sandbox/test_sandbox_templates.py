@@ -49,6 +49,15 @@ def test_a_template_is_created_read_listed_and_deleted_and_a_sandbox_from_it_get
     plain = box.create()
     assert box.run(plain, "x = bytearray(300 << 20); print(len(x) >> 20)")[0] == "300\n"
 
+    # Files come from a snapshot: one create names both, and gets the template's limit and the snapshot's files.
+    box.run(sandbox, "open('données.txt', 'w', encoding='utf-8').write('файл'); y = 7")
+    snapshot = box.client().sandboxes.snapshots.create(source_sandbox_environment_name=sandbox).response.name
+    both = box.create(sandbox_environment_template=name, sandbox_environment_snapshot=snapshot)
+    stdout, stderr, _ = box.run(
+        both, "print(open('données.txt', encoding='utf-8').read(), y)\nx = bytearray(300 << 20)"
+    )
+    assert stdout == "файл 7\n" and "MemoryError" in stderr
+
     deleted = templates.delete(name=second)
     assert deleted.done
     with pytest.raises(genai_errors.ClientError) as gone:
