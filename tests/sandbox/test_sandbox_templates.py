@@ -117,3 +117,15 @@ def test_a_template_the_server_cannot_serve_is_refused_with_a_400_that_says_why(
     assert says in answer.json()["error"]["message"]
     bad = requests.get(url + "/abc", headers={"Authorization": f"Bearer {box.key}"}, timeout=10)
     assert bad.status_code == 404
+
+
+def test_the_admin_lists_templates_escaped_and_only_to_staff_who_may_view_them(admin_client, client):
+    from django.contrib.auth import get_user_model
+
+    hostile = "<script>alert('模板')</script>"
+    template = SandboxTemplate.objects.create(app_name="shop", engine_id=1, display_name=hostile, memory_bytes=1 << 28)
+    for url in ("/admin/tools_app/sandboxtemplate/", f"/admin/tools_app/sandboxtemplate/{template.pk}/change/"):
+        page = admin_client.get(url).content.decode()
+        assert hostile not in page and "&lt;script&gt;alert(&#x27;模板&#x27;)&lt;/script&gt;" in page
+        client.force_login(get_user_model().objects.get_or_create(username="intern", is_staff=True)[0])
+        assert client.get(url).status_code == 403
