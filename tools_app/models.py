@@ -389,6 +389,9 @@ class SandboxEnvironment(models.Model):
         blank=True,
         help_text="Its template's memory limit, where tighter than the server's (None: the server's).",
     )
+    template = models.BigIntegerField(
+        null=True, blank=True, help_text="The id of the template it was made from (which may be gone since)."
+    )
     state = models.CharField(max_length=32, choices=State.choices, default=State.RUNNING)
     expire_time = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

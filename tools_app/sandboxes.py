@@ -73,6 +73,7 @@ def do_create_sandbox(
     owner: str = "",
     snapshot: SandboxSnapshot | None = None,
     memory_bytes: int | None = None,
+    template: int | None = None,
 ) -> SandboxEnvironment:
     """A new running sandbox (its interpreter starts at the first execution, from ``snapshot``'s files and
     variables if given, under ``memory_bytes`` — its template's — where tighter than the daemon's cap); refused
@@ -93,6 +94,7 @@ def do_create_sandbox(
         language=language,
         spec=spec,
         memory_bytes=memory_bytes,
+        template=template,
         expire_time=expire_time or timezone.now() + DEFAULT_TTL,
     )
     if snapshot is not None:

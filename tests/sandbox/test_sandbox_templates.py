@@ -44,6 +44,7 @@ def test_a_template_is_created_read_listed_and_deleted_and_a_sandbox_from_it_get
     assert listed == [second, name]  # newest first, across two pages
 
     sandbox = box.create(sandbox_environment_template=name)
+    assert box.sandboxes.get(name=sandbox).sandbox_environment_template == name
     _, stderr, _ = box.run(sandbox, "x = bytearray(300 << 20)")
     assert "MemoryError" in stderr  # 200Mi is tighter than the server's 512 MiB
     plain = box.create()
