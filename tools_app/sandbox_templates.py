@@ -100,9 +100,20 @@ def check(body: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
             raise _refused("Sandboxes on this server have no network: egressControlConfig can only deny it.")
     if body.get("ingressControlConfig"):
         raise _refused("Sandboxes on this server are reached through its API only: no ingressControlConfig.")
-    kept = {"defaultContainerEnvironment": {**default, "defaultContainerCategory": category}}
+    # Only the fields the message has, with the quantities as given: what a read echoes, the client must parse.
+    resources = {
+        kind: {str(key)[:64]: value for key, value in amounts.items() if isinstance(value, str)}
+        for kind, amounts in (default.get("resources") or {}).items()
+        if kind in ("requests", "limits") and isinstance(amounts, dict)
+    }
+    kept: dict[str, Any] = {
+        "defaultContainerEnvironment": {
+            "defaultContainerCategory": category,
+            **({"resources": resources} if resources else {}),
+        }
+    }
     if egress is not None:
-        kept["egressControlConfig"] = egress
+        kept["egressControlConfig"] = {"internetAccess": False}
     return kept, limit
 
 

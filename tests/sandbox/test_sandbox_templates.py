@@ -39,7 +39,10 @@ def test_a_template_is_created_read_listed_and_deleted_and_a_sandbox_from_it_get
     assert environment.default_container_category.value == SHELL
     assert environment.resources.limits == {"memory": "200Mi", "cpu": "500m"}
 
-    second = templates.create(name=box.engine, display_name="two").response.name
+    second = templates.create(
+        name=box.engine, display_name="two", config={"egress_control_config": {"internet_access": False}}
+    ).response.name
+    assert templates.get(name=second).egress_control_config.internet_access is False
     listed = [t.name for t in templates.list(name=box.engine, config={"page_size": 1})]
     assert listed == [second, name]  # newest first, across two pages
 
@@ -108,6 +111,7 @@ def test_a_template_is_created_read_listed_and_deleted_and_a_sandbox_from_it_get
         ({"displayName": "c", "egressControlConfig": {"internetAccess": True}}, "no network"),
         ({"displayName": ["c"]}, "displayName"),
         (["not", "an", "object"], "body"),
+        ({"displayName": "a\x00b"}, "NUL"),
         ({"displayName": "c", "defaultContainerEnvironment": "x"}, "defaultContainerEnvironment"),
     ],
 )
