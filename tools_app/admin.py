@@ -27,6 +27,7 @@ from tools_app.models import (
     SandboxEnvironment,
     SandboxExecution,
     SandboxSnapshot,
+    SandboxTemplate,
     Tool,
     ToolApproval,
     ToolExecution,
@@ -520,6 +521,15 @@ class SandboxSnapshotAdmin(_ReadOnlyAdmin):
     )
     list_filter = ("app_name",)
     search_fields = ("display_name", "owner")
+
+
+@admin.register(SandboxTemplate)
+class SandboxTemplateAdmin(_ReadOnlyAdmin):
+    """Sandbox templates of Vertex's code-execution API (what the client sent is shown as escaped JSON)."""
+
+    list_display = ("id", "display_name", "app_name", "engine_id", "memory_bytes", "created_at")
+    list_filter = ("app_name",)
+    search_fields = ("display_name",)
 
 
 @admin.register(SandboxExecution)

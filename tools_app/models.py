@@ -384,6 +384,14 @@ class SandboxEnvironment(models.Model):
     display_name = models.CharField(max_length=512, blank=True)
     language = models.CharField(max_length=32, default="LANGUAGE_PYTHON")
     spec = models.JSONField(default=dict, blank=True, help_text="The spec as the client sent it.")
+    memory_bytes = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Its template's memory limit, where tighter than the server's (None: the server's).",
+    )
+    template = models.BigIntegerField(
+        null=True, blank=True, help_text="The id of the template it was made from (which may be gone since)."
+    )
     state = models.CharField(max_length=32, choices=State.choices, default=State.RUNNING)
     expire_time = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -416,6 +424,27 @@ class SandboxSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"snapshot {self.pk} of sandbox {self.source_sandbox} ({self.app_name})"
+
+
+class SandboxTemplate(models.Model):
+    """A sandbox template (``sandboxEnvironmentTemplates/{id}``): what a sandbox made from it runs in. Without a
+    container runtime, that is Cognizes' own confined interpreter; the template's memory limit (``memory_bytes``,
+    where tighter than the server's) goes to every sandbox made from it. ``environment`` is what the client sent
+    (``defaultContainerEnvironment``, ``egressControlConfig``...), echoed back on reads."""
+
+    app_name = models.CharField(max_length=128)
+    engine_id = models.BigIntegerField()
+    display_name = models.CharField(max_length=512, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    memory_bytes = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["app_name", "engine_id"], name="sandbox_template_scope_idx")]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"template {self.pk} {self.display_name} ({self.app_name})"
 
 
 class SandboxExecution(models.Model):

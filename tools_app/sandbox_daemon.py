@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import select
@@ -60,6 +61,8 @@ class Interpreter:
         self.last_used = time.monotonic()
         self.restore_from: Path | None = None
         """A snapshot the next start puts in the scratch folder (the kernel restores it)."""
+        self.memory_bytes: int | None = None
+        """Its template's memory limit: the next start uses it where lower than the daemon's (never higher)."""
 
     @property
     def workspace(self) -> Path:
@@ -100,6 +103,8 @@ class Interpreter:
         )
         log = open(self.daemon.root / "logs" / f"{self.number}.log", "wb")  # noqa: SIM115 (the child keeps it)
         limits = self.daemon.limits
+        if self.memory_bytes is not None and self.memory_bytes < limits.memory_bytes:
+            limits = dataclasses.replace(limits, memory_bytes=self.memory_bytes)
         try:
             self.process = subprocess.Popen(
                 line,
@@ -363,9 +368,10 @@ class Daemon:
                     "cwd": request.get("cwd"),
                     "command_timeout": timeout - 0.5,
                 }
-            return self.interpreter(number).execute(
-                str(request.get("code", "")), request.get("files") or [], timeout, **extra
-            )
+            interpreter = self.interpreter(number)
+            if isinstance(request.get("memory_bytes"), int):
+                interpreter.memory_bytes = request["memory_bytes"]
+            return interpreter.execute(str(request.get("code", "")), request.get("files") or [], timeout, **extra)
         finally:
             with self.lock:
                 self.running[app] -= 1

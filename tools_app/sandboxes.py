@@ -72,9 +72,12 @@ def do_create_sandbox(
     expire_time: datetime | None = None,
     owner: str = "",
     snapshot: SandboxSnapshot | None = None,
+    memory_bytes: int | None = None,
+    template: int | None = None,
 ) -> SandboxEnvironment:
     """A new running sandbox (its interpreter starts at the first execution, from ``snapshot``'s files and
-    variables if given); refused without isolation."""
+    variables if given, under ``memory_bytes`` — its template's — where tighter than the daemon's cap); refused
+    without isolation."""
     if language not in LANGUAGES:
         raise SandboxRefused("INVALID_ARGUMENT", f"{language} sandboxes are not offered by this server (Python only).")
     status = sandbox_client.call("ping")
@@ -90,6 +93,8 @@ def do_create_sandbox(
         display_name=display_name,
         language=language,
         spec=spec,
+        memory_bytes=memory_bytes,
+        template=template,
         expire_time=expire_time or timezone.now() + DEFAULT_TTL,
     )
     if snapshot is not None:
@@ -215,6 +220,7 @@ def do_execute(
         sandbox=sandbox.pk,
         app=sandbox.app_name,
         code=code,
+        memory_bytes=sandbox.memory_bytes,
         files=[{"name": name, "data": base64.b64encode(content).decode()} for name, content in files],
         **({"command": command, "cwd": cwd} if command is not None else {}),
     )

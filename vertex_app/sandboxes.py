@@ -21,8 +21,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cognizes.access.parsers import LimitedJSONParser
-from tools_app import sandboxes
-from tools_app.models import SandboxEnvironment, SandboxSnapshot
+from tools_app import sandbox_templates, sandboxes
+from tools_app.models import SandboxEnvironment, SandboxSnapshot, SandboxTemplate
 from tools_app.sandbox_client import SandboxUnavailable
 from vertex_app import errors, wire
 from vertex_app.base import EMPTY, VertexView, operation, page
@@ -110,6 +110,11 @@ class SandboxSurface(VertexView):
             "updateTime": wire.rfc3339(sandbox.updated_at),
             "expireTime": wire.rfc3339(sandbox.expire_time),
             **({"owner": sandbox.owner} if sandbox.owner else {}),
+            **(
+                {"sandboxEnvironmentTemplate": f"{self.engine}/sandboxEnvironmentTemplates/{sandbox.template}"}
+                if sandbox.template is not None
+                else {}
+            ),
         }
 
 
@@ -124,8 +129,9 @@ class SandboxesView(SandboxSurface):
         environment = wire.mapping(_field(spec, "codeExecutionEnvironment"), "spec.codeExecutionEnvironment")
         if _field(spec, "computerUseEnvironment") or _field(spec, "shellEnvironment"):
             raise errors.InvalidArgument("Only code execution environments are offered by this server.")
-        if _field(body, "sandboxEnvironmentTemplate"):
-            raise errors.InvalidArgument("Sandbox templates are not offered by this server yet.")
+        template = self.named_template(
+            wire.string(_field(body, "sandboxEnvironmentTemplate"), "sandboxEnvironmentTemplate")
+        )
         snapshot = None
         snapshot_name = wire.string(_field(body, "sandboxEnvironmentSnapshot"), "sandboxEnvironmentSnapshot")
         if snapshot_name:
@@ -143,8 +149,22 @@ class SandboxesView(SandboxSurface):
             expire_time=expiry,
             owner=owner or wire.string(body.get("owner"), "owner")[:128],
             snapshot=snapshot,
+            memory_bytes=None if template is None else template.memory_bytes,
+            template=None if template is None else template.pk,
         )
         return Response(self.operation(created))
+
+    def named_template(self, template_name: str) -> SandboxTemplate | None:
+        """The template named (None: none named); 404 for one not the engine's."""
+        if not template_name:
+            return None
+        number = template_name.rsplit("/", 1)[-1]
+        found = None
+        if number.isdigit() and len(number) <= 18:
+            found = sandbox_templates.get_template(app_name=self.app_name, engine_id=self.engine_id, number=int(number))
+        if found is None:
+            raise errors.NotFound(f"{self.engine}/sandboxEnvironmentTemplates/{number} does not exist.")
+        return found
 
     def operation(self, sandbox: SandboxEnvironment) -> dict[str, Any]:
         return operation(f"{self.name(sandbox)}/operations/{sandbox.pk}", self.resource(sandbox))

@@ -25,6 +25,7 @@ from vertex_app import (
     rag,
     rag_ask,
     rag_config,
+    sandbox_templates,
     sandboxes,
     sessions,
     skills,
@@ -43,6 +44,7 @@ SKILL = LOCATION + r"skills/(?P<skill_id>[^/:]+)"
 REGISTRY_ALPHA = r"^v1alpha/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 SANDBOX = ENGINE + r"/sandboxEnvironments/(?P<sandbox_id>[^/:]+)"
 SNAPSHOT = ENGINE + r"/sandboxEnvironmentSnapshots/(?P<snapshot_id>[^/:]+)"
+TEMPLATE = ENGINE + r"/sandboxEnvironmentTemplates/(?P<template_id>[^/:]+)"
 REGISTRY = r"^v1/projects/(?P<project>[^/]+)/locations/(?P<location>[^/:]+)/"
 
 urlpatterns = [
@@ -80,6 +82,9 @@ urlpatterns = [
     re_path(ENGINE + r"/sandboxEnvironmentSnapshots$", sandboxes.SnapshotsView.as_view()),
     re_path(SNAPSHOT + r"$", sandboxes.SnapshotResourceView.as_view()),
     re_path(SNAPSHOT + r"/operations/(?P<operation_id>[^/:]+)$", sandboxes.SnapshotOperationView.as_view()),
+    re_path(ENGINE + r"/sandboxEnvironmentTemplates$", sandbox_templates.TemplatesView.as_view()),
+    re_path(TEMPLATE + r"$", sandbox_templates.TemplateView.as_view()),
+    re_path(TEMPLATE + r"/operations/(?P<operation_id>[^/:]+)$", sandbox_templates.TemplateOperationView.as_view()),
     re_path(SANDBOX + r"/operations/(?P<operation_id>[^/:]+)$", sandboxes.SandboxOperationView.as_view()),
     re_path(ENGINE + r"/operations/(?P<operation_id>[^/:]+)$", operations.EngineOperationView.as_view()),
     re_path(LOCATION + r"operations/(?P<operation_id>[^/:]+)$", operations.LocationOperationView.as_view()),
