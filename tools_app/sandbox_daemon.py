@@ -33,7 +33,11 @@ from typing import Any
 
 from tools_app import sandbox_isolation as isolation
 
-KERNEL_SOURCE = (Path(__file__).with_name("sandbox_kernel.py")).read_text()
+KERNELS = {
+    isolation.PYTHON: Path(__file__).with_name("sandbox_kernel.py").read_text(),
+    isolation.JAVASCRIPT: Path(__file__).with_name("sandbox_kernel.js").read_text(),
+}
+"""Each language's REPL, speaking the same JSON lines."""
 ANSWER_CAP = 160 << 20
 """The longest answer line read from an interpreter: 100 MB of files in base64 plus the captured output."""
 REQUEST_CAP = 160 << 20
@@ -60,6 +64,8 @@ class Interpreter:
         self.last_used = time.monotonic()
         self.restore_from: Path | None = None
         """A snapshot the next start puts in the scratch folder (the kernel restores it)."""
+        self.language = isolation.PYTHON
+        """The sandbox's language, as the web side says with each execution (its row's)."""
 
     @property
     def workspace(self) -> Path:
@@ -95,11 +101,22 @@ class Interpreter:
             read_end, write_end = os.pipe()
             os.write(write_end, self.daemon.seccomp)
             os.close(write_end)
-        line = isolation.command(
-            self.daemon.bwrap, kernel=KERNEL_SOURCE, workspace=self.workspace, scratch=self.scratch, seccomp_fd=read_end
-        )
+        limits = self.daemon.limits.for_language(self.language)
+        try:
+            line = isolation.command(
+                self.daemon.bwrap,
+                kernel=KERNELS[self.language],
+                workspace=self.workspace,
+                scratch=self.scratch,
+                seccomp_fd=read_end,
+                language=self.language,
+                limits=self.daemon.limits,
+            )
+        except isolation.Unconfined as missing:
+            if read_end is not None:
+                os.close(read_end)
+            raise Refused("FAILED_PRECONDITION", str(missing)) from missing
         log = open(self.daemon.root / "logs" / f"{self.number}.log", "wb")  # noqa: SIM115 (the child keeps it)
-        limits = self.daemon.limits
         try:
             self.process = subprocess.Popen(
                 line,
@@ -287,7 +304,11 @@ class Daemon:
             (self.root / "snapshots" / f"{int(request['snapshot'])}.tar").unlink(missing_ok=True)
             return {}
         if op == "ping":
-            return {"isolation": self.isolation(), "message": None if self.isolation() else self.refusal()}
+            return {
+                "isolation": self.isolation(),
+                "message": None if self.isolation() else self.refusal(),
+                "languages": isolation.languages(),
+            }
         number = int(request["sandbox"])
         if op == "execute":
             return self.execute(number, request)
@@ -363,9 +384,14 @@ class Daemon:
                     "cwd": request.get("cwd"),
                     "command_timeout": timeout - 0.5,
                 }
-            return self.interpreter(number).execute(
-                str(request.get("code", "")), request.get("files") or [], timeout, **extra
-            )
+            interpreter = self.interpreter(number)
+            language = str(request.get("language") or isolation.PYTHON)
+            if language not in KERNELS:
+                raise Refused("INVALID_ARGUMENT", f"no interpreter for {language}")
+            if language != interpreter.language:  # set once, at the sandbox's first execution here
+                interpreter.kill()
+                interpreter.language = language
+            return interpreter.execute(str(request.get("code", "")), request.get("files") or [], timeout, **extra)
         finally:
             with self.lock:
                 self.running[app] -= 1

@@ -25,7 +25,7 @@ import resource
 import shutil
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 UNSAFE_LOCAL = "COGNIZES_SANDBOX_UNSAFE_LOCAL"
@@ -34,6 +34,11 @@ INSTALL_HINT = (
     "`python -m tools_app.sandbox_bwrap`, which fetches Debian's into var/tools without root "
     f"({UNSAFE_LOCAL}=1 runs code unconfined, for development on your own machine only)"
 )
+NODE_HINT = (
+    "Node.js is not installed on the sandbox host: install it (apt-get install nodejs, dnf install nodejs) or point "
+    "COGNIZES_SANDBOX_NODE at a node binary to run JavaScript sandboxes"
+)
+PYTHON, JAVASCRIPT = "LANGUAGE_PYTHON", "LANGUAGE_JAVASCRIPT"
 SANDBOX_UID_BASE = 1_500_000_000
 """First uid given to sandboxes when the daemon is root (one per sandbox, none of them a real account)."""
 
@@ -100,6 +105,18 @@ class Limits:
     open_files: int = 256
     processes: int = 32
     wall_seconds: float = 60.0
+
+    def for_language(self, language: str) -> Limits:
+        """What this language's interpreter needs: V8 reserves about 750 MiB of address space before it runs a line
+        (its code range and heap cage) and runs a dozen threads (V8's and libuv's pools), which count against
+        ``RLIMIT_NPROC``; its heap is bounded by ``--max-old-space-size`` (``heap_mebibytes``) instead."""
+        if language != JAVASCRIPT:
+            return self
+        return replace(self, memory_bytes=self.memory_bytes + (1 << 30), processes=self.processes + 16)
+
+    def heap_mebibytes(self) -> int:
+        """Node's old-generation heap: half the memory a Python sandbox gets (buffers live outside the heap)."""
+        return max(64, (self.memory_bytes - (1 << 30)) >> 21)
 
     @classmethod
     def from_environment(cls) -> Limits:
@@ -168,11 +185,42 @@ def interpreter() -> str:
     )
 
 
-def command(bwrap: str | None, *, kernel: str, workspace: Path, scratch: Path, seccomp_fd: int | None) -> list[str]:
+def node() -> str | None:
+    """The sandbox's Node.js for JavaScript (``COGNIZES_SANDBOX_NODE``, else the system's); None: not installed."""
+    found = os.environ.get("COGNIZES_SANDBOX_NODE") or shutil.which("node", path="/usr/bin:/usr/local/bin:/bin")
+    return found if found and os.path.exists(found) else None
+
+
+def languages() -> list[str]:
+    """The languages this host can run."""
+    return [PYTHON] + ([JAVASCRIPT] if node() else [])
+
+
+def program(language: str, kernel: str, workspace: str, scratch: str, limits: Limits) -> list[str]:
+    """The interpreter running ``kernel``'s source: Python isolated from its environment, or Node, its heap bound."""
+    if language == JAVASCRIPT:
+        binary = node()
+        if binary is None:
+            raise Unconfined(NODE_HINT)
+        return [binary, f"--max-old-space-size={limits.heap_mebibytes()}", "-e", kernel, workspace, scratch]
+    return [interpreter(), "-I", "-c", kernel, workspace, scratch]
+
+
+def command(
+    bwrap: str | None,
+    *,
+    kernel: str,
+    workspace: Path,
+    scratch: Path,
+    seccomp_fd: int | None,
+    language: str = PYTHON,
+    limits: Limits | None = None,
+) -> list[str]:
     """The command line that starts one sandbox's interpreter (``bwrap`` None: unconfined, for UNSAFE_LOCAL)."""
-    python = interpreter()
+    limits = (limits or Limits()).for_language(language)
     if bwrap is None:
-        return [python, "-I", "-c", kernel, str(workspace), str(scratch)]
+        return program(language, kernel, str(workspace), str(scratch), limits)
+    run = program(language, kernel, "/workspace", "/tmp", limits)  # nosec B108: the sandbox's own /tmp
     line = [
         bwrap,
         "--unshare-all",
@@ -200,14 +248,14 @@ def command(bwrap: str | None, *, kernel: str, workspace: Path, scratch: Path, s
             line += ["--symlink", os.readlink(target), f"/{link}"]
         elif target.is_dir():
             line += ["--ro-bind", str(target), f"/{link}"]
-    if not python.startswith("/usr/"):
-        prefix = str(Path(python).resolve().parent.parent)
+    if not run[0].startswith("/usr/"):  # a Python or Node installed elsewhere: its prefix, read-only
+        prefix = str(Path(run[0]).resolve().parent.parent)
         line += ["--ro-bind", prefix, prefix]
     line += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workspace), "/workspace"]
     line += ["--bind", str(scratch), "/tmp", "--chdir", "/workspace"]  # nosec B108: the sandbox's own /tmp
     if seccomp_fd is not None:
         line += ["--seccomp", str(seccomp_fd)]
-    return [*line, "--", python, "-I", "-c", kernel, "/workspace", "/tmp"]  # nosec B108
+    return [*line, "--", *run]
 
 
 def confine(limits: Limits, uid: int | None) -> None:
