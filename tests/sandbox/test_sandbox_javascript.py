@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import threading
 from urllib.parse import urlsplit
 
 import pytest
+from google.genai import errors as genai_errors
 
 from cognizes.infra.local import VAR_DIR
 from tests.sandbox.conftest import CANARY, WALL_SECONDS, Box
+from tools_app import sandbox_daemon, sandbox_isolation
 from tools_app.models import SandboxExecution
 
 pytestmark = [
@@ -81,3 +85,24 @@ await new Promise((done) => setTimeout(done, 300))
     assert f"{WALL_SECONDS:g} s wall clock" in stderr
     stdout, stderr, _ = box.run(name, "console.log(require('fs').readFileSync('kept.txt', 'utf8'), typeof kept)")
     assert stdout == "survit undefined\n", stderr  # a fresh context, the workspace kept
+
+
+def test_a_host_without_node_refuses_javascript_sandboxes_and_names_what_to_install(asgi_server, tmp_path, monkeypatch):
+    if sandbox_isolation.bwrap_path(VAR_DIR) is None:
+        pytest.skip("no bubblewrap: `python -m tools_app.sandbox_bwrap` (make test runs it)")
+    monkeypatch.setenv("COGNIZES_SANDBOX_NODE", str(tmp_path / "no-node"))  # the daemon below reads it: absent
+    root = VAR_DIR / "test-sandboxes" / f"no-node-{os.getpid()}"  # one the sandboxes' uids can pass through
+    server = sandbox_daemon.make_server(tmp_path / "d.sock", root, VAR_DIR)
+    monkeypatch.setenv("COGNIZES_SANDBOX_SOCKET", str(tmp_path / "d.sock"))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        box = Box(asgi_server)
+        with pytest.raises(genai_errors.ClientError) as refused:
+            create_js(box)
+        assert refused.value.code == 400 and refused.value.status == "FAILED_PRECONDITION"
+        assert "apt-get install nodejs" in refused.value.message
+        assert box.create()  # Python sandboxes are still offered
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(root, ignore_errors=True)
