@@ -66,6 +66,8 @@ class Interpreter:
         """A snapshot the next start puts in the scratch folder (the kernel restores it)."""
         self.language = isolation.PYTHON
         """The sandbox's language, as the web side says with each execution (its row's)."""
+        self.answers: int | None = None
+        """Where a JavaScript interpreter answers (a Python one answers on its stdout)."""
 
     @property
     def workspace(self) -> Path:
@@ -102,6 +104,9 @@ class Interpreter:
             os.write(write_end, self.daemon.seccomp)
             os.close(write_end)
         limits = self.daemon.limits.for_language(self.language)
+        # Node cannot move its descriptors as the Python kernel does: it answers on a pipe of its own, and its fds 1
+        # and 2 are capture files in its /tmp from the start, so a child process it starts is captured too.
+        answers = os.pipe() if self.language == isolation.JAVASCRIPT else ()
         try:
             line = isolation.command(
                 self.daemon.bwrap,
@@ -111,19 +116,28 @@ class Interpreter:
                 seccomp_fd=read_end,
                 language=self.language,
                 limits=self.daemon.limits,
+                answers_fd=answers[1] if answers else None,
             )
         except isolation.Unconfined as missing:
-            if read_end is not None:
-                os.close(read_end)
+            for fd in (read_end, *answers):
+                if fd is not None:
+                    os.close(fd)
             raise Refused("FAILED_PRECONDITION", str(missing)) from missing
         log = open(self.daemon.root / "logs" / f"{self.number}.log", "wb")  # noqa: SIM115 (the child keeps it)
+        outputs: list[int] = []
+        if answers:
+            for name in (".stdout", ".stderr"):  # just emptied, nothing runs in it yet: no link to follow
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW
+                outputs.append(os.open(self.scratch / name, flags, 0o600))
+                if uid is not None:
+                    os.fchown(outputs[-1], uid, uid)
         try:
             self.process = subprocess.Popen(
                 line,
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                pass_fds=() if read_end is None else (read_end,),
+                stdout=outputs[0] if answers else subprocess.PIPE,
+                stderr=outputs[1] if answers else log,
+                pass_fds=tuple(fd for fd in (read_end, answers[1] if answers else None) if fd is not None),
                 start_new_session=True,
                 cwd=self.workspace,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
@@ -131,8 +145,10 @@ class Interpreter:
             )
         finally:
             log.close()
-            if read_end is not None:
-                os.close(read_end)
+            for fd in (read_end, answers[1] if answers else None, *outputs):
+                if fd is not None:
+                    os.close(fd)
+        self.answers = answers[0] if answers else None
         return self.process
 
     def kill(self) -> None:
@@ -147,6 +163,10 @@ class Interpreter:
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
+        answers, self.answers = self.answers, None
+        if answers is not None:
+            with contextlib.suppress(OSError):
+                os.close(answers)
 
     def signal(self, number: int) -> None:
         """SIGSTOP (pause: no CPU, memory and variables kept) or SIGCONT (resume) to the whole sandbox."""
@@ -164,11 +184,12 @@ class Interpreter:
             # Started from the daemon's one spawning thread: --die-with-parent kills the sandbox when the *thread*
             # that started it ends, and the thread serving this request ends with it.
             process = self.process if not restarted else self.daemon.spawner.submit(self.start).result()
-            assert process is not None and process.stdin is not None and process.stdout is not None
+            assert process is not None and process.stdin is not None
+            answers = self.answers if self.answers is not None else process.stdout.fileno() if process.stdout else -1
             try:
                 process.stdin.write((json.dumps({"code": code, "files": files, **extra}) + "\n").encode())
                 process.stdin.flush()
-                line = _read_line(process.stdout.fileno(), deadline=started + timeout)
+                line = _read_line(answers, deadline=started + timeout)
             except (BrokenPipeError, OSError):
                 line = None
             duration_ms = (time.monotonic() - started) * 1000

@@ -196,13 +196,16 @@ def languages() -> list[str]:
     return [PYTHON] + ([JAVASCRIPT] if node() else [])
 
 
-def program(language: str, kernel: str, workspace: str, scratch: str, limits: Limits) -> list[str]:
+def program(
+    language: str, kernel: str, workspace: str, scratch: str, limits: Limits, answers_fd: int | None = None
+) -> list[str]:
     """The interpreter running ``kernel``'s source: Python isolated from its environment, or Node, its heap bound."""
     if language == JAVASCRIPT:
         binary = node()
         if binary is None:
             raise Unconfined(NODE_HINT)
-        return [binary, f"--max-old-space-size={limits.heap_mebibytes()}", "-e", kernel, workspace, scratch]
+        heap = f"--max-old-space-size={limits.heap_mebibytes()}"
+        return [binary, heap, "-e", kernel, workspace, scratch, str(answers_fd if answers_fd is not None else 1)]
     return [interpreter(), "-I", "-c", kernel, workspace, scratch]
 
 
@@ -215,12 +218,13 @@ def command(
     seccomp_fd: int | None,
     language: str = PYTHON,
     limits: Limits | None = None,
+    answers_fd: int | None = None,
 ) -> list[str]:
     """The command line that starts one sandbox's interpreter (``bwrap`` None: unconfined, for UNSAFE_LOCAL)."""
     limits = (limits or Limits()).for_language(language)
     if bwrap is None:
-        return program(language, kernel, str(workspace), str(scratch), limits)
-    run = program(language, kernel, "/workspace", "/tmp", limits)  # nosec B108: the sandbox's own /tmp
+        return program(language, kernel, str(workspace), str(scratch), limits, answers_fd)
+    run = program(language, kernel, "/workspace", "/tmp", limits, answers_fd)  # nosec B108: the sandbox's own /tmp
     line = [
         bwrap,
         "--unshare-all",

@@ -1,13 +1,14 @@
 // The JavaScript interpreter that runs inside a sandbox: sandbox_kernel.py's JSON-lines REPL, for Node.js.
 //
 // Not loaded by Cognizes: the sandbox daemon runs its source with the sandbox's Node (`node -e <source> <workspace>
-// <scratch>`) inside bubblewrap, so it uses Node's built-in modules only. Each request line is {"code", "files":
+// <scratch> <answers fd>`) inside bubblewrap, so it uses Node's built-in modules only. Each request line is {"code", "files":
 // [{"name", "data": base64}]}; each answer line is {"stdout", "stderr", "error", "files": [{"name", "data"}]}, as the
 // Python kernel's. The code runs as a vm.Script in one context kept for the interpreter's life, so its functions,
 // `var`s and top-level `let`/`const`/`class` stay for the next execution (a script's lexical bindings live in its
 // context). Code with a top-level `await` runs inside an async function instead, whose own `let`/`const` end with
-// it. `console` and `process.stdout`/`process.stderr` are captured per execution; the answers go to descriptor 1
-// directly. A child process that writes to its inherited stdout spoils only its own sandbox's answer.
+// it. Descriptors 1 and 2 are files in the sandbox's /tmp (opened by the daemon, appended to, emptied before each
+// execution), so what console, process.stdout and a child process print is captured alike; the answers go to a
+// pipe whose descriptor the daemon passes as the third argument.
 'use strict'
 
 const fs = require('fs')
@@ -15,49 +16,32 @@ const path = require('path')
 const vm = require('vm')
 const util = require('util')
 const readline = require('readline')
-const { Console } = require('console')
 const { createRequire } = require('module')
 const childProcess = require('child_process')
-const { Writable } = require('stream')
 
 const OUTPUT_CAP = 1 << 20 // bytes of stdout and of stderr kept per execution
 const FILES_CAP = 100 << 20 // bytes of output files per answer: Vertex's 100 MB per response
 const WORKSPACE = process.argv[1] || '/workspace'
-const ANSWERS = 1
+const SCRATCH = process.argv[2] || '/tmp'
+const ANSWERS = Number(process.argv[3] || 1) // the daemon's pipe; fds 1 and 2 are the capture files in SCRATCH
 const writeAnswer = fs.writeSync.bind(fs)
 
-/** The current execution's captured output: where console and process.stdout/stderr write. */
-const capture = { stdout: [], stderr: [], sizes: { stdout: 0, stderr: 0 }, failed: false }
-
-function sink (kind) {
-  return (chunk, encoding, callback) => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')
-    if (capture.sizes[kind] <= OUTPUT_CAP) {
-      capture[kind].push(text)
-      capture.sizes[kind] += Buffer.byteLength(text)
-    }
-    callback()
-  }
-}
-
-const out = new Writable({ decodeStrings: false, write: sink('stdout') })
-const err = new Writable({ decodeStrings: false, write: sink('stderr') })
-process.stdout.write = out.write.bind(out)
-process.stderr.write = err.write.bind(err)
-const capturedConsole = new Console({ stdout: out, stderr: err, colorMode: false })
+/** Whether the current execution failed (an error thrown, or one from a callback it left behind). */
+const capture = { failed: false }
+const OUTPUTS = { stdout: path.join(SCRATCH, '.stdout'), stderr: path.join(SCRATCH, '.stderr') }
 
 const KERNEL_FRAME = /^\s+at .*(\[eval\]|node:vm|node:internal)/
 
 function report (error) {
   capture.failed = true
   const stack = error && typeof error.stack === 'string' ? error.stack : `Uncaught ${util.inspect(error)}`
-  err.write(stack.split('\n').filter((line) => !KERNEL_FRAME.test(line)).join('\n') + '\n')
+  process.stderr.write(stack.split('\n').filter((line) => !KERNEL_FRAME.test(line)).join('\n') + '\n')
 }
 process.on('uncaughtException', report) // from a callback the code left behind: said in the current answer
 process.on('unhandledRejection', report)
 
 const globals = {
-  console: capturedConsole,
+  console,
   process,
   Buffer,
   URL,
@@ -129,9 +113,14 @@ function changed (before) {
 }
 
 function text (kind) {
-  const all = Buffer.from(capture[kind].join(''))
-  const cut = all.length > OUTPUT_CAP
-  return all.subarray(0, OUTPUT_CAP).toString('utf8') + (cut ? '\n[output cut at 1 MiB]\n' : '')
+  const data = Buffer.alloc(OUTPUT_CAP + 1)
+  let size = 0
+  try {
+    const fd = fs.openSync(OUTPUTS[kind], fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+    try { size = fs.readSync(fd, data, 0, data.length, 0) } finally { fs.closeSync(fd) }
+  } catch { return '' }
+  const cut = size > OUTPUT_CAP
+  return data.subarray(0, Math.min(size, OUTPUT_CAP)).toString('utf8') + (cut ? '\n[output cut at 1 MiB]\n' : '')
 }
 
 async function run (request) {
@@ -145,9 +134,7 @@ async function run (request) {
     }
   }
   const before = files()
-  capture.stdout = []
-  capture.stderr = []
-  capture.sizes = { stdout: 0, stderr: 0 }
+  for (const fd of [1, 2]) try { fs.ftruncateSync(fd, 0) } catch {} // appended to, so written from the start
   capture.failed = false
   try {
     const result = compile(request.code || '').runInContext(context)

@@ -48,8 +48,10 @@ def test_a_javascript_sandbox_keeps_its_bindings_and_returns_its_files_and_error
     stdout, stderr, _ = box.run(name, "console.error('attention', {a: 1}); console.log('avant')\nnull.x")
     assert stdout == "avant\n" and stderr.startswith("attention { a: 1 }\n") and "TypeError" in stderr, stderr
     assert "await" not in box.run(name, "console.log(await Promise.resolve('attendu'))")[1]
+    spawned = "require('child_process').spawnSync('/bin/sh', ['-c', 'echo enfant; echo 错误 >&2'], {stdio: 'inherit'})"
+    assert box.run(name, spawned)[:2] == ("enfant\n", "错误\n")  # a child's inherited output is captured too
     executions = SandboxExecution.objects.filter(language="LANGUAGE_JAVASCRIPT").order_by("id")
-    assert [e.exit_status for e in executions][-2:] == ["OUTCOME_FAILED", "OUTCOME_OK"]
+    assert [e.exit_status for e in executions][-3:] == ["OUTCOME_FAILED", "OUTCOME_OK", "OUTCOME_OK"]
 
 
 def test_javascript_reaches_no_network_environment_or_host_file_and_an_endless_loop_is_killed(box: Box):
