@@ -2,11 +2,11 @@
 
 One place says what a sandbox may reach. The interpreter runs as
 ``bwrap --unshare-all --die-with-parent --new-session --clearenv --seccomp FD`` with read-only ``/usr`` (the
-system Python and its standard library), the sandbox's own writable ``/workspace`` and ``/tmp`` (folders on disk,
-so files survive an interpreter restart), a fresh ``/proc`` of its own pid namespace and a minimal ``/dev``; no
-network namespace peer, no host file beyond ``/usr``. When the daemon runs as root, each sandbox runs as a uid of its
-own (``RLIMIT_NPROC`` counts per uid and is not enforced for root, so this is what stops a fork bomb); otherwise as
-the daemon's user.
+system Python and its standard library, and Node.js for JavaScript sandboxes), the sandbox's own writable
+``/workspace`` and ``/tmp`` (folders on disk, so files survive an interpreter restart), a fresh ``/proc`` of its own
+pid namespace and a minimal ``/dev``; no network namespace peer, no host file beyond ``/usr``. When the daemon runs
+as root, each sandbox runs as a uid of its own (``RLIMIT_NPROC`` counts per uid and is not enforced for root, so
+this is what stops a fork bomb); otherwise as the daemon's user.
 
 The seccomp filter is built with libseccomp through ``pyseccomp`` (ctypes; libseccomp2 ships with every
 distribution that ships bubblewrap): libseccomp handles the architecture checks and syscall numbers that a

@@ -44,6 +44,7 @@ def test_a_javascript_sandbox_keeps_its_bindings_and_returns_its_files_and_error
     )
     assert (stdout, stderr) == ("8\n", "")
     assert files == {"out/結果.txt": "héllo 你好 Привет".encode()}
+    assert box.sandboxes.execute_bash(name=name, command="ls", cwd="out")["stdout"] == "結果.txt\n"
 
     stdout, stderr, _ = box.run(name, "console.error('attention', {a: 1}); console.log('avant')\nnull.x")
     assert stdout == "avant\n" and stderr.startswith("attention { a: 1 }\n") and "TypeError" in stderr, stderr
