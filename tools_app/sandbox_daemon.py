@@ -34,7 +34,11 @@ from typing import Any
 
 from tools_app import sandbox_isolation as isolation
 
-KERNEL_SOURCE = (Path(__file__).with_name("sandbox_kernel.py")).read_text()
+KERNELS = {
+    isolation.PYTHON: Path(__file__).with_name("sandbox_kernel.py").read_text(),
+    isolation.JAVASCRIPT: Path(__file__).with_name("sandbox_kernel.js").read_text(),
+}
+"""Each language's REPL, speaking the same JSON lines."""
 ANSWER_CAP = 160 << 20
 """The longest answer line read from an interpreter: 100 MB of files in base64 plus the captured output."""
 REQUEST_CAP = 160 << 20
@@ -63,6 +67,10 @@ class Interpreter:
         """A snapshot the next start puts in the scratch folder (the kernel restores it)."""
         self.memory_bytes: int | None = None
         """Its template's memory limit: the next start uses it where lower than the daemon's (never higher)."""
+        self.language = isolation.PYTHON
+        """The sandbox's language, as the web side says with each execution (its row's)."""
+        self.answers: int | None = None
+        """Where a JavaScript interpreter answers (a Python one answers on its stdout)."""
 
     @property
     def workspace(self) -> Path:
@@ -98,20 +106,44 @@ class Interpreter:
             read_end, write_end = os.pipe()
             os.write(write_end, self.daemon.seccomp)
             os.close(write_end)
-        line = isolation.command(
-            self.daemon.bwrap, kernel=KERNEL_SOURCE, workspace=self.workspace, scratch=self.scratch, seccomp_fd=read_end
-        )
+        base = self.daemon.limits
+        if self.memory_bytes is not None and self.memory_bytes < base.memory_bytes:
+            base = dataclasses.replace(base, memory_bytes=self.memory_bytes)  # its template's: never looser
+        limits = base.for_language(self.language)
+        # Node cannot move its descriptors as the Python kernel does: it answers on a pipe of its own, and its fds 1
+        # and 2 are capture files in its /tmp from the start, so a child process it starts is captured too.
+        answers = os.pipe() if self.language == isolation.JAVASCRIPT else ()
+        try:
+            line = isolation.command(
+                self.daemon.bwrap,
+                kernel=KERNELS[self.language],
+                workspace=self.workspace,
+                scratch=self.scratch,
+                seccomp_fd=read_end,
+                language=self.language,
+                limits=base,
+                answers_fd=answers[1] if answers else None,
+            )
+        except isolation.Unconfined as missing:
+            for fd in (read_end, *answers):
+                if fd is not None:
+                    os.close(fd)
+            raise Refused("FAILED_PRECONDITION", str(missing)) from missing
         log = open(self.daemon.root / "logs" / f"{self.number}.log", "wb")  # noqa: SIM115 (the child keeps it)
-        limits = self.daemon.limits
-        if self.memory_bytes is not None and self.memory_bytes < limits.memory_bytes:
-            limits = dataclasses.replace(limits, memory_bytes=self.memory_bytes)
+        outputs: list[int] = []
+        if answers:
+            for name in (".stdout", ".stderr"):  # just emptied, nothing runs in it yet: no link to follow
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW
+                outputs.append(os.open(self.scratch / name, flags, 0o600))
+                if uid is not None:
+                    os.fchown(outputs[-1], uid, uid)
         try:
             self.process = subprocess.Popen(
                 line,
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                pass_fds=() if read_end is None else (read_end,),
+                stdout=outputs[0] if answers else subprocess.PIPE,
+                stderr=outputs[1] if answers else log,
+                pass_fds=tuple(fd for fd in (read_end, answers[1] if answers else None) if fd is not None),
                 start_new_session=True,
                 cwd=self.workspace,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
@@ -119,8 +151,10 @@ class Interpreter:
             )
         finally:
             log.close()
-            if read_end is not None:
-                os.close(read_end)
+            for fd in (read_end, answers[1] if answers else None, *outputs):
+                if fd is not None:
+                    os.close(fd)
+        self.answers = answers[0] if answers else None
         return self.process
 
     def kill(self) -> None:
@@ -135,6 +169,10 @@ class Interpreter:
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
+        answers, self.answers = self.answers, None
+        if answers is not None:
+            with contextlib.suppress(OSError):
+                os.close(answers)
 
     def signal(self, number: int) -> None:
         """SIGSTOP (pause: no CPU, memory and variables kept) or SIGCONT (resume) to the whole sandbox."""
@@ -152,11 +190,12 @@ class Interpreter:
             # Started from the daemon's one spawning thread: --die-with-parent kills the sandbox when the *thread*
             # that started it ends, and the thread serving this request ends with it.
             process = self.process if not restarted else self.daemon.spawner.submit(self.start).result()
-            assert process is not None and process.stdin is not None and process.stdout is not None
+            assert process is not None and process.stdin is not None
+            answers = self.answers if self.answers is not None else process.stdout.fileno() if process.stdout else -1
             try:
                 process.stdin.write((json.dumps({"code": code, "files": files, **extra}) + "\n").encode())
                 process.stdin.flush()
-                line = _read_line(process.stdout.fileno(), deadline=started + timeout)
+                line = _read_line(answers, deadline=started + timeout)
             except (BrokenPipeError, OSError):
                 line = None
             duration_ms = (time.monotonic() - started) * 1000
@@ -292,7 +331,11 @@ class Daemon:
             (self.root / "snapshots" / f"{int(request['snapshot'])}.tar").unlink(missing_ok=True)
             return {}
         if op == "ping":
-            return {"isolation": self.isolation(), "message": None if self.isolation() else self.refusal()}
+            return {
+                "isolation": self.isolation(),
+                "message": None if self.isolation() else self.refusal(),
+                "languages": isolation.languages(),
+            }
         number = int(request["sandbox"])
         if op == "execute":
             return self.execute(number, request)
@@ -371,6 +414,12 @@ class Daemon:
             interpreter = self.interpreter(number)
             if isinstance(request.get("memory_bytes"), int):
                 interpreter.memory_bytes = request["memory_bytes"]
+            language = str(request.get("language") or isolation.PYTHON)
+            if language not in KERNELS:
+                raise Refused("INVALID_ARGUMENT", f"no interpreter for {language}")
+            if language != interpreter.language:  # set once, at the sandbox's first execution here
+                interpreter.kill()
+                interpreter.language = language
             return interpreter.execute(str(request.get("code", "")), request.get("files") or [], timeout, **extra)
         finally:
             with self.lock:

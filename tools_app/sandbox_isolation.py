@@ -2,11 +2,11 @@
 
 One place says what a sandbox may reach. The interpreter runs as
 ``bwrap --unshare-all --die-with-parent --new-session --clearenv --seccomp FD`` with read-only ``/usr`` (the
-system Python and its standard library), the sandbox's own writable ``/workspace`` and ``/tmp`` (folders on disk,
-so files survive an interpreter restart), a fresh ``/proc`` of its own pid namespace and a minimal ``/dev``; no
-network namespace peer, no host file beyond ``/usr``. When the daemon runs as root, each sandbox runs as a uid of its
-own (``RLIMIT_NPROC`` counts per uid and is not enforced for root, so this is what stops a fork bomb); otherwise as
-the daemon's user.
+system Python and its standard library, and Node.js for JavaScript sandboxes), the sandbox's own writable
+``/workspace`` and ``/tmp`` (folders on disk, so files survive an interpreter restart), a fresh ``/proc`` of its own
+pid namespace and a minimal ``/dev``; no network namespace peer, no host file beyond ``/usr``. When the daemon runs
+as root, each sandbox runs as a uid of its own (``RLIMIT_NPROC`` counts per uid and is not enforced for root, so
+this is what stops a fork bomb); otherwise as the daemon's user.
 
 The seccomp filter is built with libseccomp through ``pyseccomp`` (ctypes; libseccomp2 ships with every
 distribution that ships bubblewrap): libseccomp handles the architecture checks and syscall numbers that a
@@ -25,7 +25,7 @@ import resource
 import shutil
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 UNSAFE_LOCAL = "COGNIZES_SANDBOX_UNSAFE_LOCAL"
@@ -34,6 +34,11 @@ INSTALL_HINT = (
     "`python -m tools_app.sandbox_bwrap`, which fetches Debian's into var/tools without root "
     f"({UNSAFE_LOCAL}=1 runs code unconfined, for development on your own machine only)"
 )
+NODE_HINT = (
+    "Node.js is not installed on the sandbox host: install it (apt-get install nodejs, dnf install nodejs) or point "
+    "COGNIZES_SANDBOX_NODE at a node binary to run JavaScript sandboxes"
+)
+PYTHON, JAVASCRIPT = "LANGUAGE_PYTHON", "LANGUAGE_JAVASCRIPT"
 SANDBOX_UID_BASE = 1_500_000_000
 """First uid given to sandboxes when the daemon is root (one per sandbox, none of them a real account)."""
 
@@ -100,6 +105,18 @@ class Limits:
     open_files: int = 256
     processes: int = 32
     wall_seconds: float = 60.0
+
+    def for_language(self, language: str) -> Limits:
+        """What this language's interpreter needs: V8 reserves about 750 MiB of address space before it runs a line
+        (its code range and heap cage) and runs a dozen threads (V8's and libuv's pools), which count against
+        ``RLIMIT_NPROC``; its heap is bounded by ``--max-old-space-size`` (``heap_mebibytes``) instead."""
+        if language != JAVASCRIPT:
+            return self
+        return replace(self, memory_bytes=self.memory_bytes + (1 << 30), processes=self.processes + 16)
+
+    def heap_mebibytes(self) -> int:
+        """Node's old-generation heap: half the memory a Python sandbox gets (buffers live outside the heap)."""
+        return max(64, (self.memory_bytes - (1 << 30)) >> 21)
 
     @classmethod
     def from_environment(cls) -> Limits:
@@ -168,11 +185,46 @@ def interpreter() -> str:
     )
 
 
-def command(bwrap: str | None, *, kernel: str, workspace: Path, scratch: Path, seccomp_fd: int | None) -> list[str]:
+def node() -> str | None:
+    """The sandbox's Node.js for JavaScript (``COGNIZES_SANDBOX_NODE``, else the system's); None: not installed."""
+    found = os.environ.get("COGNIZES_SANDBOX_NODE") or shutil.which("node", path="/usr/bin:/usr/local/bin:/bin")
+    return found if found and os.path.exists(found) else None
+
+
+def languages() -> list[str]:
+    """The languages this host can run."""
+    return [PYTHON] + ([JAVASCRIPT] if node() else [])
+
+
+def program(
+    language: str, kernel: str, workspace: str, scratch: str, limits: Limits, answers_fd: int | None = None
+) -> list[str]:
+    """The interpreter running ``kernel``'s source: Python isolated from its environment, or Node, its heap bound."""
+    if language == JAVASCRIPT:
+        binary = node()
+        if binary is None:
+            raise Unconfined(NODE_HINT)
+        heap = f"--max-old-space-size={limits.heap_mebibytes()}"
+        return [binary, heap, "-e", kernel, workspace, scratch, str(answers_fd if answers_fd is not None else 1)]
+    return [interpreter(), "-I", "-c", kernel, workspace, scratch]
+
+
+def command(
+    bwrap: str | None,
+    *,
+    kernel: str,
+    workspace: Path,
+    scratch: Path,
+    seccomp_fd: int | None,
+    language: str = PYTHON,
+    limits: Limits | None = None,
+    answers_fd: int | None = None,
+) -> list[str]:
     """The command line that starts one sandbox's interpreter (``bwrap`` None: unconfined, for UNSAFE_LOCAL)."""
-    python = interpreter()
+    limits = (limits or Limits()).for_language(language)
     if bwrap is None:
-        return [python, "-I", "-c", kernel, str(workspace), str(scratch)]
+        return program(language, kernel, str(workspace), str(scratch), limits, answers_fd)
+    run = program(language, kernel, "/workspace", "/tmp", limits, answers_fd)  # nosec B108: the sandbox's own /tmp
     line = [
         bwrap,
         "--unshare-all",
@@ -200,14 +252,14 @@ def command(bwrap: str | None, *, kernel: str, workspace: Path, scratch: Path, s
             line += ["--symlink", os.readlink(target), f"/{link}"]
         elif target.is_dir():
             line += ["--ro-bind", str(target), f"/{link}"]
-    if not python.startswith("/usr/"):
-        prefix = str(Path(python).resolve().parent.parent)
+    if not run[0].startswith("/usr/"):  # a Python or Node installed elsewhere: its prefix, read-only
+        prefix = str(Path(run[0]).resolve().parent.parent)
         line += ["--ro-bind", prefix, prefix]
     line += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workspace), "/workspace"]
     line += ["--bind", str(scratch), "/tmp", "--chdir", "/workspace"]  # nosec B108: the sandbox's own /tmp
     if seccomp_fd is not None:
         line += ["--seccomp", str(seccomp_fd)]
-    return [*line, "--", python, "-I", "-c", kernel, "/workspace", "/tmp"]  # nosec B108
+    return [*line, "--", *run]
 
 
 def confine(limits: Limits, uid: int | None) -> None:

@@ -21,9 +21,10 @@ from django.utils import timezone
 from tools_app import sandbox_client
 from tools_app.models import SandboxEnvironment, SandboxExecution, SandboxSnapshot
 from tools_app.sandbox_client import SandboxUnavailable
+from tools_app.sandbox_isolation import NODE_HINT
 
-LANGUAGES = ("LANGUAGE_PYTHON",)
-"""What this server runs (JavaScript sandboxes are refused at create: no isolated JavaScript runtime yet)."""
+LANGUAGES = ("LANGUAGE_PYTHON", "LANGUAGE_JAVASCRIPT")
+"""What this server runs: Python, and JavaScript where the sandbox host has Node.js (the daemon says)."""
 DEFAULT_TTL = timedelta(days=14)
 """Vertex keeps a sandbox's state up to 14 days."""
 INPUT_CAP = 100 << 20
@@ -79,10 +80,16 @@ def do_create_sandbox(
     variables if given, under ``memory_bytes`` — its template's — where tighter than the daemon's cap); refused
     without isolation."""
     if language not in LANGUAGES:
-        raise SandboxRefused("INVALID_ARGUMENT", f"{language} sandboxes are not offered by this server (Python only).")
+        raise SandboxRefused(
+            "INVALID_ARGUMENT", f"{language} sandboxes are not offered by this server (Python and JavaScript only)."
+        )
+    if snapshot is not None and language != "LANGUAGE_PYTHON":
+        raise SandboxRefused("INVALID_ARGUMENT", "Snapshots restore Python sandboxes only.")
     status = sandbox_client.call("ping")
     if status.get("isolation") is None:
         raise SandboxUnavailable("FAILED_PRECONDITION", status.get("message") or "no isolation tool on this host")
+    if language not in status.get("languages", ["LANGUAGE_PYTHON"]):
+        raise SandboxUnavailable("FAILED_PRECONDITION", NODE_HINT)
     count = alive().filter(app_name=app_name, expire_time__gt=timezone.now()).count()
     if count >= sandboxes_per_app():
         raise SandboxRefused("RESOURCE_EXHAUSTED", f"This app already has {sandboxes_per_app()} sandboxes.")
@@ -110,6 +117,10 @@ def do_snapshot(sandbox: SandboxEnvironment, *, display_name: str = "") -> Sandb
     """Keep the sandbox's workspace and picklable variables (its interpreter must be running or idle, not paused)."""
     if sandbox.state != SandboxEnvironment.State.RUNNING:
         raise SandboxRefused("FAILED_PRECONDITION", f"The sandbox is {sandbox.get_state_display()}, not running.")
+    if sandbox.language != "LANGUAGE_PYTHON":
+        raise SandboxRefused(
+            "FAILED_PRECONDITION", "Snapshots keep Python sandboxes only (JavaScript values do not serialize)."
+        )
     snapshot = SandboxSnapshot.objects.create(
         app_name=sandbox.app_name,
         engine_id=sandbox.engine_id,
@@ -219,6 +230,7 @@ def do_execute(
         timeout=600,
         sandbox=sandbox.pk,
         app=sandbox.app_name,
+        language=sandbox.language,
         code=code,
         memory_bytes=sandbox.memory_bytes,
         files=[{"name": name, "data": base64.b64encode(content).decode()} for name, content in files],

@@ -111,11 +111,11 @@ def test_the_wire_as_the_clients_spell_it_both_execute_paths_and_both_casings(bo
 
     refused = requests.post(
         base,
-        json={"spec": {"code_execution_environment": {"code_language": "LANGUAGE_JAVASCRIPT"}}},
+        json={"spec": {"code_execution_environment": {"code_language": "LANGUAGE_COBOL"}}},
         headers=headers,
         timeout=30,
     )
-    assert refused.status_code == 400 and "Python only" in refused.json()["error"]["message"]
+    assert refused.status_code == 400 and "Python and JavaScript only" in refused.json()["error"]["message"]
     bad = requests.post(
         f"{box.base_url}/v1beta1/{name}:execute", json={"inputs": [{"data": "%%%"}]}, headers=headers, timeout=30
     )
