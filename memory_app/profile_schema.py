@@ -17,6 +17,8 @@ import json
 import re
 from typing import Any
 
+from cognizes.infra.casing import camel, snake
+
 SCHEMA_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 TYPES = ("STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL")
 MAX_CONFIGS = 10
@@ -65,7 +67,6 @@ _JSON_NAMES = {
     "max_properties": "maxProperties",
     "any_of": "anyOf",
 }
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 class SchemaError(ValueError):
@@ -209,7 +210,7 @@ def _keyword(name: str, value: Any, where: str, depth: int) -> Any:
 
 
 def _snake(key: Any) -> str:
-    return _CAMEL.sub("_", key).lower() if isinstance(key, str) else ""
+    return snake(key) if isinstance(key, str) else ""
 
 
 def _snake_keys(value: Any, where: str, allowed: set[str]) -> dict[str, Any]:
@@ -228,7 +229,7 @@ def camel_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """A normalised schema with camelCase keywords (property names as they are): how the REST API writes one."""
     out: dict[str, Any] = {}
     for name, value in schema.items():
-        key = name.split("_")[0] + "".join(word.title() for word in name.split("_")[1:])
+        key = camel(name)
         if name == "properties":
             value = {field: camel_schema(inner) for field, inner in value.items()}
         elif name == "items":

@@ -227,40 +227,14 @@ def _order(text: str | None) -> str:
 
 def _conditions(text: str | None) -> list[feedback.FeedbackCondition]:
     """The filter as conditions on the documented fields (``feedbackLabels:"x"`` is "has")."""
-    if not text or not text.strip():
-        return []
-    tokens = filters.tokenize(text, _FILTER_TOKEN)
     out: list[feedback.FeedbackCondition] = []
-    at = 0
-    while at < len(tokens):
-        if (
-            len(tokens) - at < 3
-            or tokens[at][0] != "word"
-            or tokens[at + 1][0] != "op"
-            or tokens[at + 2][0]
-            not in (
-                "word",
-                "string",
-            )
-        ):
-            raise InvalidArgument(f'Unsupported filter {text!r}: write comparisons such as feedbackType="THUMBS_UP".')
-        (_, name), (_, op), (kind, raw) = tokens[at : at + 3]
-        field = snake(name)
-        if field not in feedback.FILTER_FIELDS:
-            raise InvalidArgument(
-                f"Unsupported filter field {name!r}; supported: {', '.join(sorted(feedback.FILTER_FIELDS))}."
-            )
-        value: Any = filters.unquote(raw) if kind == "string" else raw
+    for condition in filters.parse(text, fields=feedback.FILTER_FIELDS, pattern=_FILTER_TOKEN, typed=False):
+        value: Any = condition.value
         if "\x00" in value:
             raise InvalidArgument("A filter may not contain NUL characters.")
-        if field in ("create_time", "update_time"):
-            value = timestamp(value, field)
-        elif op not in ("=", "!=", ":"):
-            raise InvalidArgument(f"{name} is compared with = or !=.")
-        out.append(feedback.FeedbackCondition(field=field, op=op, value=value))
-        at += 3
-        if at < len(tokens):
-            if tokens[at][0] != "and" or at + 1 == len(tokens):
-                raise InvalidArgument(f"Unsupported filter {text!r}: only AND joins conditions.")
-            at += 1
+        if condition.field in ("create_time", "update_time"):
+            value = timestamp(value, condition.field)
+        elif condition.op not in ("=", "!=", ":"):
+            raise InvalidArgument(f"{condition.field} is compared with = or !=.")
+        out.append(feedback.FeedbackCondition(field=condition.field, op=condition.op, value=value))
     return out

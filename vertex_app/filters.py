@@ -42,15 +42,23 @@ class Condition:
     """A string (quoted or a bare word), or a number or boolean written bare."""
 
 
-def parse(text: str | None, *, fields: set[str] | None, field: str = "filter") -> list[Condition]:
+def parse(
+    text: str | None,
+    *,
+    fields: set[str] | frozenset[str] | None,
+    field: str = "filter",
+    pattern: re.Pattern[str] = _TOKEN,
+    typed: bool = True,
+) -> list[Condition]:
     """The conditions of a filter expression; 400 for syntax this server does not support.
 
     ``fields`` None: any key a map may have, as written (RAG Engine's ``metadata_filter`` over a file's metadata).
-    ``field``: the request's name for the expression, named when it is refused for its length.
+    ``field``: the request's name for the expression, named when it is refused for its length. ``pattern``: the
+    tokens (feedback entries' adds ``:``, "has"); ``typed`` False keeps bare words as text (no numbers, booleans).
     """
     if not text or not text.strip():
         return []
-    tokens = tokenize(text, field=field)
+    tokens = tokenize(text, pattern, field=field)
     conditions: list[Condition] = []
     at = 0  # the next token: an index, not slicing, which copied the rest at each condition (quadratic)
     while at < len(tokens):
@@ -70,7 +78,8 @@ def parse(text: str | None, *, fields: set[str] | None, field: str = "filter") -
             field = name
         elif not _MAP_KEY.fullmatch(key or "x") or not _known(field, fields):
             raise InvalidArgument(f"Unsupported filter field {name!r}; supported: {', '.join(sorted(fields))}.")
-        conditions.append(Condition(field=field, op=op, value=_value(kind, raw)))
+        value = _value(kind, raw) if typed else unquote(raw) if kind == "string" else raw
+        conditions.append(Condition(field=field, op=op, value=value))
         at += 3
         if at < len(tokens):
             if tokens[at][0] != "and" or at + 1 == len(tokens):
@@ -79,7 +88,7 @@ def parse(text: str | None, *, fields: set[str] | None, field: str = "filter") -
     return conditions
 
 
-def _known(field: str, fields: set[str]) -> bool:
+def _known(field: str, fields: set[str] | frozenset[str]) -> bool:
     """A listed field, or a key of a listed map (``labels.*``)."""
     return field in fields or any(name.endswith(".*") and field.startswith(name[:-1]) for name in fields)
 

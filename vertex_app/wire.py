@@ -21,27 +21,19 @@ from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Union
 
+from cognizes.infra.casing import camel as camel  # the surface's modules spell them wire.camel, wire.snake
+from cognizes.infra.casing import snake as snake
 from vertex_app.errors import InvalidArgument
 
 # A message spec: field name (snake_case) → None (a value or map, kept as given),
 # another spec (a nested message), or a one-item list holding a spec (a repeated message).
 Spec = Mapping[str, Union["Spec", list, None]]
 
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _DURATION = re.compile(r"^(-?\d+(?:\.\d{1,9})?)s$")
 _FRACTION = re.compile(r"\.(\d{7,})")
 _MICROSECOND = Decimal("0.000001")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIN_TIMESTAMP, _MAX_TIMESTAMP = -62135596800, 253402300799  # proto's Timestamp range: years 1 to 9999
-
-
-def snake(name: str) -> str:
-    return _CAMEL_BOUNDARY.sub("_", name).lower()
-
-
-def camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word.title() for word in rest)
 
 
 def message(data: Any, spec: Spec, *, where: str = "") -> dict[str, Any]:
