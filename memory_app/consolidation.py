@@ -36,7 +36,14 @@ from cognizes.infra.jobs import LeasedJobs
 from memory_app.extraction import LlmExtractor, get_extractor
 from memory_app.models import ConsolidationJob, JobStatus, Memory, MemoryBankConfig, MemoryRevision
 from memory_app.profiles import do_store_profiles, draft_profiles
-from memory_app.services import Generation, RevisionMark, do_remember, get_bank_config, get_customization
+from memory_app.services import (
+    Generation,
+    RevisionMark,
+    customization_for,
+    do_remember,
+    get_bank_config,
+    scope_keys_of,
+)
 from sessions_app import services as session_services
 
 logger = logging.getLogger(__name__)
@@ -341,8 +348,9 @@ def _redispatch_time() -> datetime:
 
 def _run(job: ConsolidationJob) -> None:
     events, watermark = _new_events(job)
+    config = get_bank_config(job.app_name)  # read once: customization, model, profiles and revisions follow it
     # The customization of the job's scope (Vertex's customizationConfigs: most specific match, else the default).
-    customization = get_customization(job.app_name, user_id=job.user_id, extra_scope=job.extra_scope)
+    customization = customization_for(config, scope_keys_of(user_id=job.user_id, extra_scope=job.extra_scope))
     candidates = []
     if customization.natural_language_memories:
         known = list(
@@ -353,14 +361,16 @@ def _run(job: ConsolidationJob) -> None:
             .order_by("-updated_at")
             .values_list("id", "text")[:KNOWN_MEMORIES_FOR_EXTRACTION]
         )
-        extractor = get_extractor(get_bank_config(job.app_name).generation_model)
+        extractor = get_extractor(config.generation_model)
         shown = [(str(memory_id), text) for memory_id, text in known]
         if isinstance(extractor, LlmExtractor) and (customization.revisions_per_candidate or 1) > 1:
             shown = with_earlier_revisions(shown, customization.revisions_per_candidate or 1)
         candidates = extractor.extract(events, known=shown, session_id=job.session_id, config=customization)
     if job.custom_metadata:
         candidates = [replace(c, metadata={**c.metadata, **job.custom_metadata}) for c in candidates]
-    profiles = draft_profiles(app_name=job.app_name, user_id=job.user_id, extra_scope=job.extra_scope, events=events)
+    profiles = draft_profiles(
+        app_name=job.app_name, user_id=job.user_id, extra_scope=job.extra_scope, events=events, config=config
+    )
     generation = Generation(
         consolidate=job.consolidate,
         metadata_merge=job.metadata_merge,
@@ -390,7 +400,7 @@ def _run(job: ConsolidationJob) -> None:
             values=profiles.values,
             vectors=profiles.vectors,
             cause=job_cause(job.pk),
-            mark=RevisionMark.of(get_bank_config(job.app_name), generation),
+            mark=RevisionMark.of(config, generation),
         )
         job.outcome = {
             "created": [str(i) for i in [*outcome.created, *profile_outcome.created]],

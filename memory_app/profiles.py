@@ -25,7 +25,7 @@ from cognizes.infra.text import search_text
 from memory_app.models import Kind, Memory, MemoryBankConfig, MemoryType, RevisionAction
 from memory_app.profile_extraction import extract_profiles
 from memory_app.profile_schema import value_error
-from memory_app.services import Expiry, MemoryServiceError, RevisionMark, get_bank_config
+from memory_app.services import Expiry, MemoryServiceError, RevisionMark, get_bank_config, scope_keys_of
 from memory_app.services.base import _get_for_update, _lock_scope, _revise
 
 Profile = dict[str, Any]
@@ -35,11 +35,6 @@ Profile = dict[str, Any]
 class ProfileOutcome:
     created: list[UUID] = field(default_factory=list)
     updated: list[UUID] = field(default_factory=list)
-
-
-def scope_keys(user_id: str, extra_scope: dict[str, str]) -> set[str]:
-    """The keys a Cognizes scope has, as Vertex would name them."""
-    return {"app_name", *(["user_id"] if user_id else []), *extra_scope}
 
 
 def schemas_for(config: MemoryBankConfig, keys: set[str]) -> dict[str, dict[str, Any]]:
@@ -156,10 +151,18 @@ class ProfileDraft:
 
 
 def draft_profiles(
-    *, app_name: str, user_id: str, extra_scope: dict[str, str], events: list[dict[str, Any]]
+    *,
+    app_name: str,
+    user_id: str,
+    extra_scope: dict[str, str],
+    events: list[dict[str, Any]],
+    config: MemoryBankConfig | None = None,
 ) -> ProfileDraft:
-    """The field values ``events`` state for the schemas this scope fills (none configured: nothing, at no cost)."""
-    schemas = schemas_for(get_bank_config(app_name), scope_keys(user_id, extra_scope))
+    """The field values ``events`` state for the schemas this scope fills (none configured: nothing, at no cost).
+
+    ``config``: the app's bank config, when the caller has read it already (a consolidation job reads it once)."""
+    config = config or get_bank_config(app_name)
+    schemas = schemas_for(config, scope_keys_of(user_id=user_id, extra_scope=extra_scope))
     if not schemas or not events:
         return ProfileDraft()
     current = get_profiles(app_name, user_id, extra_scope)

@@ -309,7 +309,11 @@ def test_the_native_api_shows_a_profile_fields_type_and_data_and_refuses_editing
 
 def test_a_scope_fills_the_schemas_of_every_config_whose_keys_it_has_else_the_default_ones():
     from memory_app.models import MemoryBankConfig
-    from memory_app.profiles import schemas_for, scope_keys
+    from memory_app.profiles import schemas_for
+    from memory_app.services import scope_keys_of
+
+    def scope_keys(user_id: str, extra_scope: dict) -> set[str]:
+        return scope_keys_of(user_id=user_id, extra_scope=extra_scope)
 
     def config(keys: list[str], schema_id: str) -> dict:
         return {"scopeKeys": keys, "schemaConfigs": [{"id": schema_id, "schema": SCHEMA}]}
