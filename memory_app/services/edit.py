@@ -27,7 +27,7 @@ from memory_app.services.base import (
     _uuids,
     get_bank_config,
 )
-from memory_app.services.remember import _indexed, _with_speaker, check_candidate, embedded_text
+from memory_app.services.remember import Said, _indexed, _with_speaker, check_candidate, memory_vectors
 
 
 def do_update_memory(*, memory_id: UUID | str, app_name: str, user_id: str, text: str, cause: str) -> Memory:
@@ -61,11 +61,7 @@ def do_edit_memory(
     if generation is not None:
         generation.check()
     embedder = get_embedder()
-    vector = (
-        embedder.embed_documents([embedded_text(text, _author(memory_id, app_name, user_id))])[0]
-        if text is not None
-        else None
-    )
+    vector = memory_vectors(embedder, [_said(text, memory_id, app_name, user_id)])[0] if text is not None else None
     with transaction.atomic():
         memory = _get_for_update(memory_id, app_name, user_id)
         if text is not None and memory.memory_type == MemoryType.STRUCTURED_PROFILE:
@@ -111,7 +107,7 @@ def do_rollback(*, revision_id: int, app_name: str, user_id: str, cause: str) ->
         raise MemoryNotFound(f"Revision {revision_id} not found.")
     embedder = get_embedder()
     said = revision.text_after or revision.text_before
-    vector = embedder.embed_documents([embedded_text(said, _author(revision.memory_id, app_name, user_id))])[0]
+    vector = memory_vectors(embedder, [_said(said, revision.memory_id, app_name, user_id)])[0]
     with transaction.atomic():
         memory = _get_for_update(revision.memory_id, app_name, user_id)
         text_before, status_before = memory.text, memory.status
@@ -157,10 +153,12 @@ def _apply_status(memory: Memory, status: str) -> None:
     memory.save(update_fields=["status", "forgotten_at", "superseded_by", "strength", "valid_until", "updated_at"])
 
 
-def _author(memory_id: UUID | str, app_name: str, user_id: str) -> str:
-    """Who said the memory (read before its new text is embedded, outside the transaction): "" if there is none."""
-    found = Memory.objects.filter(id=memory_id, app_name=app_name, user_id=user_id).values_list("author", flat=True)
-    return next(iter(found), "")
+def _said(text: str, memory_id: UUID | str, app_name: str, user_id: str) -> Said:
+    """``text`` as the memory's vector will see it, with its author and context (read before it is embedded,
+    outside the transaction; none if there is no such memory)."""
+    found = Memory.objects.filter(id=memory_id, app_name=app_name, user_id=user_id).values_list("author", "context")
+    author, context = next(iter(found), ("", ""))
+    return Said(text, author, context)
 
 
 def _set_text(memory: Memory, text: str, vector: np.ndarray, embedder_id: str) -> None:
@@ -180,7 +178,7 @@ def do_reembed(memories: Iterable[Memory], *, batch_size: int = 64) -> int:
 
     def flush() -> None:
         nonlocal count
-        vectors = embedder.embed_documents([embedded_text(m.text, m.author) for m in batch])
+        vectors = memory_vectors(embedder, [Said(m.text, m.author, m.context) for m in batch])
         for memory, vector in zip(batch, vectors, strict=True):
             memory.embedding, memory.embedder = vector, embedder.id
         Memory.objects.bulk_update(batch, ["embedding", "embedder"])

@@ -28,7 +28,7 @@ from cognizes.infra.hybrid_search import stored_vector_literal
 from memory_app.models import Memory, MemoryRevision
 from memory_app.names import names
 from memory_app.services.base import _lock_scope
-from memory_app.services.remember import _indexed, _with_speaker, embedded_text
+from memory_app.services.remember import Said, _indexed, _with_speaker, memory_vectors
 from memory_app.transfer_format import (
     EXPORTED_COLUMNS,
     MAX_LINE_BYTES,
@@ -190,8 +190,12 @@ class _Load:
                 vectors.append(None)
                 again.append(index)
         if again:
-            embedded = get_embedder().embed_documents(
-                [embedded_text(batch[index].text, batch[index].columns.get("author") or "") for index in again]
+            embedded = memory_vectors(
+                get_embedder(),
+                [
+                    Said(batch[index].text, batch[index].columns["author"], batch[index].columns["context"])
+                    for index in again
+                ],
             )
             for index, vector in zip(again, embedded, strict=True):
                 vectors[index] = vector

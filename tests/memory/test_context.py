@@ -136,3 +136,148 @@ def test_the_time_a_question_names_outweighs_a_closer_wording_from_another_time(
         app_name=APP, user_id="conv", query="Where did Melanie go camping in July?", reinforce=False, mode="keyword"
     )
     assert [hit.text for hit in hits] == ["Melanie: We went camping at the lake with the kids.", "Melanie: Camping!"]
+
+
+# A reply that means little alone, what it answered, a question about that, and other things the same person said.
+REPLIES = {
+    "English": (
+        "Melanie: Five years already!",
+        "Caroline: How long have you and your husband been married?",
+        "How long has Melanie been married?",
+        [*CHATTER, "Melanie: We went to a friend's wedding last weekend."],
+    ),
+    "French": (
+        "Mélanie : Déjà cinq ans !",
+        "Caroline : Depuis combien de temps es-tu mariée avec ton époux ?",
+        "Depuis quand Mélanie est-elle mariée ?",
+        [
+            "Mélanie : J'ai peint un lac au lever du soleil.",
+            "Mélanie : Mes enfants adorent le nouveau chiot.",
+            "Mélanie : Le cours de poterie était génial.",
+            "Mélanie : Le concert était bruyant mais super.",
+            "Mélanie : Merci, ça me touche beaucoup !",
+            "Mélanie : Le travail est chargé en ce moment.",
+            "Mélanie : Nous sommes allés à un mariage le week-end dernier.",
+        ],
+    ),
+    "Chinese": (
+        "梅兰妮：已经五年了！",
+        "卡罗琳：你和你丈夫结婚多久了？",
+        "梅兰妮结婚多久了？",
+        [
+            "梅兰妮：我画了一幅日出时的湖。",
+            "梅兰妮：孩子们很喜欢新来的小狗。",
+            "梅兰妮：陶艺课很有意思。",
+            "梅兰妮：音乐会很吵但很棒。",
+            "梅兰妮：谢谢，这对我意义重大！",
+            "梅兰妮：最近工作很忙。",
+            "梅兰妮：我们结婚那天下雨了。",
+        ],
+    ),
+    "Japanese": (
+        "メラニー：もう五年です！",
+        "キャロライン：ご主人と結婚してどれくらいになりますか？",
+        "メラニーは結婚してどれくらいですか？",
+        [
+            "メラニー：日の出の湖の絵を描きました。",
+            "メラニー：子どもたちは新しい子犬が大好きです。",
+            "メラニー：陶芸教室は楽しかったです。",
+            "メラニー：コンサートはうるさかったけど最高でした。",
+            "メラニー：ありがとう、とても嬉しいです！",
+            "メラニー：最近仕事が忙しいです。",
+            "メラニー：先週末、友達の結婚式に行きました。",
+        ],
+    ),
+    "Korean": (
+        "멜라니: 벌써 5년이에요!",
+        "캐롤라인: 남편이랑 결혼한 지 얼마나 됐어요?",
+        "멜라니는 결혼한 지 얼마나 됐나요?",
+        [
+            "멜라니: 해 뜨는 호수를 그렸어요.",
+            "멜라니: 아이들이 새 강아지를 정말 좋아해요.",
+            "멜라니: 도예 수업이 재미있었어요.",
+            "멜라니: 콘서트는 시끄러웠지만 최고였어요.",
+            "멜라니: 고마워요, 정말 큰 힘이 돼요!",
+            "멜라니: 요즘 일이 바빠요.",
+            "멜라니: 지난 주말에 친구 결혼식에 갔어요.",
+        ],
+    ),
+    "Russian": (
+        "Мелани: Уже пять лет!",
+        "Кэролайн: Как давно вы с мужем женаты?",
+        "Как давно Мелани замужем?",
+        [
+            "Мелани: Я нарисовала озеро на рассвете.",
+            "Мелани: Дети обожают нового щенка.",
+            "Мелани: Урок гончарного дела был классный.",
+            "Мелани: Концерт был громкий, но отличный.",
+            "Мелани: Спасибо, это много для меня значит!",
+            "Мелани: На работе сейчас много дел.",
+            "Мелани: У родителей была годовщина свадьбы.",
+        ],
+    ),
+}
+
+
+def _remember_reply(reply: str, context: str, chatter: list[str], user: str = "conv") -> None:
+    services.do_remember(
+        app_name=APP,
+        user_id=user,
+        cause="test",
+        candidates=[*(Candidate(text=text) for text in chatter), Candidate(text=reply, context=context)],
+    )
+
+
+def _first_by_meaning(query: str, user: str = "conv") -> str:
+    return search_memories(app_name=APP, user_id=user, query=query, reinforce=False, limit=1, mode="vector")[0].text
+
+
+@pytest.mark.parametrize("language", REPLIES)
+def test_a_reply_is_found_by_meaning_through_what_it_answered(language):
+    """Alone, "Five years already!" is farther from the question than a wedding the person mentioned (the other
+    user, who has the reply without what it answered, finds the wedding first); its vector leans towards its
+    context, so vector search (no shared word needed) finds it first, in every script."""
+    reply, context, question, chatter = REPLIES[language]
+    _remember_reply(reply, context, chatter)
+    _remember_reply(reply, "", chatter, user="alone")
+    assert _first_by_meaning(question) == reply
+    assert _first_by_meaning(question, user="alone") != reply
+    assert Memory.objects.get(text=reply, user_id="conv").context == context  # kept apart from what is shown
+
+
+def test_an_edited_reembedded_or_imported_reply_still_leans_towards_what_it_answered(tmp_path):
+    reply, context, question, chatter = REPLIES["English"]
+    _remember_reply(reply, context, chatter)
+    memory = Memory.objects.get(text=reply)
+    services.do_edit_memory(memory_id=memory.id, app_name=APP, user_id="conv", text="Melanie: Six years!", cause="t")
+    assert _first_by_meaning(question) == "Melanie: Six years!"
+    Memory.objects.filter(app_name=APP).update(embedding=None, embedder="")
+    services.do_reembed(Memory.objects.filter(app_name=APP))
+    assert _first_by_meaning(question) == "Melanie: Six years!"
+
+
+def test_a_conversations_contexts_cost_no_embedding_of_their_own(monkeypatch):
+    """Each turn's context is the turn before, remembered in the same call: it is embedded once, as that memory,
+    here a multi-party session's, whose author, not its text, names the speaker."""
+    from cognizes.infra.embedders import get_embedder
+
+    embedder = get_embedder()
+    embedded: list[str] = []
+    original = embedder.embed_documents
+    monkeypatch.setattr(embedder, "embed_documents", lambda texts: embedded.extend(texts) or original(texts))
+    turns = [
+        ("Caroline", "How long have you been married?"),
+        ("Melanie", "Five years already!"),
+        ("Caroline", "Wow, congratulations!"),
+        ("Melanie", "Thanks, we celebrated at the lake."),
+    ]
+    services.do_remember(
+        app_name=APP,
+        user_id="session",
+        cause="test",
+        candidates=[
+            Candidate(text=said, author=who, context=turns[i - 1][1] if i else "")
+            for i, (who, said) in enumerate(turns)
+        ],
+    )
+    assert sorted(embedded) == sorted(f"{who}: {said}" for who, said in turns)
