@@ -3,13 +3,16 @@
 What is measured, and why
 -------------------------
 A memory's vector leans towards its context (the turn it answered), which raised LoCoMo recall
-(docs/measured.md); a context embedded on its own would cost about a second embedding per memory. Contexts
-that are turns of the same call take those memories' vectors, so the cost should stay near the text alone.
+(docs/measured.md); a context embedded on its own costs about a second embedding per memory. Contexts that
+are turns of the same call take those memories' vectors, so between people the cost should stay near the text
+alone; between a user and an agent every context is the agent's and is embedded.
 For LoCoMo conversations remembered as the two paths do (``bench/memory_quality.py``):
 
 * ``add_memory``: every turn ``"<speaker>: <text>"``, its context the turn before, 64 a call;
 * sessions by the speaker: every session one call, each turn's text as said, its author the speaker, its
   context the turn before as said (as the offline extractor hands them over);
+* a user and an agent: the same sessions, the first speaker's turns a user's memories (author ``user``) and the
+  other's the agent's replies, which are contexts only: each context is embedded on its own (its end);
 
 each call is embedded both ways in turns, in this process: ``memory_vectors`` (text and context) and the text
 alone (``embed_documents`` of what is said, led by its speaker), the rule before contexts counted. Printed: the
@@ -49,6 +52,15 @@ def session_calls(conversation: Conversation) -> list[list[tuple[str, str, str]]
     return calls
 
 
+def user_and_agent_calls(conversation: Conversation) -> list[list[tuple[str, str, str]]]:
+    """The first speaker as an agent's user, the other as the agent: only the user's turns are memories, and each
+    context is the agent's turn before it, which no memory says."""
+    user = conversation.turns[0].speaker
+    return [
+        [(text, "user", context) for text, who, context in call if who == user] for call in session_calls(conversation)
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("path", type=Path, help="LoCoMo JSON (e.g. ../shared/data/locomo/locomo_dev.json)")
@@ -80,7 +92,12 @@ def main() -> None:
         f"{embedder.id}; {', '.join(c.sample_id for c in conversations)}; load average "
         f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
     )
-    for path, calls_of in (("add_memory", add_memory_calls), ("sessions by the speaker", session_calls)):
+    paths = {
+        "add_memory": add_memory_calls,
+        "sessions by the speaker": session_calls,
+        "a user and an agent": user_and_agent_calls,
+    }
+    for path, calls_of in paths.items():
         calls = [[Said(*s) for s in call] for c in conversations for call in calls_of(c)]
         seconds = dict.fromkeys(ways, 0.0)
         texts = dict.fromkeys(ways, 0)
