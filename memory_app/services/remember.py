@@ -191,7 +191,7 @@ def memory_vectors(embedder: Embedder, said: Sequence[Said]) -> np.ndarray:
     "5 years already!" says how long someone has been married only after "How long have you two been together?".
     Keyword search reads a memory's context beside its text; the vector is the normalised sum of the text's
     embedding and ``CONTEXT_WEIGHT`` times its context's. LoCoMo dev, hybrid hit@10 / MRR: ``add_memory``
-    0.841 / 0.596 -> 0.859 / 0.609, sessions by the speaker 0.845 / 0.598 -> 0.861 / 0.609 (docs/measured.md).
+    0.841 / 0.596 -> 0.858 / 0.609, sessions by the speaker 0.845 / 0.598 -> 0.862 / 0.609 (docs/measured.md).
 
     Each distinct text is embedded once, and a context that is one of these memories' own words (the turn before,
     remembered in the same call) takes that memory's vector: remembering a conversation of people embeds about as
