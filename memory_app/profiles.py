@@ -20,7 +20,7 @@ from uuid import UUID, uuid4
 
 from django.db import transaction
 
-from cognizes.infra.embedders import get_embedder
+from cognizes.infra.embedders import embed_distinct, get_embedder
 from cognizes.infra.text import search_text
 from memory_app.models import Kind, Memory, MemoryBankConfig, MemoryType, RevisionAction
 from memory_app.profile_extraction import extract_profiles
@@ -181,8 +181,7 @@ _ABSENT = object()
 
 def embed_fields(texts: list[str]) -> dict[str, Any]:
     """Field texts' embeddings (retrieve finds profile rows by meaning when asked for them)."""
-    unique = list(dict.fromkeys(texts))
-    return dict(zip(unique, get_embedder().embed_documents(unique), strict=True)) if unique else {}
+    return embed_distinct(get_embedder(), texts)
 
 
 def _set(row: Memory, schema_id: str, data: Profile, text: str, vector: Any, embedder: str, expires: Any) -> str:

@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from cognizes.infra.embedders import get_embedder
+from cognizes.infra.embedders import embed_distinct, get_embedder
 from memory_app import statements
 from memory_app.names import names
 
@@ -152,8 +152,7 @@ def replaced(new: str, known: list[tuple[str, str]]) -> tuple[str, ...]:
     ]
     if not changes:
         return ()
-    texts = sorted({t for _, (frame, old, value) in changes for t in (frame, old, value)})
-    vector = dict(zip(texts, get_embedder().embed_documents(texts), strict=True))
+    vector = embed_distinct(get_embedder(), (t for _, (frame, old, value) in changes for t in (frame, old, value)))
     prototypes = _prototypes()
     found = []
     for memory_id, (frame, old, value) in changes:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -200,3 +201,10 @@ def get_embedder_id() -> str:
     the model."""
     stated = getattr(_configured(), "id", None)
     return stated if isinstance(stated, str) else get_embedder().id
+
+
+def embed_distinct(embedder: Embedder, texts: Iterable[str]) -> dict[str, np.ndarray]:
+    """Each distinct text's embedding, in one call that embeds it once: a batch repeats texts (a value given twice,
+    a memory's context that is another memory of the batch), and embedding is the slow part of writing."""
+    unique = list(dict.fromkeys(texts))
+    return dict(zip(unique, embedder.embed_documents(unique), strict=True)) if unique else {}

@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from cognizes.infra import hybrid_search
-from cognizes.infra.embedders import Embedder, get_embedder
+from cognizes.infra.embedders import Embedder, embed_distinct, get_embedder
 from cognizes.infra.text import search_text
 from memory_app.models import Kind, Memory, MetadataMerge, RevisionAction, Status
 from memory_app.names import names
@@ -201,13 +201,12 @@ def memory_vectors(embedder: Embedder, said: Sequence[Said]) -> np.ndarray:
     texts = [_with_speaker(s.text, s.author) for s in said]
     spoken = {s.text.strip(): text for s, text in zip(said, texts, strict=True)}
     contexts = [spoken.get(s.context.strip()) or _end(s.context.strip()) for s in said]
-    unique = list(dict.fromkeys([*texts, *filter(None, contexts)]))
-    vectors = dict(zip(unique, embedder.embed_documents(unique), strict=True))
+    vectors = embed_distinct(embedder, [*texts, *filter(None, contexts)])
     rows = [
         _normalised(vectors[text] + CONTEXT_WEIGHT * vectors[context]) if context else vectors[text]
         for text, context in zip(texts, contexts, strict=True)
     ]
-    return np.asarray(rows, dtype=np.float32).reshape(len(said), -1)
+    return np.asarray(rows, dtype=np.float32)
 
 
 def _end(context: str) -> str:
